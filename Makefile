@@ -1,0 +1,60 @@
+# mcpx: `make run` and `make test` are the two commands; see README.md.
+
+GO    ?= go
+GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
+
+.PHONY: schemas generate build test vet fmt fmt-check fresh bench run
+
+# Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
+# when present, else the pinned URLs) and check their sha256.
+schemas:
+	$(GO) run ./schemas/fetch
+
+generate: schemas
+	$(GO) generate ./...
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+# Every test: vet, formatting, unit tests, then generated/ must be current.
+test: schemas
+	$(GO) vet ./...
+	@$(MAKE) --no-print-directory fmt-check
+	$(GO) test ./...
+	@$(MAKE) --no-print-directory fresh
+
+vet:
+	$(GO) vet ./...
+
+# Go files git would track (ignored and testdata files left alone).
+GOFILES = git ls-files -z --cached --others --exclude-standard -- '*.go' ':!:**/testdata/**'
+
+fmt:
+	@$(GOFILES) | xargs -0r $(GOFMT) -l -w
+
+fmt-check:
+	@out=$$($(GOFILES) | xargs -0r $(GOFMT) -l) || exit 1; \
+	if [ -n "$$out" ]; then \
+		echo "gofmt: these files are not formatted (run \`make fmt\`):"; echo "$$out"; exit 1; \
+	fi
+
+# Regenerating must not change generated/ or add files to it.
+fresh:
+	$(GO) generate ./...
+	@git diff --exit-code --stat -- generated/ || { \
+		echo "generated/ is stale: run \`make generate\` and commit the result"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- generated/); \
+	if [ -n "$$untracked" ]; then \
+		echo "generated/ has untracked files:"; echo "$$untracked"; \
+		echo "run \`make generate\` and commit the result"; exit 1; \
+	fi
+
+bench:
+	@pkgs=$$($(GO) list ./generated/... ./runtime/... 2>/dev/null); \
+	if [ -z "$$pkgs" ]; then echo "bench: no packages under generated/ or runtime/ yet"; \
+	else $(GO) test -run='^$$' -bench=. -benchmem $$pkgs; fi
+
+# Serving (`mcpx serve` on the embedded demo namespace) comes in a later
+# issue; until then `run` shows the working subcommand, `mcpx revisions`.
+run:
+	$(GO) run ./cmd/mcpx revisions
