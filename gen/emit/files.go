@@ -1,0 +1,139 @@
+package emit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/mcpx-dev/mcpx/gen/model"
+)
+
+// Files returns every generated file for the hub. source is the provenance
+// line for the headers.
+func Files(h *model.Hub, source string) []*File {
+	var out []*File
+	out = append(out, hubConstants(h, source), hubTypes(h, source))
+	for _, w := range h.Wires {
+		out = append(out, wireTypes(h, w, source), wireConvert(h, w, source))
+	}
+	out = append(out, dispatch(h, source), tables(h, source))
+	return out
+}
+
+func hubTypes(h *model.Hub, source string) *File {
+	f := newFile(HubPath, "mcp", "generated/mcp/types_gen.go", source)
+	tw := &typeWriter{f: f.F, pkg: HubPath, hub: true, revs: h.Revs}
+	tw.write(h.SortedTypes())
+	return f
+}
+
+func hubConstants(h *model.Hub, source string) *File {
+	f := newFile(HubPath, "mcp", "generated/mcp/constants_gen.go", source)
+	g := f.F
+	g.Comment("Revision is a protocol revision, named by its date.")
+	g.Type().Id("Revision").String()
+	g.Line()
+	var defs, list []jen.Code
+	for i, r := range h.Revs {
+		c := jen.Id(RevConst(r)).Id("Revision").Op("=").Lit(r)
+		c.Comment(fmt.Sprintf("%s era", h.Wires[i].Era))
+		defs = append(defs, c)
+		list = append(list, jen.Id(RevConst(r)))
+	}
+	g.Comment("The revisions mcpx is generated from, newest first.")
+	g.Const().Defs(defs...)
+	g.Line()
+	g.Comment("Revisions lists every revision, newest first.")
+	g.Var().Id("Revisions").Op("=").Index().Id("Revision").Values(list...)
+	g.Line()
+	var mdefs []jen.Code
+	for _, m := range h.Methods {
+		name := "Method" + model.GoName(m.Name)
+		c := jen.Id(name).Op("=").Lit(m.Name)
+		c.Comment("Revisions: " + span(h.Revs, m.Revs) + ".")
+		mdefs = append(mdefs, c)
+	}
+	g.Comment("Method and notification names, from every revision's schema.")
+	g.Const().Defs(mdefs...)
+	g.Line()
+	var keys []string
+	for k := range h.MetaKeys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var kdefs []jen.Code
+	for _, k := range keys {
+		_, after, _ := strings.Cut(k, "/")
+		c := jen.Id("MetaKey" + model.GoName(after)).Op("=").Lit(k)
+		c.Comment("Revisions: " + span(h.Revs, h.MetaKeys[k]) + ".")
+		kdefs = append(kdefs, c)
+	}
+	g.Comment("Reserved _meta keys, from every revision's schema and the overlay.")
+	g.Const().Defs(kdefs...)
+	g.Line()
+	g.Comment("Meta is a _meta object. Values stay raw JSON, so nothing a peer sends is")
+	g.Comment("lost; the edge removes the reserved keys a revision does not define.")
+	g.Type().Id("Meta").Map(jen.String()).Qual(jsonPath, "RawMessage")
+	g.Line()
+	g.Comment("Ptr returns a pointer to v, for optional members.")
+	g.Func().Id("Ptr").Types(jen.Id("T").Any()).Params(jen.Id("v").Id("T")).Op("*").Id("T").Block(jen.Return(jen.Op("&").Id("v")))
+	return f
+}
+
+func wireTypes(h *model.Hub, w *model.Wire, source string) *File {
+	path := WirePath(w.Rev)
+	f := newFile(path, WirePkg(w.Rev), "generated/wire/"+WirePkg(w.Rev)+"/types_gen.go", source)
+	f.F.PackageComment(fmt.Sprintf("Package %s holds the types of protocol revision %s (%s era) exactly as", WirePkg(w.Rev), w.Rev, w.Era))
+	f.F.PackageComment("its schema declares them, and their conversions to and from the hub types")
+	f.F.PackageComment("in package mcp. A value of these types can only carry what " + w.Rev + " has.")
+	tw := &typeWriter{f: f.F, pkg: path, rev: w.Rev, revs: h.Revs}
+	var types []*model.Type
+	for _, t := range w.SortedTypes() {
+		if t.Kind == model.Object || t.Kind == model.Union {
+			types = append(types, t)
+		}
+	}
+	tw.write(types)
+	return f
+}
+
+func wireConvert(h *model.Hub, w *model.Wire, source string) *File {
+	path := WirePath(w.Rev)
+	f := newFile(path, WirePkg(w.Rev), "generated/wire/"+WirePkg(w.Rev)+"/convert_gen.go", source)
+	cw := &convWriter{f: f.F, hub: h, w: w, rev: w.Rev, pkg: path}
+	cw.write()
+	return f
+}
+
+// dispatch writes package convert: Downgrade and Upgrade by revision.
+func dispatch(h *model.Hub, source string) *File {
+	f := newFile(ConvertPath, "convert", "generated/convert/convert_gen.go", source)
+	g := f.F
+	g.PackageComment("Package convert is the edge's entry point to the generated conversions:")
+	g.PackageComment("hub values down to any revision's shape and back.")
+	var down, up, news []jen.Code
+	for _, r := range h.Revs {
+		c := jen.Qual(HubPath, RevConst(r))
+		down = append(down, jen.Case(c).Block(jen.List(jen.Id("out"), jen.Id("ok")).Op("=").Qual(WirePath(r), "Downgrade").Call(jen.Id("v"))))
+		up = append(up, jen.Case(c.Clone()).Block(jen.List(jen.Id("out"), jen.Id("ok")).Op("=").Qual(WirePath(r), "Upgrade").Call(jen.Id("v"))))
+		news = append(news, jen.Case(c.Clone()).Block(jen.Return(jen.Qual(WirePath(r), "New").Call(jen.Id("hubName")))))
+	}
+	fail := func(verb string) jen.Code {
+		return jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(verb+" %T to %s: the revision has no such type"), jen.Id("v"), jen.Id("rev"))))
+	}
+	g.Comment("Downgrade converts v, a pointer to a hub type, to rev's shape.")
+	g.Func().Id("Downgrade").Params(jen.Id("rev").Qual(HubPath, "Revision"), jen.Id("v").Any()).Params(jen.Any(), jen.Error()).Block(
+		jen.Var().Id("out").Any(), jen.Var().Id("ok").Bool(),
+		jen.Switch(jen.Id("rev")).Block(down...), fail("downgrade"), jen.Return(jen.Id("out"), jen.Nil()))
+	g.Line()
+	g.Comment("Upgrade converts v, a pointer to one of rev's types, to the hub shape.")
+	g.Func().Id("Upgrade").Params(jen.Id("rev").Qual(HubPath, "Revision"), jen.Id("v").Any()).Params(jen.Any(), jen.Error()).Block(
+		jen.Var().Id("out").Any(), jen.Var().Id("ok").Bool(),
+		jen.Switch(jen.Id("rev")).Block(up...), fail("upgrade"), jen.Return(jen.Id("out"), jen.Nil()))
+	g.Line()
+	news = append(news, jen.Default().Block(jen.Return(jen.Nil())))
+	g.Comment("New returns a new zero value of rev's form of the hub type hubName, or nil.")
+	g.Func().Id("New").Params(jen.Id("rev").Qual(HubPath, "Revision"), jen.Id("hubName").String()).Any().Block(jen.Switch(jen.Id("rev")).Block(news...))
+	return f
+}
