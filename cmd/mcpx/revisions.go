@@ -17,8 +17,8 @@ var errUsage = errors.New("usage")
 func runRevisions(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpx revisions", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	from := fs.String("from", "", "`REV`ision to compare from (default: the oldest)")
-	to := fs.String("to", "", "`REV`ision to compare to (default: the newest)")
+	from := fs.String("from", "", "revision `REV` to compare from (default: the oldest)")
+	to := fs.String("to", "", "revision `REV` to compare to (default: the newest)")
 	typ := fs.String("type", "", "hub type `NAME` to restrict the type section to; also prints its members in each revision")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: mcpx revisions [--from REV] [--to REV] [--type NAME]
