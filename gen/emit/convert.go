@@ -149,9 +149,11 @@ func (c *convWriter) convert(dir string, wt, ht *model.Type, srcPtr, dstPtr bool
 	}
 	cp := func(s *jen.Statement) *jen.Statement { return s.Clone() }
 	switch {
-	case to.Kind == model.Const:
-		return nil // its zero value is the constant
-	case from.Kind == model.Const: // into an enum or a string
+	case to.Kind == model.Const && (from.Kind != model.Const || !dstPtr):
+		return nil // a required constant's zero value is the constant
+	case to.Kind == model.Const && !srcPtr:
+		return []jen.Code{cp(dst).Op("=").New(goType(to, toPkg))}
+	case from.Kind == model.Const && to.Kind != model.Const: // into an enum or a string
 		val := jen.Lit(from.Values[0])
 		if to.Kind == model.Enum {
 			val = jen.Qual(HubPath, to.Name).Call(val)
@@ -248,9 +250,11 @@ func (c *convWriter) union(p pair) {
 		target := wv
 		var pre *jen.Statement
 		if wv == nil {
-			if e := c.hub.Overlay.Lookup("fallback", p.h.Name, c.rev); e != nil && e.Variant == hv.Tag {
-				target = p.w.Variant(e.As)
-				pre = jen.Qual(OverridePath, e.Func).Call(jen.Id("x"))
+			for _, e := range c.hub.Overlay.Find("fallback", p.h.Name, c.rev) {
+				if e.Variant == hv.Tag {
+					target = p.w.Variant(e.As)
+					pre = jen.Qual(OverridePath, e.Func).Call(jen.Id("x"))
+				}
 			}
 		}
 		if target == nil {
@@ -393,14 +397,20 @@ func (c *convWriter) metaFilter() {
 
 // dispatch writes Downgrade and Upgrade over every exported pair.
 func (c *convWriter) dispatch() {
-	var down, up []jen.Code
-	for _, p := range c.pairs() {
-		if p.w.Name != p.h.Name {
-			continue
+	var down, up, news []jen.Code
+	hubDone, wireDone := map[string]bool{}, map[string]bool{}
+	for _, p := range c.primaryPairs() {
+		if !hubDone[p.h.Name] {
+			hubDone[p.h.Name] = true
+			down = append(down, jen.Case(jen.Op("*").Qual(HubPath, p.h.Name)).Block(
+				jen.Id("out").Op(":=").New(jen.Id(p.w.Name)), jen.Id(fn("down", p.w, p.h)).Call(jen.Id("x"), jen.Id("out")), jen.Return(jen.Id("out"), jen.True())))
+			news = append(news, jen.Case(jen.Lit(p.h.Name)).Block(jen.Return(jen.New(jen.Id(p.w.Name)))))
 		}
-		n := p.w.Name
-		down = append(down, jen.Case(jen.Op("*").Qual(HubPath, n)).Block(jen.Return(jen.Id("Downgrade"+n).Call(jen.Id("x")), jen.True())))
-		up = append(up, jen.Case(jen.Op("*").Id(n)).Block(jen.Return(jen.Id("Upgrade"+n).Call(jen.Id("x")), jen.True())))
+		if !wireDone[p.w.Name] {
+			wireDone[p.w.Name] = true
+			up = append(up, jen.Case(jen.Op("*").Id(p.w.Name)).Block(
+				jen.Id("out").Op(":=").New(jen.Qual(HubPath, p.h.Name)), jen.Id(fn("up", p.w, p.h)).Call(jen.Id("x"), jen.Id("out")), jen.Return(jen.Id("out"), jen.True())))
+		}
 	}
 	down = append(down, jen.Default().Block(jen.Return(jen.Nil(), jen.False())))
 	up = append(up, jen.Default().Block(jen.Return(jen.Nil(), jen.False())))
@@ -416,15 +426,18 @@ func (c *convWriter) dispatch() {
 		jen.Switch(jen.Id("x").Op(":=").Id("v").Assert(jen.Type())).Block(up...),
 	)
 	c.f.Line()
-	// New: a zero wire value for a hub type name, for decoders.
-	var news []jen.Code
-	for _, p := range c.pairs() {
-		if p.w.Name == p.h.Name {
-			news = append(news, jen.Case(jen.Lit(p.w.Name)).Block(jen.Return(jen.New(jen.Id(p.w.Name)))))
-		}
-	}
 	news = append(news, jen.Default().Block(jen.Return(jen.Nil())))
 	c.f.Comment("New returns a new zero value of the type named hubName in this revision, or")
 	c.f.Comment("nil when it has none; decode into it, then Upgrade.")
 	c.f.Func().Id("New").Params(jen.Id("hubName").String()).Any().Block(jen.Switch(jen.Id("hubName")).Block(news...))
+}
+
+// primaryPairs orders the pairs so that a same-named pair comes first: it is
+// the one Downgrade, Upgrade and New use for its hub type.
+func (c *convWriter) primaryPairs() []pair {
+	ps := c.pairs()
+	sort.SliceStable(ps, func(i, j int) bool {
+		return (ps[i].w.Name == ps[i].h.Name) && (ps[j].w.Name != ps[j].h.Name)
+	})
+	return ps
 }

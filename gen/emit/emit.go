@@ -103,6 +103,8 @@ func ptr(t *model.Type, required bool) bool {
 		return !required
 	case model.Integer, model.Number, model.Boolean:
 		return !required || t.Nullable
+	case model.Const:
+		return !required // present or absent, as the peer wrote it
 	}
 	return false
 }
@@ -151,8 +153,8 @@ func tag(f *model.Field, wire string) map[string]string {
 	v := wire
 	if !f.Required {
 		switch f.Type.Kind {
-		case model.Array, model.Map, model.Const:
-			v += ",omitzero" // keep [] and {}; never write an optional constant
+		case model.Array, model.Map:
+			v += ",omitzero" // keep [] and {}
 		default:
 			v += ",omitempty"
 		}

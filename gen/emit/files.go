@@ -76,6 +76,20 @@ func hubConstants(h *model.Hub, source string) *File {
 	g.Comment("lost; the edge removes the reserved keys a revision does not define.")
 	g.Type().Id("Meta").Map(jen.String()).Qual(jsonPath, "RawMessage")
 	g.Line()
+	var cases, names []jen.Code
+	for _, t := range h.SortedTypes() {
+		if t.Kind == model.Object || t.Kind == model.Union {
+			cases = append(cases, jen.Case(jen.Lit(t.Name)).Block(jen.Return(jen.New(jen.Id(t.Name)))))
+			names = append(names, jen.Lit(t.Name))
+		}
+	}
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Nil())))
+	g.Comment("TypeNames lists the hub's object and union types, by name.")
+	g.Var().Id("TypeNames").Op("=").Index().String().Values(names...)
+	g.Line()
+	g.Comment("New returns a pointer to a new zero value of the hub type name, or nil.")
+	g.Func().Id("New").Params(jen.Id("name").String()).Any().Block(jen.Switch(jen.Id("name")).Block(cases...))
+	g.Line()
 	g.Comment("Ptr returns a pointer to v, for optional members.")
 	g.Func().Id("Ptr").Types(jen.Id("T").Any()).Params(jen.Id("v").Id("T")).Op("*").Id("T").Block(jen.Return(jen.Op("&").Id("v")))
 	return f

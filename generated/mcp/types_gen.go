@@ -1337,7 +1337,7 @@ type ElicitRequestFormParams struct {
 	// Mode is the elicitation mode.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
-	Mode ConstForm `json:"mode,omitzero"`
+	Mode *ConstForm `json:"mode,omitempty"`
 	/*
 	   RequestedSchema is a restricted subset of JSON Schema.
 	   Only top-level properties are allowed, without nesting.

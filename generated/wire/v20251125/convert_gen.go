@@ -949,6 +949,7 @@ func UpgradeCreateTaskResult(in *CreateTaskResult) *mcp.CreateTaskResult {
 func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitRequestFormParams) {
 	out.Meta = filterMeta(in.Meta)
 	out.Message = in.Message
+	out.Mode = in.Mode
 	out.RequestedSchema = in.RequestedSchema
 	if in.Task != nil {
 		out.Task = new(TaskMetadata)
@@ -959,6 +960,7 @@ func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitReq
 func upElicitRequestFormParams(in *ElicitRequestFormParams, out *mcp.ElicitRequestFormParams) {
 	out.Meta = in.Meta
 	out.Message = in.Message
+	out.Mode = in.Mode
 	out.RequestedSchema = in.RequestedSchema
 	if in.Task != nil {
 		out.Task = new(mcp.TaskMetadata)
@@ -3307,197 +3309,389 @@ func fromRaw(b json.RawMessage, v any) {
 func Downgrade(v any) (out any, ok bool) {
 	switch x := v.(type) {
 	case *mcp.Annotations:
-		return DowngradeAnnotations(x), true
+		out := new(Annotations)
+		downAnnotations(x, out)
+		return out, true
 	case *mcp.AudioContent:
-		return DowngradeAudioContent(x), true
+		out := new(AudioContent)
+		downAudioContent(x, out)
+		return out, true
 	case *mcp.BlobResourceContents:
-		return DowngradeBlobResourceContents(x), true
+		out := new(BlobResourceContents)
+		downBlobResourceContents(x, out)
+		return out, true
 	case *mcp.CallToolRequestParams:
-		return DowngradeCallToolRequestParams(x), true
+		out := new(CallToolRequestParams)
+		downCallToolRequestParams(x, out)
+		return out, true
 	case *mcp.CallToolResult:
-		return DowngradeCallToolResult(x), true
+		out := new(CallToolResult)
+		downCallToolResult(x, out)
+		return out, true
 	case *mcp.CancelTaskRequestParams:
-		return DowngradeCancelTaskRequestParams(x), true
+		out := new(CancelTaskRequestParams)
+		downCancelTaskRequestParams(x, out)
+		return out, true
 	case *mcp.CancelTaskResult:
-		return DowngradeCancelTaskResult(x), true
+		out := new(CancelTaskResult)
+		downCancelTaskResult(x, out)
+		return out, true
 	case *mcp.CancelledNotificationParams:
-		return DowngradeCancelledNotificationParams(x), true
+		out := new(CancelledNotificationParams)
+		downCancelledNotificationParams(x, out)
+		return out, true
 	case *mcp.ClientCapabilities:
-		return DowngradeClientCapabilities(x), true
+		out := new(ClientCapabilities)
+		downClientCapabilities(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesElicitation:
-		return DowngradeClientCapabilitiesElicitation(x), true
+		out := new(ClientCapabilitiesElicitation)
+		downClientCapabilitiesElicitation(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesSampling:
-		return DowngradeClientCapabilitiesSampling(x), true
+		out := new(ClientCapabilitiesSampling)
+		downClientCapabilitiesSampling(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesTasks:
-		return DowngradeClientCapabilitiesTasks(x), true
+		out := new(ClientCapabilitiesTasks)
+		downClientCapabilitiesTasks(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesTasksRequests:
-		return DowngradeClientCapabilitiesTasksRequests(x), true
+		out := new(ClientCapabilitiesTasksRequests)
+		downClientCapabilitiesTasksRequests(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesTasksRequestsElicitation:
-		return DowngradeClientCapabilitiesTasksRequestsElicitation(x), true
+		out := new(ClientCapabilitiesTasksRequestsElicitation)
+		downClientCapabilitiesTasksRequestsElicitation(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesTasksRequestsSampling:
-		return DowngradeClientCapabilitiesTasksRequestsSampling(x), true
+		out := new(ClientCapabilitiesTasksRequestsSampling)
+		downClientCapabilitiesTasksRequestsSampling(x, out)
+		return out, true
 	case *mcp.CompleteRequestParams:
-		return DowngradeCompleteRequestParams(x), true
+		out := new(CompleteRequestParams)
+		downCompleteRequestParams(x, out)
+		return out, true
 	case *mcp.CompleteRequestParamsArgument:
-		return DowngradeCompleteRequestParamsArgument(x), true
+		out := new(CompleteRequestParamsArgument)
+		downCompleteRequestParamsArgument(x, out)
+		return out, true
 	case *mcp.CompleteRequestParamsContext:
-		return DowngradeCompleteRequestParamsContext(x), true
+		out := new(CompleteRequestParamsContext)
+		downCompleteRequestParamsContext(x, out)
+		return out, true
 	case *mcp.CompleteRequestParamsRef:
-		return DowngradeCompleteRequestParamsRef(x), true
+		out := new(CompleteRequestParamsRef)
+		downCompleteRequestParamsRef(x, out)
+		return out, true
 	case *mcp.CompleteResult:
-		return DowngradeCompleteResult(x), true
+		out := new(CompleteResult)
+		downCompleteResult(x, out)
+		return out, true
 	case *mcp.CompleteResultCompletion:
-		return DowngradeCompleteResultCompletion(x), true
+		out := new(CompleteResultCompletion)
+		downCompleteResultCompletion(x, out)
+		return out, true
 	case *mcp.ContentBlock:
-		return DowngradeContentBlock(x), true
+		out := new(ContentBlock)
+		downContentBlock(x, out)
+		return out, true
 	case *mcp.CreateMessageRequestParams:
-		return DowngradeCreateMessageRequestParams(x), true
+		out := new(CreateMessageRequestParams)
+		downCreateMessageRequestParams(x, out)
+		return out, true
 	case *mcp.CreateMessageResult:
-		return DowngradeCreateMessageResult(x), true
+		out := new(CreateMessageResult)
+		downCreateMessageResult(x, out)
+		return out, true
 	case *mcp.CreateMessageResultContent:
-		return DowngradeCreateMessageResultContent(x), true
+		out := new(CreateMessageResultContent)
+		downCreateMessageResultContent(x, out)
+		return out, true
 	case *mcp.CreateTaskResult:
-		return DowngradeCreateTaskResult(x), true
+		out := new(CreateTaskResult)
+		downCreateTaskResult(x, out)
+		return out, true
 	case *mcp.ElicitRequestFormParams:
-		return DowngradeElicitRequestFormParams(x), true
+		out := new(ElicitRequestFormParams)
+		downElicitRequestFormParams(x, out)
+		return out, true
 	case *mcp.ElicitRequestParams:
-		return DowngradeElicitRequestParams(x), true
+		out := new(ElicitRequestParams)
+		downElicitRequestParams(x, out)
+		return out, true
 	case *mcp.ElicitRequestURLParams:
-		return DowngradeElicitRequestURLParams(x), true
+		out := new(ElicitRequestURLParams)
+		downElicitRequestURLParams(x, out)
+		return out, true
 	case *mcp.ElicitResult:
-		return DowngradeElicitResult(x), true
+		out := new(ElicitResult)
+		downElicitResult(x, out)
+		return out, true
 	case *mcp.ElicitationCompleteNotificationParams:
-		return DowngradeElicitationCompleteNotificationParams(x), true
+		out := new(ElicitationCompleteNotificationParams)
+		downElicitationCompleteNotificationParams(x, out)
+		return out, true
 	case *mcp.EmbeddedResource:
-		return DowngradeEmbeddedResource(x), true
+		out := new(EmbeddedResource)
+		downEmbeddedResource(x, out)
+		return out, true
 	case *mcp.EmbeddedResourceResource:
-		return DowngradeEmbeddedResourceResource(x), true
+		out := new(EmbeddedResourceResource)
+		downEmbeddedResourceResource(x, out)
+		return out, true
 	case *mcp.GetPromptRequestParams:
-		return DowngradeGetPromptRequestParams(x), true
+		out := new(GetPromptRequestParams)
+		downGetPromptRequestParams(x, out)
+		return out, true
 	case *mcp.GetPromptResult:
-		return DowngradeGetPromptResult(x), true
+		out := new(GetPromptResult)
+		downGetPromptResult(x, out)
+		return out, true
 	case *mcp.GetTaskPayloadRequestParams:
-		return DowngradeGetTaskPayloadRequestParams(x), true
+		out := new(GetTaskPayloadRequestParams)
+		downGetTaskPayloadRequestParams(x, out)
+		return out, true
 	case *mcp.GetTaskPayloadResult:
-		return DowngradeGetTaskPayloadResult(x), true
+		out := new(GetTaskPayloadResult)
+		downGetTaskPayloadResult(x, out)
+		return out, true
 	case *mcp.GetTaskRequestParams:
-		return DowngradeGetTaskRequestParams(x), true
+		out := new(GetTaskRequestParams)
+		downGetTaskRequestParams(x, out)
+		return out, true
 	case *mcp.GetTaskResult:
-		return DowngradeGetTaskResult(x), true
+		out := new(GetTaskResult)
+		downGetTaskResult(x, out)
+		return out, true
 	case *mcp.Icon:
-		return DowngradeIcon(x), true
+		out := new(Icon)
+		downIcon(x, out)
+		return out, true
 	case *mcp.ImageContent:
-		return DowngradeImageContent(x), true
+		out := new(ImageContent)
+		downImageContent(x, out)
+		return out, true
 	case *mcp.Implementation:
-		return DowngradeImplementation(x), true
+		out := new(Implementation)
+		downImplementation(x, out)
+		return out, true
 	case *mcp.InitializeRequestParams:
-		return DowngradeInitializeRequestParams(x), true
+		out := new(InitializeRequestParams)
+		downInitializeRequestParams(x, out)
+		return out, true
 	case *mcp.InitializeResult:
-		return DowngradeInitializeResult(x), true
+		out := new(InitializeResult)
+		downInitializeResult(x, out)
+		return out, true
 	case *mcp.ListPromptsResult:
-		return DowngradeListPromptsResult(x), true
+		out := new(ListPromptsResult)
+		downListPromptsResult(x, out)
+		return out, true
 	case *mcp.ListResourceTemplatesResult:
-		return DowngradeListResourceTemplatesResult(x), true
+		out := new(ListResourceTemplatesResult)
+		downListResourceTemplatesResult(x, out)
+		return out, true
 	case *mcp.ListResourcesResult:
-		return DowngradeListResourcesResult(x), true
+		out := new(ListResourcesResult)
+		downListResourcesResult(x, out)
+		return out, true
 	case *mcp.ListRootsResult:
-		return DowngradeListRootsResult(x), true
+		out := new(ListRootsResult)
+		downListRootsResult(x, out)
+		return out, true
 	case *mcp.ListTasksResult:
-		return DowngradeListTasksResult(x), true
+		out := new(ListTasksResult)
+		downListTasksResult(x, out)
+		return out, true
 	case *mcp.ListToolsResult:
-		return DowngradeListToolsResult(x), true
+		out := new(ListToolsResult)
+		downListToolsResult(x, out)
+		return out, true
 	case *mcp.LoggingMessageNotificationParams:
-		return DowngradeLoggingMessageNotificationParams(x), true
+		out := new(LoggingMessageNotificationParams)
+		downLoggingMessageNotificationParams(x, out)
+		return out, true
 	case *mcp.ModelHint:
-		return DowngradeModelHint(x), true
+		out := new(ModelHint)
+		downModelHint(x, out)
+		return out, true
 	case *mcp.ModelPreferences:
-		return DowngradeModelPreferences(x), true
+		out := new(ModelPreferences)
+		downModelPreferences(x, out)
+		return out, true
 	case *mcp.NotificationParams:
-		return DowngradeNotificationParams(x), true
+		out := new(NotificationParams)
+		downNotificationParams(x, out)
+		return out, true
 	case *mcp.PaginatedRequestParams:
-		return DowngradePaginatedRequestParams(x), true
+		out := new(PaginatedRequestParams)
+		downPaginatedRequestParams(x, out)
+		return out, true
 	case *mcp.PaginatedResult:
-		return DowngradePaginatedResult(x), true
+		out := new(PaginatedResult)
+		downPaginatedResult(x, out)
+		return out, true
 	case *mcp.ProgressNotificationParams:
-		return DowngradeProgressNotificationParams(x), true
+		out := new(ProgressNotificationParams)
+		downProgressNotificationParams(x, out)
+		return out, true
 	case *mcp.Prompt:
-		return DowngradePrompt(x), true
+		out := new(Prompt)
+		downPrompt(x, out)
+		return out, true
 	case *mcp.PromptArgument:
-		return DowngradePromptArgument(x), true
+		out := new(PromptArgument)
+		downPromptArgument(x, out)
+		return out, true
 	case *mcp.PromptMessage:
-		return DowngradePromptMessage(x), true
+		out := new(PromptMessage)
+		downPromptMessage(x, out)
+		return out, true
 	case *mcp.PromptReference:
-		return DowngradePromptReference(x), true
+		out := new(PromptReference)
+		downPromptReference(x, out)
+		return out, true
 	case *mcp.ReadResourceRequestParams:
-		return DowngradeReadResourceRequestParams(x), true
+		out := new(ReadResourceRequestParams)
+		downReadResourceRequestParams(x, out)
+		return out, true
 	case *mcp.ReadResourceResult:
-		return DowngradeReadResourceResult(x), true
+		out := new(ReadResourceResult)
+		downReadResourceResult(x, out)
+		return out, true
 	case *mcp.ReadResourceResultContentsItem:
-		return DowngradeReadResourceResultContentsItem(x), true
+		out := new(ReadResourceResultContentsItem)
+		downReadResourceResultContentsItem(x, out)
+		return out, true
 	case *mcp.RequestParams:
-		return DowngradeRequestParams(x), true
+		out := new(RequestParams)
+		downRequestParams(x, out)
+		return out, true
 	case *mcp.Resource:
-		return DowngradeResource(x), true
+		out := new(Resource)
+		downResource(x, out)
+		return out, true
 	case *mcp.ResourceLink:
-		return DowngradeResourceLink(x), true
+		out := new(ResourceLink)
+		downResourceLink(x, out)
+		return out, true
 	case *mcp.ResourceTemplate:
-		return DowngradeResourceTemplate(x), true
+		out := new(ResourceTemplate)
+		downResourceTemplate(x, out)
+		return out, true
 	case *mcp.ResourceTemplateReference:
-		return DowngradeResourceTemplateReference(x), true
+		out := new(ResourceTemplateReference)
+		downResourceTemplateReference(x, out)
+		return out, true
 	case *mcp.ResourceUpdatedNotificationParams:
-		return DowngradeResourceUpdatedNotificationParams(x), true
+		out := new(ResourceUpdatedNotificationParams)
+		downResourceUpdatedNotificationParams(x, out)
+		return out, true
 	case *mcp.Result:
-		return DowngradeResult(x), true
+		out := new(Result)
+		downResult(x, out)
+		return out, true
 	case *mcp.Root:
-		return DowngradeRoot(x), true
+		out := new(Root)
+		downRoot(x, out)
+		return out, true
 	case *mcp.SamplingMessage:
-		return DowngradeSamplingMessage(x), true
+		out := new(SamplingMessage)
+		downSamplingMessage(x, out)
+		return out, true
 	case *mcp.SamplingMessageContent:
-		return DowngradeSamplingMessageContent(x), true
+		out := new(SamplingMessageContent)
+		downSamplingMessageContent(x, out)
+		return out, true
 	case *mcp.SamplingMessageContentBlock:
-		return DowngradeSamplingMessageContentBlock(x), true
+		out := new(SamplingMessageContentBlock)
+		downSamplingMessageContentBlock(x, out)
+		return out, true
 	case *mcp.ServerCapabilities:
-		return DowngradeServerCapabilities(x), true
+		out := new(ServerCapabilities)
+		downServerCapabilities(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesPrompts:
-		return DowngradeServerCapabilitiesPrompts(x), true
+		out := new(ServerCapabilitiesPrompts)
+		downServerCapabilitiesPrompts(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesResources:
-		return DowngradeServerCapabilitiesResources(x), true
+		out := new(ServerCapabilitiesResources)
+		downServerCapabilitiesResources(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesTasks:
-		return DowngradeServerCapabilitiesTasks(x), true
+		out := new(ServerCapabilitiesTasks)
+		downServerCapabilitiesTasks(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesTasksRequests:
-		return DowngradeServerCapabilitiesTasksRequests(x), true
+		out := new(ServerCapabilitiesTasksRequests)
+		downServerCapabilitiesTasksRequests(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesTasksRequestsTools:
-		return DowngradeServerCapabilitiesTasksRequestsTools(x), true
+		out := new(ServerCapabilitiesTasksRequestsTools)
+		downServerCapabilitiesTasksRequestsTools(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesTools:
-		return DowngradeServerCapabilitiesTools(x), true
+		out := new(ServerCapabilitiesTools)
+		downServerCapabilitiesTools(x, out)
+		return out, true
 	case *mcp.SetLevelRequestParams:
-		return DowngradeSetLevelRequestParams(x), true
+		out := new(SetLevelRequestParams)
+		downSetLevelRequestParams(x, out)
+		return out, true
 	case *mcp.SubscribeRequestParams:
-		return DowngradeSubscribeRequestParams(x), true
+		out := new(SubscribeRequestParams)
+		downSubscribeRequestParams(x, out)
+		return out, true
 	case *mcp.Task:
-		return DowngradeTask(x), true
+		out := new(Task)
+		downTask(x, out)
+		return out, true
 	case *mcp.TaskMetadata:
-		return DowngradeTaskMetadata(x), true
+		out := new(TaskMetadata)
+		downTaskMetadata(x, out)
+		return out, true
 	case *mcp.TaskStatusNotificationParams:
-		return DowngradeTaskStatusNotificationParams(x), true
+		out := new(TaskStatusNotificationParams)
+		downTaskStatusNotificationParams(x, out)
+		return out, true
 	case *mcp.TextContent:
-		return DowngradeTextContent(x), true
+		out := new(TextContent)
+		downTextContent(x, out)
+		return out, true
 	case *mcp.TextResourceContents:
-		return DowngradeTextResourceContents(x), true
+		out := new(TextResourceContents)
+		downTextResourceContents(x, out)
+		return out, true
 	case *mcp.Tool:
-		return DowngradeTool(x), true
+		out := new(Tool)
+		downTool(x, out)
+		return out, true
 	case *mcp.ToolAnnotations:
-		return DowngradeToolAnnotations(x), true
+		out := new(ToolAnnotations)
+		downToolAnnotations(x, out)
+		return out, true
 	case *mcp.ToolChoice:
-		return DowngradeToolChoice(x), true
+		out := new(ToolChoice)
+		downToolChoice(x, out)
+		return out, true
 	case *mcp.ToolExecution:
-		return DowngradeToolExecution(x), true
+		out := new(ToolExecution)
+		downToolExecution(x, out)
+		return out, true
 	case *mcp.ToolResultContent:
-		return DowngradeToolResultContent(x), true
+		out := new(ToolResultContent)
+		downToolResultContent(x, out)
+		return out, true
 	case *mcp.ToolUseContent:
-		return DowngradeToolUseContent(x), true
+		out := new(ToolUseContent)
+		downToolUseContent(x, out)
+		return out, true
 	case *mcp.UnsubscribeRequestParams:
-		return DowngradeUnsubscribeRequestParams(x), true
+		out := new(UnsubscribeRequestParams)
+		downUnsubscribeRequestParams(x, out)
+		return out, true
 	default:
 		return nil, false
 	}
@@ -3508,197 +3702,389 @@ func Downgrade(v any) (out any, ok bool) {
 func Upgrade(v any) (out any, ok bool) {
 	switch x := v.(type) {
 	case *Annotations:
-		return UpgradeAnnotations(x), true
+		out := new(mcp.Annotations)
+		upAnnotations(x, out)
+		return out, true
 	case *AudioContent:
-		return UpgradeAudioContent(x), true
+		out := new(mcp.AudioContent)
+		upAudioContent(x, out)
+		return out, true
 	case *BlobResourceContents:
-		return UpgradeBlobResourceContents(x), true
+		out := new(mcp.BlobResourceContents)
+		upBlobResourceContents(x, out)
+		return out, true
 	case *CallToolRequestParams:
-		return UpgradeCallToolRequestParams(x), true
+		out := new(mcp.CallToolRequestParams)
+		upCallToolRequestParams(x, out)
+		return out, true
 	case *CallToolResult:
-		return UpgradeCallToolResult(x), true
+		out := new(mcp.CallToolResult)
+		upCallToolResult(x, out)
+		return out, true
 	case *CancelTaskRequestParams:
-		return UpgradeCancelTaskRequestParams(x), true
+		out := new(mcp.CancelTaskRequestParams)
+		upCancelTaskRequestParams(x, out)
+		return out, true
 	case *CancelTaskResult:
-		return UpgradeCancelTaskResult(x), true
+		out := new(mcp.CancelTaskResult)
+		upCancelTaskResult(x, out)
+		return out, true
 	case *CancelledNotificationParams:
-		return UpgradeCancelledNotificationParams(x), true
+		out := new(mcp.CancelledNotificationParams)
+		upCancelledNotificationParams(x, out)
+		return out, true
 	case *ClientCapabilities:
-		return UpgradeClientCapabilities(x), true
+		out := new(mcp.ClientCapabilities)
+		upClientCapabilities(x, out)
+		return out, true
 	case *ClientCapabilitiesElicitation:
-		return UpgradeClientCapabilitiesElicitation(x), true
+		out := new(mcp.ClientCapabilitiesElicitation)
+		upClientCapabilitiesElicitation(x, out)
+		return out, true
 	case *ClientCapabilitiesSampling:
-		return UpgradeClientCapabilitiesSampling(x), true
+		out := new(mcp.ClientCapabilitiesSampling)
+		upClientCapabilitiesSampling(x, out)
+		return out, true
 	case *ClientCapabilitiesTasks:
-		return UpgradeClientCapabilitiesTasks(x), true
+		out := new(mcp.ClientCapabilitiesTasks)
+		upClientCapabilitiesTasks(x, out)
+		return out, true
 	case *ClientCapabilitiesTasksRequests:
-		return UpgradeClientCapabilitiesTasksRequests(x), true
+		out := new(mcp.ClientCapabilitiesTasksRequests)
+		upClientCapabilitiesTasksRequests(x, out)
+		return out, true
 	case *ClientCapabilitiesTasksRequestsElicitation:
-		return UpgradeClientCapabilitiesTasksRequestsElicitation(x), true
+		out := new(mcp.ClientCapabilitiesTasksRequestsElicitation)
+		upClientCapabilitiesTasksRequestsElicitation(x, out)
+		return out, true
 	case *ClientCapabilitiesTasksRequestsSampling:
-		return UpgradeClientCapabilitiesTasksRequestsSampling(x), true
+		out := new(mcp.ClientCapabilitiesTasksRequestsSampling)
+		upClientCapabilitiesTasksRequestsSampling(x, out)
+		return out, true
 	case *CompleteRequestParams:
-		return UpgradeCompleteRequestParams(x), true
+		out := new(mcp.CompleteRequestParams)
+		upCompleteRequestParams(x, out)
+		return out, true
 	case *CompleteRequestParamsArgument:
-		return UpgradeCompleteRequestParamsArgument(x), true
+		out := new(mcp.CompleteRequestParamsArgument)
+		upCompleteRequestParamsArgument(x, out)
+		return out, true
 	case *CompleteRequestParamsContext:
-		return UpgradeCompleteRequestParamsContext(x), true
+		out := new(mcp.CompleteRequestParamsContext)
+		upCompleteRequestParamsContext(x, out)
+		return out, true
 	case *CompleteRequestParamsRef:
-		return UpgradeCompleteRequestParamsRef(x), true
+		out := new(mcp.CompleteRequestParamsRef)
+		upCompleteRequestParamsRef(x, out)
+		return out, true
 	case *CompleteResult:
-		return UpgradeCompleteResult(x), true
+		out := new(mcp.CompleteResult)
+		upCompleteResult(x, out)
+		return out, true
 	case *CompleteResultCompletion:
-		return UpgradeCompleteResultCompletion(x), true
+		out := new(mcp.CompleteResultCompletion)
+		upCompleteResultCompletion(x, out)
+		return out, true
 	case *ContentBlock:
-		return UpgradeContentBlock(x), true
+		out := new(mcp.ContentBlock)
+		upContentBlock(x, out)
+		return out, true
 	case *CreateMessageRequestParams:
-		return UpgradeCreateMessageRequestParams(x), true
+		out := new(mcp.CreateMessageRequestParams)
+		upCreateMessageRequestParams(x, out)
+		return out, true
 	case *CreateMessageResult:
-		return UpgradeCreateMessageResult(x), true
+		out := new(mcp.CreateMessageResult)
+		upCreateMessageResult(x, out)
+		return out, true
 	case *CreateMessageResultContent:
-		return UpgradeCreateMessageResultContent(x), true
+		out := new(mcp.CreateMessageResultContent)
+		upCreateMessageResultContent(x, out)
+		return out, true
 	case *CreateTaskResult:
-		return UpgradeCreateTaskResult(x), true
+		out := new(mcp.CreateTaskResult)
+		upCreateTaskResult(x, out)
+		return out, true
 	case *ElicitRequestFormParams:
-		return UpgradeElicitRequestFormParams(x), true
+		out := new(mcp.ElicitRequestFormParams)
+		upElicitRequestFormParams(x, out)
+		return out, true
 	case *ElicitRequestParams:
-		return UpgradeElicitRequestParams(x), true
+		out := new(mcp.ElicitRequestParams)
+		upElicitRequestParams(x, out)
+		return out, true
 	case *ElicitRequestURLParams:
-		return UpgradeElicitRequestURLParams(x), true
+		out := new(mcp.ElicitRequestURLParams)
+		upElicitRequestURLParams(x, out)
+		return out, true
 	case *ElicitResult:
-		return UpgradeElicitResult(x), true
+		out := new(mcp.ElicitResult)
+		upElicitResult(x, out)
+		return out, true
 	case *ElicitationCompleteNotificationParams:
-		return UpgradeElicitationCompleteNotificationParams(x), true
+		out := new(mcp.ElicitationCompleteNotificationParams)
+		upElicitationCompleteNotificationParams(x, out)
+		return out, true
 	case *EmbeddedResource:
-		return UpgradeEmbeddedResource(x), true
+		out := new(mcp.EmbeddedResource)
+		upEmbeddedResource(x, out)
+		return out, true
 	case *EmbeddedResourceResource:
-		return UpgradeEmbeddedResourceResource(x), true
+		out := new(mcp.EmbeddedResourceResource)
+		upEmbeddedResourceResource(x, out)
+		return out, true
 	case *GetPromptRequestParams:
-		return UpgradeGetPromptRequestParams(x), true
+		out := new(mcp.GetPromptRequestParams)
+		upGetPromptRequestParams(x, out)
+		return out, true
 	case *GetPromptResult:
-		return UpgradeGetPromptResult(x), true
+		out := new(mcp.GetPromptResult)
+		upGetPromptResult(x, out)
+		return out, true
 	case *GetTaskPayloadRequestParams:
-		return UpgradeGetTaskPayloadRequestParams(x), true
+		out := new(mcp.GetTaskPayloadRequestParams)
+		upGetTaskPayloadRequestParams(x, out)
+		return out, true
 	case *GetTaskPayloadResult:
-		return UpgradeGetTaskPayloadResult(x), true
+		out := new(mcp.GetTaskPayloadResult)
+		upGetTaskPayloadResult(x, out)
+		return out, true
 	case *GetTaskRequestParams:
-		return UpgradeGetTaskRequestParams(x), true
+		out := new(mcp.GetTaskRequestParams)
+		upGetTaskRequestParams(x, out)
+		return out, true
 	case *GetTaskResult:
-		return UpgradeGetTaskResult(x), true
+		out := new(mcp.GetTaskResult)
+		upGetTaskResult(x, out)
+		return out, true
 	case *Icon:
-		return UpgradeIcon(x), true
+		out := new(mcp.Icon)
+		upIcon(x, out)
+		return out, true
 	case *ImageContent:
-		return UpgradeImageContent(x), true
+		out := new(mcp.ImageContent)
+		upImageContent(x, out)
+		return out, true
 	case *Implementation:
-		return UpgradeImplementation(x), true
+		out := new(mcp.Implementation)
+		upImplementation(x, out)
+		return out, true
 	case *InitializeRequestParams:
-		return UpgradeInitializeRequestParams(x), true
+		out := new(mcp.InitializeRequestParams)
+		upInitializeRequestParams(x, out)
+		return out, true
 	case *InitializeResult:
-		return UpgradeInitializeResult(x), true
+		out := new(mcp.InitializeResult)
+		upInitializeResult(x, out)
+		return out, true
 	case *ListPromptsResult:
-		return UpgradeListPromptsResult(x), true
+		out := new(mcp.ListPromptsResult)
+		upListPromptsResult(x, out)
+		return out, true
 	case *ListResourceTemplatesResult:
-		return UpgradeListResourceTemplatesResult(x), true
+		out := new(mcp.ListResourceTemplatesResult)
+		upListResourceTemplatesResult(x, out)
+		return out, true
 	case *ListResourcesResult:
-		return UpgradeListResourcesResult(x), true
+		out := new(mcp.ListResourcesResult)
+		upListResourcesResult(x, out)
+		return out, true
 	case *ListRootsResult:
-		return UpgradeListRootsResult(x), true
+		out := new(mcp.ListRootsResult)
+		upListRootsResult(x, out)
+		return out, true
 	case *ListTasksResult:
-		return UpgradeListTasksResult(x), true
+		out := new(mcp.ListTasksResult)
+		upListTasksResult(x, out)
+		return out, true
 	case *ListToolsResult:
-		return UpgradeListToolsResult(x), true
+		out := new(mcp.ListToolsResult)
+		upListToolsResult(x, out)
+		return out, true
 	case *LoggingMessageNotificationParams:
-		return UpgradeLoggingMessageNotificationParams(x), true
+		out := new(mcp.LoggingMessageNotificationParams)
+		upLoggingMessageNotificationParams(x, out)
+		return out, true
 	case *ModelHint:
-		return UpgradeModelHint(x), true
+		out := new(mcp.ModelHint)
+		upModelHint(x, out)
+		return out, true
 	case *ModelPreferences:
-		return UpgradeModelPreferences(x), true
+		out := new(mcp.ModelPreferences)
+		upModelPreferences(x, out)
+		return out, true
 	case *NotificationParams:
-		return UpgradeNotificationParams(x), true
+		out := new(mcp.NotificationParams)
+		upNotificationParams(x, out)
+		return out, true
 	case *PaginatedRequestParams:
-		return UpgradePaginatedRequestParams(x), true
+		out := new(mcp.PaginatedRequestParams)
+		upPaginatedRequestParams(x, out)
+		return out, true
 	case *PaginatedResult:
-		return UpgradePaginatedResult(x), true
+		out := new(mcp.PaginatedResult)
+		upPaginatedResult(x, out)
+		return out, true
 	case *ProgressNotificationParams:
-		return UpgradeProgressNotificationParams(x), true
+		out := new(mcp.ProgressNotificationParams)
+		upProgressNotificationParams(x, out)
+		return out, true
 	case *Prompt:
-		return UpgradePrompt(x), true
+		out := new(mcp.Prompt)
+		upPrompt(x, out)
+		return out, true
 	case *PromptArgument:
-		return UpgradePromptArgument(x), true
+		out := new(mcp.PromptArgument)
+		upPromptArgument(x, out)
+		return out, true
 	case *PromptMessage:
-		return UpgradePromptMessage(x), true
+		out := new(mcp.PromptMessage)
+		upPromptMessage(x, out)
+		return out, true
 	case *PromptReference:
-		return UpgradePromptReference(x), true
+		out := new(mcp.PromptReference)
+		upPromptReference(x, out)
+		return out, true
 	case *ReadResourceRequestParams:
-		return UpgradeReadResourceRequestParams(x), true
+		out := new(mcp.ReadResourceRequestParams)
+		upReadResourceRequestParams(x, out)
+		return out, true
 	case *ReadResourceResult:
-		return UpgradeReadResourceResult(x), true
+		out := new(mcp.ReadResourceResult)
+		upReadResourceResult(x, out)
+		return out, true
 	case *ReadResourceResultContentsItem:
-		return UpgradeReadResourceResultContentsItem(x), true
+		out := new(mcp.ReadResourceResultContentsItem)
+		upReadResourceResultContentsItem(x, out)
+		return out, true
 	case *RequestParams:
-		return UpgradeRequestParams(x), true
+		out := new(mcp.RequestParams)
+		upRequestParams(x, out)
+		return out, true
 	case *Resource:
-		return UpgradeResource(x), true
+		out := new(mcp.Resource)
+		upResource(x, out)
+		return out, true
 	case *ResourceLink:
-		return UpgradeResourceLink(x), true
+		out := new(mcp.ResourceLink)
+		upResourceLink(x, out)
+		return out, true
 	case *ResourceTemplate:
-		return UpgradeResourceTemplate(x), true
+		out := new(mcp.ResourceTemplate)
+		upResourceTemplate(x, out)
+		return out, true
 	case *ResourceTemplateReference:
-		return UpgradeResourceTemplateReference(x), true
+		out := new(mcp.ResourceTemplateReference)
+		upResourceTemplateReference(x, out)
+		return out, true
 	case *ResourceUpdatedNotificationParams:
-		return UpgradeResourceUpdatedNotificationParams(x), true
+		out := new(mcp.ResourceUpdatedNotificationParams)
+		upResourceUpdatedNotificationParams(x, out)
+		return out, true
 	case *Result:
-		return UpgradeResult(x), true
+		out := new(mcp.Result)
+		upResult(x, out)
+		return out, true
 	case *Root:
-		return UpgradeRoot(x), true
+		out := new(mcp.Root)
+		upRoot(x, out)
+		return out, true
 	case *SamplingMessage:
-		return UpgradeSamplingMessage(x), true
+		out := new(mcp.SamplingMessage)
+		upSamplingMessage(x, out)
+		return out, true
 	case *SamplingMessageContent:
-		return UpgradeSamplingMessageContent(x), true
+		out := new(mcp.SamplingMessageContent)
+		upSamplingMessageContent(x, out)
+		return out, true
 	case *SamplingMessageContentBlock:
-		return UpgradeSamplingMessageContentBlock(x), true
+		out := new(mcp.SamplingMessageContentBlock)
+		upSamplingMessageContentBlock(x, out)
+		return out, true
 	case *ServerCapabilities:
-		return UpgradeServerCapabilities(x), true
+		out := new(mcp.ServerCapabilities)
+		upServerCapabilities(x, out)
+		return out, true
 	case *ServerCapabilitiesPrompts:
-		return UpgradeServerCapabilitiesPrompts(x), true
+		out := new(mcp.ServerCapabilitiesPrompts)
+		upServerCapabilitiesPrompts(x, out)
+		return out, true
 	case *ServerCapabilitiesResources:
-		return UpgradeServerCapabilitiesResources(x), true
+		out := new(mcp.ServerCapabilitiesResources)
+		upServerCapabilitiesResources(x, out)
+		return out, true
 	case *ServerCapabilitiesTasks:
-		return UpgradeServerCapabilitiesTasks(x), true
+		out := new(mcp.ServerCapabilitiesTasks)
+		upServerCapabilitiesTasks(x, out)
+		return out, true
 	case *ServerCapabilitiesTasksRequests:
-		return UpgradeServerCapabilitiesTasksRequests(x), true
+		out := new(mcp.ServerCapabilitiesTasksRequests)
+		upServerCapabilitiesTasksRequests(x, out)
+		return out, true
 	case *ServerCapabilitiesTasksRequestsTools:
-		return UpgradeServerCapabilitiesTasksRequestsTools(x), true
+		out := new(mcp.ServerCapabilitiesTasksRequestsTools)
+		upServerCapabilitiesTasksRequestsTools(x, out)
+		return out, true
 	case *ServerCapabilitiesTools:
-		return UpgradeServerCapabilitiesTools(x), true
+		out := new(mcp.ServerCapabilitiesTools)
+		upServerCapabilitiesTools(x, out)
+		return out, true
 	case *SetLevelRequestParams:
-		return UpgradeSetLevelRequestParams(x), true
+		out := new(mcp.SetLevelRequestParams)
+		upSetLevelRequestParams(x, out)
+		return out, true
 	case *SubscribeRequestParams:
-		return UpgradeSubscribeRequestParams(x), true
+		out := new(mcp.SubscribeRequestParams)
+		upSubscribeRequestParams(x, out)
+		return out, true
 	case *Task:
-		return UpgradeTask(x), true
+		out := new(mcp.Task)
+		upTask(x, out)
+		return out, true
 	case *TaskMetadata:
-		return UpgradeTaskMetadata(x), true
+		out := new(mcp.TaskMetadata)
+		upTaskMetadata(x, out)
+		return out, true
 	case *TaskStatusNotificationParams:
-		return UpgradeTaskStatusNotificationParams(x), true
+		out := new(mcp.TaskStatusNotificationParams)
+		upTaskStatusNotificationParams(x, out)
+		return out, true
 	case *TextContent:
-		return UpgradeTextContent(x), true
+		out := new(mcp.TextContent)
+		upTextContent(x, out)
+		return out, true
 	case *TextResourceContents:
-		return UpgradeTextResourceContents(x), true
+		out := new(mcp.TextResourceContents)
+		upTextResourceContents(x, out)
+		return out, true
 	case *Tool:
-		return UpgradeTool(x), true
+		out := new(mcp.Tool)
+		upTool(x, out)
+		return out, true
 	case *ToolAnnotations:
-		return UpgradeToolAnnotations(x), true
+		out := new(mcp.ToolAnnotations)
+		upToolAnnotations(x, out)
+		return out, true
 	case *ToolChoice:
-		return UpgradeToolChoice(x), true
+		out := new(mcp.ToolChoice)
+		upToolChoice(x, out)
+		return out, true
 	case *ToolExecution:
-		return UpgradeToolExecution(x), true
+		out := new(mcp.ToolExecution)
+		upToolExecution(x, out)
+		return out, true
 	case *ToolResultContent:
-		return UpgradeToolResultContent(x), true
+		out := new(mcp.ToolResultContent)
+		upToolResultContent(x, out)
+		return out, true
 	case *ToolUseContent:
-		return UpgradeToolUseContent(x), true
+		out := new(mcp.ToolUseContent)
+		upToolUseContent(x, out)
+		return out, true
 	case *UnsubscribeRequestParams:
-		return UpgradeUnsubscribeRequestParams(x), true
+		out := new(mcp.UnsubscribeRequestParams)
+		upUnsubscribeRequestParams(x, out)
+		return out, true
 	default:
 		return nil, false
 	}

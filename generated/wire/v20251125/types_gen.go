@@ -590,7 +590,7 @@ type ElicitRequestFormParams struct {
 	// Message is the message to present to the user describing what information is being requested.
 	Message string `json:"message"`
 	// Mode is the elicitation mode.
-	Mode mcp.ConstForm `json:"mode,omitzero"`
+	Mode *mcp.ConstForm `json:"mode,omitempty"`
 	/*
 	   RequestedSchema is a restricted subset of JSON Schema.
 	   Only top-level properties are allowed, without nesting.

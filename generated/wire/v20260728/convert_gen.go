@@ -1003,11 +1003,13 @@ func UpgradeElicitRequest(in *ElicitRequest) *mcp.ElicitRequest {
 
 func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitRequestFormParams) {
 	out.Message = in.Message
+	out.Mode = in.Mode
 	out.RequestedSchema = in.RequestedSchema
 }
 
 func upElicitRequestFormParams(in *ElicitRequestFormParams, out *mcp.ElicitRequestFormParams) {
 	out.Message = in.Message
+	out.Mode = in.Mode
 	out.RequestedSchema = in.RequestedSchema
 }
 
@@ -3618,211 +3620,417 @@ func fromRaw(b json.RawMessage, v any) {
 func Downgrade(v any) (out any, ok bool) {
 	switch x := v.(type) {
 	case *mcp.Annotations:
-		return DowngradeAnnotations(x), true
+		out := new(Annotations)
+		downAnnotations(x, out)
+		return out, true
 	case *mcp.AudioContent:
-		return DowngradeAudioContent(x), true
+		out := new(AudioContent)
+		downAudioContent(x, out)
+		return out, true
 	case *mcp.BlobResourceContents:
-		return DowngradeBlobResourceContents(x), true
+		out := new(BlobResourceContents)
+		downBlobResourceContents(x, out)
+		return out, true
 	case *mcp.CacheableResult:
-		return DowngradeCacheableResult(x), true
+		out := new(CacheableResult)
+		downCacheableResult(x, out)
+		return out, true
 	case *mcp.CallToolRequestParams:
-		return DowngradeCallToolRequestParams(x), true
+		out := new(CallToolRequestParams)
+		downCallToolRequestParams(x, out)
+		return out, true
 	case *mcp.CallToolResult:
-		return DowngradeCallToolResult(x), true
+		out := new(CallToolResult)
+		downCallToolResult(x, out)
+		return out, true
 	case *mcp.CancelTaskRequestParams:
-		return DowngradeCancelTaskRequestParams(x), true
+		out := new(CancelTaskRequestParams)
+		downCancelTaskRequestParams(x, out)
+		return out, true
 	case *mcp.CancelTaskResult:
-		return DowngradeCancelTaskResult(x), true
+		out := new(CancelTaskResult)
+		downCancelTaskResult(x, out)
+		return out, true
 	case *mcp.CancelledNotificationParams:
-		return DowngradeCancelledNotificationParams(x), true
+		out := new(CancelledNotificationParams)
+		downCancelledNotificationParams(x, out)
+		return out, true
 	case *mcp.CancelledTask:
-		return DowngradeCancelledTask(x), true
+		out := new(CancelledTask)
+		downCancelledTask(x, out)
+		return out, true
 	case *mcp.ClientCapabilities:
-		return DowngradeClientCapabilities(x), true
+		out := new(ClientCapabilities)
+		downClientCapabilities(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesElicitation:
-		return DowngradeClientCapabilitiesElicitation(x), true
+		out := new(ClientCapabilitiesElicitation)
+		downClientCapabilitiesElicitation(x, out)
+		return out, true
 	case *mcp.ClientCapabilitiesSampling:
-		return DowngradeClientCapabilitiesSampling(x), true
+		out := new(ClientCapabilitiesSampling)
+		downClientCapabilitiesSampling(x, out)
+		return out, true
 	case *mcp.CompleteRequestParams:
-		return DowngradeCompleteRequestParams(x), true
+		out := new(CompleteRequestParams)
+		downCompleteRequestParams(x, out)
+		return out, true
 	case *mcp.CompleteRequestParamsArgument:
-		return DowngradeCompleteRequestParamsArgument(x), true
+		out := new(CompleteRequestParamsArgument)
+		downCompleteRequestParamsArgument(x, out)
+		return out, true
 	case *mcp.CompleteRequestParamsContext:
-		return DowngradeCompleteRequestParamsContext(x), true
+		out := new(CompleteRequestParamsContext)
+		downCompleteRequestParamsContext(x, out)
+		return out, true
 	case *mcp.CompleteRequestParamsRef:
-		return DowngradeCompleteRequestParamsRef(x), true
+		out := new(CompleteRequestParamsRef)
+		downCompleteRequestParamsRef(x, out)
+		return out, true
 	case *mcp.CompleteResult:
-		return DowngradeCompleteResult(x), true
+		out := new(CompleteResult)
+		downCompleteResult(x, out)
+		return out, true
 	case *mcp.CompleteResultCompletion:
-		return DowngradeCompleteResultCompletion(x), true
+		out := new(CompleteResultCompletion)
+		downCompleteResultCompletion(x, out)
+		return out, true
 	case *mcp.CompletedTask:
-		return DowngradeCompletedTask(x), true
+		out := new(CompletedTask)
+		downCompletedTask(x, out)
+		return out, true
 	case *mcp.ContentBlock:
-		return DowngradeContentBlock(x), true
+		out := new(ContentBlock)
+		downContentBlock(x, out)
+		return out, true
 	case *mcp.CreateMessageRequest:
-		return DowngradeCreateMessageRequest(x), true
+		out := new(CreateMessageRequest)
+		downCreateMessageRequest(x, out)
+		return out, true
 	case *mcp.CreateMessageRequestParams:
-		return DowngradeCreateMessageRequestParams(x), true
+		out := new(CreateMessageRequestParams)
+		downCreateMessageRequestParams(x, out)
+		return out, true
 	case *mcp.CreateMessageResult:
-		return DowngradeCreateMessageResult(x), true
+		out := new(CreateMessageResult)
+		downCreateMessageResult(x, out)
+		return out, true
 	case *mcp.CreateMessageResultContent:
-		return DowngradeCreateMessageResultContent(x), true
+		out := new(CreateMessageResultContent)
+		downCreateMessageResultContent(x, out)
+		return out, true
 	case *mcp.CreateTaskResult:
-		return DowngradeCreateTaskResult(x), true
+		out := new(CreateTaskResult)
+		downCreateTaskResult(x, out)
+		return out, true
 	case *mcp.DiscoverResult:
-		return DowngradeDiscoverResult(x), true
+		out := new(DiscoverResult)
+		downDiscoverResult(x, out)
+		return out, true
 	case *mcp.ElicitRequest:
-		return DowngradeElicitRequest(x), true
+		out := new(ElicitRequest)
+		downElicitRequest(x, out)
+		return out, true
 	case *mcp.ElicitRequestFormParams:
-		return DowngradeElicitRequestFormParams(x), true
+		out := new(ElicitRequestFormParams)
+		downElicitRequestFormParams(x, out)
+		return out, true
 	case *mcp.ElicitRequestParams:
-		return DowngradeElicitRequestParams(x), true
+		out := new(ElicitRequestParams)
+		downElicitRequestParams(x, out)
+		return out, true
 	case *mcp.ElicitRequestURLParams:
-		return DowngradeElicitRequestURLParams(x), true
+		out := new(ElicitRequestURLParams)
+		downElicitRequestURLParams(x, out)
+		return out, true
 	case *mcp.ElicitResult:
-		return DowngradeElicitResult(x), true
+		out := new(ElicitResult)
+		downElicitResult(x, out)
+		return out, true
 	case *mcp.EmbeddedResource:
-		return DowngradeEmbeddedResource(x), true
+		out := new(EmbeddedResource)
+		downEmbeddedResource(x, out)
+		return out, true
 	case *mcp.EmbeddedResourceResource:
-		return DowngradeEmbeddedResourceResource(x), true
+		out := new(EmbeddedResourceResource)
+		downEmbeddedResourceResource(x, out)
+		return out, true
 	case *mcp.FailedTask:
-		return DowngradeFailedTask(x), true
+		out := new(FailedTask)
+		downFailedTask(x, out)
+		return out, true
 	case *mcp.GetPromptRequestParams:
-		return DowngradeGetPromptRequestParams(x), true
+		out := new(GetPromptRequestParams)
+		downGetPromptRequestParams(x, out)
+		return out, true
 	case *mcp.GetPromptResult:
-		return DowngradeGetPromptResult(x), true
+		out := new(GetPromptResult)
+		downGetPromptResult(x, out)
+		return out, true
 	case *mcp.GetTaskRequestParams:
-		return DowngradeGetTaskRequestParams(x), true
+		out := new(GetTaskRequestParams)
+		downGetTaskRequestParams(x, out)
+		return out, true
 	case *mcp.GetTaskResult:
-		return DowngradeGetTaskResult(x), true
+		out := new(GetTaskResult)
+		downGetTaskResult(x, out)
+		return out, true
 	case *mcp.GetTaskResultInputRequestsValue:
-		return DowngradeGetTaskResultInputRequestsValue(x), true
+		out := new(GetTaskResultInputRequestsValue)
+		downGetTaskResultInputRequestsValue(x, out)
+		return out, true
 	case *mcp.Icon:
-		return DowngradeIcon(x), true
+		out := new(Icon)
+		downIcon(x, out)
+		return out, true
 	case *mcp.ImageContent:
-		return DowngradeImageContent(x), true
+		out := new(ImageContent)
+		downImageContent(x, out)
+		return out, true
 	case *mcp.Implementation:
-		return DowngradeImplementation(x), true
+		out := new(Implementation)
+		downImplementation(x, out)
+		return out, true
 	case *mcp.InputRequest:
-		return DowngradeInputRequest(x), true
+		out := new(InputRequest)
+		downInputRequest(x, out)
+		return out, true
 	case *mcp.InputRequiredResult:
-		return DowngradeInputRequiredResult(x), true
+		out := new(InputRequiredResult)
+		downInputRequiredResult(x, out)
+		return out, true
 	case *mcp.InputRequiredTask:
-		return DowngradeInputRequiredTask(x), true
+		out := new(InputRequiredTask)
+		downInputRequiredTask(x, out)
+		return out, true
 	case *mcp.InputRequiredTaskInputRequestsValue:
-		return DowngradeInputRequiredTaskInputRequestsValue(x), true
+		out := new(InputRequiredTaskInputRequestsValue)
+		downInputRequiredTaskInputRequestsValue(x, out)
+		return out, true
 	case *mcp.InputResponse:
-		return DowngradeInputResponse(x), true
+		out := new(InputResponse)
+		downInputResponse(x, out)
+		return out, true
 	case *mcp.ListPromptsResult:
-		return DowngradeListPromptsResult(x), true
+		out := new(ListPromptsResult)
+		downListPromptsResult(x, out)
+		return out, true
 	case *mcp.ListResourceTemplatesResult:
-		return DowngradeListResourceTemplatesResult(x), true
+		out := new(ListResourceTemplatesResult)
+		downListResourceTemplatesResult(x, out)
+		return out, true
 	case *mcp.ListResourcesResult:
-		return DowngradeListResourcesResult(x), true
+		out := new(ListResourcesResult)
+		downListResourcesResult(x, out)
+		return out, true
 	case *mcp.ListRootsRequest:
-		return DowngradeListRootsRequest(x), true
+		out := new(ListRootsRequest)
+		downListRootsRequest(x, out)
+		return out, true
 	case *mcp.ListRootsRequestParams:
-		return DowngradeListRootsRequestParams(x), true
+		out := new(ListRootsRequestParams)
+		downListRootsRequestParams(x, out)
+		return out, true
 	case *mcp.ListRootsResult:
-		return DowngradeListRootsResult(x), true
+		out := new(ListRootsResult)
+		downListRootsResult(x, out)
+		return out, true
 	case *mcp.ListToolsResult:
-		return DowngradeListToolsResult(x), true
+		out := new(ListToolsResult)
+		downListToolsResult(x, out)
+		return out, true
 	case *mcp.LoggingMessageNotificationParams:
-		return DowngradeLoggingMessageNotificationParams(x), true
+		out := new(LoggingMessageNotificationParams)
+		downLoggingMessageNotificationParams(x, out)
+		return out, true
 	case *mcp.ModelHint:
-		return DowngradeModelHint(x), true
+		out := new(ModelHint)
+		downModelHint(x, out)
+		return out, true
 	case *mcp.ModelPreferences:
-		return DowngradeModelPreferences(x), true
+		out := new(ModelPreferences)
+		downModelPreferences(x, out)
+		return out, true
 	case *mcp.NotificationParams:
-		return DowngradeNotificationParams(x), true
+		out := new(NotificationParams)
+		downNotificationParams(x, out)
+		return out, true
 	case *mcp.PaginatedRequestParams:
-		return DowngradePaginatedRequestParams(x), true
+		out := new(PaginatedRequestParams)
+		downPaginatedRequestParams(x, out)
+		return out, true
 	case *mcp.PaginatedResult:
-		return DowngradePaginatedResult(x), true
+		out := new(PaginatedResult)
+		downPaginatedResult(x, out)
+		return out, true
 	case *mcp.ProgressNotificationParams:
-		return DowngradeProgressNotificationParams(x), true
+		out := new(ProgressNotificationParams)
+		downProgressNotificationParams(x, out)
+		return out, true
 	case *mcp.Prompt:
-		return DowngradePrompt(x), true
+		out := new(Prompt)
+		downPrompt(x, out)
+		return out, true
 	case *mcp.PromptArgument:
-		return DowngradePromptArgument(x), true
+		out := new(PromptArgument)
+		downPromptArgument(x, out)
+		return out, true
 	case *mcp.PromptMessage:
-		return DowngradePromptMessage(x), true
+		out := new(PromptMessage)
+		downPromptMessage(x, out)
+		return out, true
 	case *mcp.PromptReference:
-		return DowngradePromptReference(x), true
+		out := new(PromptReference)
+		downPromptReference(x, out)
+		return out, true
 	case *mcp.ReadResourceRequestParams:
-		return DowngradeReadResourceRequestParams(x), true
+		out := new(ReadResourceRequestParams)
+		downReadResourceRequestParams(x, out)
+		return out, true
 	case *mcp.ReadResourceResult:
-		return DowngradeReadResourceResult(x), true
+		out := new(ReadResourceResult)
+		downReadResourceResult(x, out)
+		return out, true
 	case *mcp.ReadResourceResultContentsItem:
-		return DowngradeReadResourceResultContentsItem(x), true
+		out := new(ReadResourceResultContentsItem)
+		downReadResourceResultContentsItem(x, out)
+		return out, true
 	case *mcp.RequestParams:
-		return DowngradeRequestParams(x), true
+		out := new(RequestParams)
+		downRequestParams(x, out)
+		return out, true
 	case *mcp.Resource:
-		return DowngradeResource(x), true
+		out := new(Resource)
+		downResource(x, out)
+		return out, true
 	case *mcp.ResourceLink:
-		return DowngradeResourceLink(x), true
+		out := new(ResourceLink)
+		downResourceLink(x, out)
+		return out, true
 	case *mcp.ResourceTemplate:
-		return DowngradeResourceTemplate(x), true
+		out := new(ResourceTemplate)
+		downResourceTemplate(x, out)
+		return out, true
 	case *mcp.ResourceTemplateReference:
-		return DowngradeResourceTemplateReference(x), true
+		out := new(ResourceTemplateReference)
+		downResourceTemplateReference(x, out)
+		return out, true
 	case *mcp.ResourceUpdatedNotificationParams:
-		return DowngradeResourceUpdatedNotificationParams(x), true
+		out := new(ResourceUpdatedNotificationParams)
+		downResourceUpdatedNotificationParams(x, out)
+		return out, true
 	case *mcp.Result:
-		return DowngradeResult(x), true
+		out := new(Result)
+		downResult(x, out)
+		return out, true
 	case *mcp.Root:
-		return DowngradeRoot(x), true
+		out := new(Root)
+		downRoot(x, out)
+		return out, true
 	case *mcp.SamplingMessage:
-		return DowngradeSamplingMessage(x), true
+		out := new(SamplingMessage)
+		downSamplingMessage(x, out)
+		return out, true
 	case *mcp.SamplingMessageContent:
-		return DowngradeSamplingMessageContent(x), true
+		out := new(SamplingMessageContent)
+		downSamplingMessageContent(x, out)
+		return out, true
 	case *mcp.SamplingMessageContentBlock:
-		return DowngradeSamplingMessageContentBlock(x), true
+		out := new(SamplingMessageContentBlock)
+		downSamplingMessageContentBlock(x, out)
+		return out, true
 	case *mcp.ServerCapabilities:
-		return DowngradeServerCapabilities(x), true
+		out := new(ServerCapabilities)
+		downServerCapabilities(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesPrompts:
-		return DowngradeServerCapabilitiesPrompts(x), true
+		out := new(ServerCapabilitiesPrompts)
+		downServerCapabilitiesPrompts(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesResources:
-		return DowngradeServerCapabilitiesResources(x), true
+		out := new(ServerCapabilitiesResources)
+		downServerCapabilitiesResources(x, out)
+		return out, true
 	case *mcp.ServerCapabilitiesTools:
-		return DowngradeServerCapabilitiesTools(x), true
+		out := new(ServerCapabilitiesTools)
+		downServerCapabilitiesTools(x, out)
+		return out, true
 	case *mcp.SubscriptionFilter:
-		return DowngradeSubscriptionFilter(x), true
+		out := new(SubscriptionFilter)
+		downSubscriptionFilter(x, out)
+		return out, true
 	case *mcp.SubscriptionsAcknowledgedNotificationParams:
-		return DowngradeSubscriptionsAcknowledgedNotificationParams(x), true
+		out := new(SubscriptionsAcknowledgedNotificationParams)
+		downSubscriptionsAcknowledgedNotificationParams(x, out)
+		return out, true
 	case *mcp.SubscriptionsListenRequestParams:
-		return DowngradeSubscriptionsListenRequestParams(x), true
+		out := new(SubscriptionsListenRequestParams)
+		downSubscriptionsListenRequestParams(x, out)
+		return out, true
 	case *mcp.SubscriptionsListenResult:
-		return DowngradeSubscriptionsListenResult(x), true
+		out := new(SubscriptionsListenResult)
+		downSubscriptionsListenResult(x, out)
+		return out, true
 	case *mcp.Task:
-		return DowngradeTask(x), true
+		out := new(Task)
+		downTask(x, out)
+		return out, true
 	case *mcp.TaskStatusNotificationParams:
-		return DowngradeTaskStatusNotificationParams(x), true
+		out := new(TaskStatusNotificationParams)
+		downTaskStatusNotificationParams(x, out)
+		return out, true
 	case *mcp.TaskStatusNotificationParamsInputRequestsValue:
-		return DowngradeTaskStatusNotificationParamsInputRequestsValue(x), true
+		out := new(TaskStatusNotificationParamsInputRequestsValue)
+		downTaskStatusNotificationParamsInputRequestsValue(x, out)
+		return out, true
 	case *mcp.TaskSubscriptionAcknowledgedNotifications:
-		return DowngradeTaskSubscriptionAcknowledgedNotifications(x), true
+		out := new(TaskSubscriptionAcknowledgedNotifications)
+		downTaskSubscriptionAcknowledgedNotifications(x, out)
+		return out, true
 	case *mcp.TaskSubscriptionNotifications:
-		return DowngradeTaskSubscriptionNotifications(x), true
+		out := new(TaskSubscriptionNotifications)
+		downTaskSubscriptionNotifications(x, out)
+		return out, true
 	case *mcp.TextContent:
-		return DowngradeTextContent(x), true
+		out := new(TextContent)
+		downTextContent(x, out)
+		return out, true
 	case *mcp.TextResourceContents:
-		return DowngradeTextResourceContents(x), true
+		out := new(TextResourceContents)
+		downTextResourceContents(x, out)
+		return out, true
 	case *mcp.Tool:
-		return DowngradeTool(x), true
+		out := new(Tool)
+		downTool(x, out)
+		return out, true
 	case *mcp.ToolAnnotations:
-		return DowngradeToolAnnotations(x), true
+		out := new(ToolAnnotations)
+		downToolAnnotations(x, out)
+		return out, true
 	case *mcp.ToolChoice:
-		return DowngradeToolChoice(x), true
+		out := new(ToolChoice)
+		downToolChoice(x, out)
+		return out, true
 	case *mcp.ToolResultContent:
-		return DowngradeToolResultContent(x), true
+		out := new(ToolResultContent)
+		downToolResultContent(x, out)
+		return out, true
 	case *mcp.ToolUseContent:
-		return DowngradeToolUseContent(x), true
+		out := new(ToolUseContent)
+		downToolUseContent(x, out)
+		return out, true
 	case *mcp.UpdateTaskRequestParams:
-		return DowngradeUpdateTaskRequestParams(x), true
+		out := new(UpdateTaskRequestParams)
+		downUpdateTaskRequestParams(x, out)
+		return out, true
 	case *mcp.UpdateTaskResult:
-		return DowngradeUpdateTaskResult(x), true
+		out := new(UpdateTaskResult)
+		downUpdateTaskResult(x, out)
+		return out, true
 	case *mcp.WorkingTask:
-		return DowngradeWorkingTask(x), true
+		out := new(WorkingTask)
+		downWorkingTask(x, out)
+		return out, true
 	default:
 		return nil, false
 	}
@@ -3833,211 +4041,417 @@ func Downgrade(v any) (out any, ok bool) {
 func Upgrade(v any) (out any, ok bool) {
 	switch x := v.(type) {
 	case *Annotations:
-		return UpgradeAnnotations(x), true
+		out := new(mcp.Annotations)
+		upAnnotations(x, out)
+		return out, true
 	case *AudioContent:
-		return UpgradeAudioContent(x), true
+		out := new(mcp.AudioContent)
+		upAudioContent(x, out)
+		return out, true
 	case *BlobResourceContents:
-		return UpgradeBlobResourceContents(x), true
+		out := new(mcp.BlobResourceContents)
+		upBlobResourceContents(x, out)
+		return out, true
 	case *CacheableResult:
-		return UpgradeCacheableResult(x), true
+		out := new(mcp.CacheableResult)
+		upCacheableResult(x, out)
+		return out, true
 	case *CallToolRequestParams:
-		return UpgradeCallToolRequestParams(x), true
+		out := new(mcp.CallToolRequestParams)
+		upCallToolRequestParams(x, out)
+		return out, true
 	case *CallToolResult:
-		return UpgradeCallToolResult(x), true
+		out := new(mcp.CallToolResult)
+		upCallToolResult(x, out)
+		return out, true
 	case *CancelTaskRequestParams:
-		return UpgradeCancelTaskRequestParams(x), true
+		out := new(mcp.CancelTaskRequestParams)
+		upCancelTaskRequestParams(x, out)
+		return out, true
 	case *CancelTaskResult:
-		return UpgradeCancelTaskResult(x), true
+		out := new(mcp.CancelTaskResult)
+		upCancelTaskResult(x, out)
+		return out, true
 	case *CancelledNotificationParams:
-		return UpgradeCancelledNotificationParams(x), true
+		out := new(mcp.CancelledNotificationParams)
+		upCancelledNotificationParams(x, out)
+		return out, true
 	case *CancelledTask:
-		return UpgradeCancelledTask(x), true
+		out := new(mcp.CancelledTask)
+		upCancelledTask(x, out)
+		return out, true
 	case *ClientCapabilities:
-		return UpgradeClientCapabilities(x), true
+		out := new(mcp.ClientCapabilities)
+		upClientCapabilities(x, out)
+		return out, true
 	case *ClientCapabilitiesElicitation:
-		return UpgradeClientCapabilitiesElicitation(x), true
+		out := new(mcp.ClientCapabilitiesElicitation)
+		upClientCapabilitiesElicitation(x, out)
+		return out, true
 	case *ClientCapabilitiesSampling:
-		return UpgradeClientCapabilitiesSampling(x), true
+		out := new(mcp.ClientCapabilitiesSampling)
+		upClientCapabilitiesSampling(x, out)
+		return out, true
 	case *CompleteRequestParams:
-		return UpgradeCompleteRequestParams(x), true
+		out := new(mcp.CompleteRequestParams)
+		upCompleteRequestParams(x, out)
+		return out, true
 	case *CompleteRequestParamsArgument:
-		return UpgradeCompleteRequestParamsArgument(x), true
+		out := new(mcp.CompleteRequestParamsArgument)
+		upCompleteRequestParamsArgument(x, out)
+		return out, true
 	case *CompleteRequestParamsContext:
-		return UpgradeCompleteRequestParamsContext(x), true
+		out := new(mcp.CompleteRequestParamsContext)
+		upCompleteRequestParamsContext(x, out)
+		return out, true
 	case *CompleteRequestParamsRef:
-		return UpgradeCompleteRequestParamsRef(x), true
+		out := new(mcp.CompleteRequestParamsRef)
+		upCompleteRequestParamsRef(x, out)
+		return out, true
 	case *CompleteResult:
-		return UpgradeCompleteResult(x), true
+		out := new(mcp.CompleteResult)
+		upCompleteResult(x, out)
+		return out, true
 	case *CompleteResultCompletion:
-		return UpgradeCompleteResultCompletion(x), true
+		out := new(mcp.CompleteResultCompletion)
+		upCompleteResultCompletion(x, out)
+		return out, true
 	case *CompletedTask:
-		return UpgradeCompletedTask(x), true
+		out := new(mcp.CompletedTask)
+		upCompletedTask(x, out)
+		return out, true
 	case *ContentBlock:
-		return UpgradeContentBlock(x), true
+		out := new(mcp.ContentBlock)
+		upContentBlock(x, out)
+		return out, true
 	case *CreateMessageRequest:
-		return UpgradeCreateMessageRequest(x), true
+		out := new(mcp.CreateMessageRequest)
+		upCreateMessageRequest(x, out)
+		return out, true
 	case *CreateMessageRequestParams:
-		return UpgradeCreateMessageRequestParams(x), true
+		out := new(mcp.CreateMessageRequestParams)
+		upCreateMessageRequestParams(x, out)
+		return out, true
 	case *CreateMessageResult:
-		return UpgradeCreateMessageResult(x), true
+		out := new(mcp.CreateMessageResult)
+		upCreateMessageResult(x, out)
+		return out, true
 	case *CreateMessageResultContent:
-		return UpgradeCreateMessageResultContent(x), true
+		out := new(mcp.CreateMessageResultContent)
+		upCreateMessageResultContent(x, out)
+		return out, true
 	case *CreateTaskResult:
-		return UpgradeCreateTaskResult(x), true
+		out := new(mcp.CreateTaskResult)
+		upCreateTaskResult(x, out)
+		return out, true
 	case *DiscoverResult:
-		return UpgradeDiscoverResult(x), true
+		out := new(mcp.DiscoverResult)
+		upDiscoverResult(x, out)
+		return out, true
 	case *ElicitRequest:
-		return UpgradeElicitRequest(x), true
+		out := new(mcp.ElicitRequest)
+		upElicitRequest(x, out)
+		return out, true
 	case *ElicitRequestFormParams:
-		return UpgradeElicitRequestFormParams(x), true
+		out := new(mcp.ElicitRequestFormParams)
+		upElicitRequestFormParams(x, out)
+		return out, true
 	case *ElicitRequestParams:
-		return UpgradeElicitRequestParams(x), true
+		out := new(mcp.ElicitRequestParams)
+		upElicitRequestParams(x, out)
+		return out, true
 	case *ElicitRequestURLParams:
-		return UpgradeElicitRequestURLParams(x), true
+		out := new(mcp.ElicitRequestURLParams)
+		upElicitRequestURLParams(x, out)
+		return out, true
 	case *ElicitResult:
-		return UpgradeElicitResult(x), true
+		out := new(mcp.ElicitResult)
+		upElicitResult(x, out)
+		return out, true
 	case *EmbeddedResource:
-		return UpgradeEmbeddedResource(x), true
+		out := new(mcp.EmbeddedResource)
+		upEmbeddedResource(x, out)
+		return out, true
 	case *EmbeddedResourceResource:
-		return UpgradeEmbeddedResourceResource(x), true
+		out := new(mcp.EmbeddedResourceResource)
+		upEmbeddedResourceResource(x, out)
+		return out, true
 	case *FailedTask:
-		return UpgradeFailedTask(x), true
+		out := new(mcp.FailedTask)
+		upFailedTask(x, out)
+		return out, true
 	case *GetPromptRequestParams:
-		return UpgradeGetPromptRequestParams(x), true
+		out := new(mcp.GetPromptRequestParams)
+		upGetPromptRequestParams(x, out)
+		return out, true
 	case *GetPromptResult:
-		return UpgradeGetPromptResult(x), true
+		out := new(mcp.GetPromptResult)
+		upGetPromptResult(x, out)
+		return out, true
 	case *GetTaskRequestParams:
-		return UpgradeGetTaskRequestParams(x), true
+		out := new(mcp.GetTaskRequestParams)
+		upGetTaskRequestParams(x, out)
+		return out, true
 	case *GetTaskResult:
-		return UpgradeGetTaskResult(x), true
+		out := new(mcp.GetTaskResult)
+		upGetTaskResult(x, out)
+		return out, true
 	case *GetTaskResultInputRequestsValue:
-		return UpgradeGetTaskResultInputRequestsValue(x), true
+		out := new(mcp.GetTaskResultInputRequestsValue)
+		upGetTaskResultInputRequestsValue(x, out)
+		return out, true
 	case *Icon:
-		return UpgradeIcon(x), true
+		out := new(mcp.Icon)
+		upIcon(x, out)
+		return out, true
 	case *ImageContent:
-		return UpgradeImageContent(x), true
+		out := new(mcp.ImageContent)
+		upImageContent(x, out)
+		return out, true
 	case *Implementation:
-		return UpgradeImplementation(x), true
+		out := new(mcp.Implementation)
+		upImplementation(x, out)
+		return out, true
 	case *InputRequest:
-		return UpgradeInputRequest(x), true
+		out := new(mcp.InputRequest)
+		upInputRequest(x, out)
+		return out, true
 	case *InputRequiredResult:
-		return UpgradeInputRequiredResult(x), true
+		out := new(mcp.InputRequiredResult)
+		upInputRequiredResult(x, out)
+		return out, true
 	case *InputRequiredTask:
-		return UpgradeInputRequiredTask(x), true
+		out := new(mcp.InputRequiredTask)
+		upInputRequiredTask(x, out)
+		return out, true
 	case *InputRequiredTaskInputRequestsValue:
-		return UpgradeInputRequiredTaskInputRequestsValue(x), true
+		out := new(mcp.InputRequiredTaskInputRequestsValue)
+		upInputRequiredTaskInputRequestsValue(x, out)
+		return out, true
 	case *InputResponse:
-		return UpgradeInputResponse(x), true
+		out := new(mcp.InputResponse)
+		upInputResponse(x, out)
+		return out, true
 	case *ListPromptsResult:
-		return UpgradeListPromptsResult(x), true
+		out := new(mcp.ListPromptsResult)
+		upListPromptsResult(x, out)
+		return out, true
 	case *ListResourceTemplatesResult:
-		return UpgradeListResourceTemplatesResult(x), true
+		out := new(mcp.ListResourceTemplatesResult)
+		upListResourceTemplatesResult(x, out)
+		return out, true
 	case *ListResourcesResult:
-		return UpgradeListResourcesResult(x), true
+		out := new(mcp.ListResourcesResult)
+		upListResourcesResult(x, out)
+		return out, true
 	case *ListRootsRequest:
-		return UpgradeListRootsRequest(x), true
+		out := new(mcp.ListRootsRequest)
+		upListRootsRequest(x, out)
+		return out, true
 	case *ListRootsRequestParams:
-		return UpgradeListRootsRequestParams(x), true
+		out := new(mcp.ListRootsRequestParams)
+		upListRootsRequestParams(x, out)
+		return out, true
 	case *ListRootsResult:
-		return UpgradeListRootsResult(x), true
+		out := new(mcp.ListRootsResult)
+		upListRootsResult(x, out)
+		return out, true
 	case *ListToolsResult:
-		return UpgradeListToolsResult(x), true
+		out := new(mcp.ListToolsResult)
+		upListToolsResult(x, out)
+		return out, true
 	case *LoggingMessageNotificationParams:
-		return UpgradeLoggingMessageNotificationParams(x), true
+		out := new(mcp.LoggingMessageNotificationParams)
+		upLoggingMessageNotificationParams(x, out)
+		return out, true
 	case *ModelHint:
-		return UpgradeModelHint(x), true
+		out := new(mcp.ModelHint)
+		upModelHint(x, out)
+		return out, true
 	case *ModelPreferences:
-		return UpgradeModelPreferences(x), true
+		out := new(mcp.ModelPreferences)
+		upModelPreferences(x, out)
+		return out, true
 	case *NotificationParams:
-		return UpgradeNotificationParams(x), true
+		out := new(mcp.NotificationParams)
+		upNotificationParams(x, out)
+		return out, true
 	case *PaginatedRequestParams:
-		return UpgradePaginatedRequestParams(x), true
+		out := new(mcp.PaginatedRequestParams)
+		upPaginatedRequestParams(x, out)
+		return out, true
 	case *PaginatedResult:
-		return UpgradePaginatedResult(x), true
+		out := new(mcp.PaginatedResult)
+		upPaginatedResult(x, out)
+		return out, true
 	case *ProgressNotificationParams:
-		return UpgradeProgressNotificationParams(x), true
+		out := new(mcp.ProgressNotificationParams)
+		upProgressNotificationParams(x, out)
+		return out, true
 	case *Prompt:
-		return UpgradePrompt(x), true
+		out := new(mcp.Prompt)
+		upPrompt(x, out)
+		return out, true
 	case *PromptArgument:
-		return UpgradePromptArgument(x), true
+		out := new(mcp.PromptArgument)
+		upPromptArgument(x, out)
+		return out, true
 	case *PromptMessage:
-		return UpgradePromptMessage(x), true
+		out := new(mcp.PromptMessage)
+		upPromptMessage(x, out)
+		return out, true
 	case *PromptReference:
-		return UpgradePromptReference(x), true
+		out := new(mcp.PromptReference)
+		upPromptReference(x, out)
+		return out, true
 	case *ReadResourceRequestParams:
-		return UpgradeReadResourceRequestParams(x), true
+		out := new(mcp.ReadResourceRequestParams)
+		upReadResourceRequestParams(x, out)
+		return out, true
 	case *ReadResourceResult:
-		return UpgradeReadResourceResult(x), true
+		out := new(mcp.ReadResourceResult)
+		upReadResourceResult(x, out)
+		return out, true
 	case *ReadResourceResultContentsItem:
-		return UpgradeReadResourceResultContentsItem(x), true
+		out := new(mcp.ReadResourceResultContentsItem)
+		upReadResourceResultContentsItem(x, out)
+		return out, true
 	case *RequestParams:
-		return UpgradeRequestParams(x), true
+		out := new(mcp.RequestParams)
+		upRequestParams(x, out)
+		return out, true
 	case *Resource:
-		return UpgradeResource(x), true
+		out := new(mcp.Resource)
+		upResource(x, out)
+		return out, true
 	case *ResourceLink:
-		return UpgradeResourceLink(x), true
+		out := new(mcp.ResourceLink)
+		upResourceLink(x, out)
+		return out, true
 	case *ResourceTemplate:
-		return UpgradeResourceTemplate(x), true
+		out := new(mcp.ResourceTemplate)
+		upResourceTemplate(x, out)
+		return out, true
 	case *ResourceTemplateReference:
-		return UpgradeResourceTemplateReference(x), true
+		out := new(mcp.ResourceTemplateReference)
+		upResourceTemplateReference(x, out)
+		return out, true
 	case *ResourceUpdatedNotificationParams:
-		return UpgradeResourceUpdatedNotificationParams(x), true
+		out := new(mcp.ResourceUpdatedNotificationParams)
+		upResourceUpdatedNotificationParams(x, out)
+		return out, true
 	case *Result:
-		return UpgradeResult(x), true
+		out := new(mcp.Result)
+		upResult(x, out)
+		return out, true
 	case *Root:
-		return UpgradeRoot(x), true
+		out := new(mcp.Root)
+		upRoot(x, out)
+		return out, true
 	case *SamplingMessage:
-		return UpgradeSamplingMessage(x), true
+		out := new(mcp.SamplingMessage)
+		upSamplingMessage(x, out)
+		return out, true
 	case *SamplingMessageContent:
-		return UpgradeSamplingMessageContent(x), true
+		out := new(mcp.SamplingMessageContent)
+		upSamplingMessageContent(x, out)
+		return out, true
 	case *SamplingMessageContentBlock:
-		return UpgradeSamplingMessageContentBlock(x), true
+		out := new(mcp.SamplingMessageContentBlock)
+		upSamplingMessageContentBlock(x, out)
+		return out, true
 	case *ServerCapabilities:
-		return UpgradeServerCapabilities(x), true
+		out := new(mcp.ServerCapabilities)
+		upServerCapabilities(x, out)
+		return out, true
 	case *ServerCapabilitiesPrompts:
-		return UpgradeServerCapabilitiesPrompts(x), true
+		out := new(mcp.ServerCapabilitiesPrompts)
+		upServerCapabilitiesPrompts(x, out)
+		return out, true
 	case *ServerCapabilitiesResources:
-		return UpgradeServerCapabilitiesResources(x), true
+		out := new(mcp.ServerCapabilitiesResources)
+		upServerCapabilitiesResources(x, out)
+		return out, true
 	case *ServerCapabilitiesTools:
-		return UpgradeServerCapabilitiesTools(x), true
+		out := new(mcp.ServerCapabilitiesTools)
+		upServerCapabilitiesTools(x, out)
+		return out, true
 	case *SubscriptionFilter:
-		return UpgradeSubscriptionFilter(x), true
+		out := new(mcp.SubscriptionFilter)
+		upSubscriptionFilter(x, out)
+		return out, true
 	case *SubscriptionsAcknowledgedNotificationParams:
-		return UpgradeSubscriptionsAcknowledgedNotificationParams(x), true
+		out := new(mcp.SubscriptionsAcknowledgedNotificationParams)
+		upSubscriptionsAcknowledgedNotificationParams(x, out)
+		return out, true
 	case *SubscriptionsListenRequestParams:
-		return UpgradeSubscriptionsListenRequestParams(x), true
+		out := new(mcp.SubscriptionsListenRequestParams)
+		upSubscriptionsListenRequestParams(x, out)
+		return out, true
 	case *SubscriptionsListenResult:
-		return UpgradeSubscriptionsListenResult(x), true
+		out := new(mcp.SubscriptionsListenResult)
+		upSubscriptionsListenResult(x, out)
+		return out, true
 	case *Task:
-		return UpgradeTask(x), true
+		out := new(mcp.Task)
+		upTask(x, out)
+		return out, true
 	case *TaskStatusNotificationParams:
-		return UpgradeTaskStatusNotificationParams(x), true
+		out := new(mcp.TaskStatusNotificationParams)
+		upTaskStatusNotificationParams(x, out)
+		return out, true
 	case *TaskStatusNotificationParamsInputRequestsValue:
-		return UpgradeTaskStatusNotificationParamsInputRequestsValue(x), true
+		out := new(mcp.TaskStatusNotificationParamsInputRequestsValue)
+		upTaskStatusNotificationParamsInputRequestsValue(x, out)
+		return out, true
 	case *TaskSubscriptionAcknowledgedNotifications:
-		return UpgradeTaskSubscriptionAcknowledgedNotifications(x), true
+		out := new(mcp.TaskSubscriptionAcknowledgedNotifications)
+		upTaskSubscriptionAcknowledgedNotifications(x, out)
+		return out, true
 	case *TaskSubscriptionNotifications:
-		return UpgradeTaskSubscriptionNotifications(x), true
+		out := new(mcp.TaskSubscriptionNotifications)
+		upTaskSubscriptionNotifications(x, out)
+		return out, true
 	case *TextContent:
-		return UpgradeTextContent(x), true
+		out := new(mcp.TextContent)
+		upTextContent(x, out)
+		return out, true
 	case *TextResourceContents:
-		return UpgradeTextResourceContents(x), true
+		out := new(mcp.TextResourceContents)
+		upTextResourceContents(x, out)
+		return out, true
 	case *Tool:
-		return UpgradeTool(x), true
+		out := new(mcp.Tool)
+		upTool(x, out)
+		return out, true
 	case *ToolAnnotations:
-		return UpgradeToolAnnotations(x), true
+		out := new(mcp.ToolAnnotations)
+		upToolAnnotations(x, out)
+		return out, true
 	case *ToolChoice:
-		return UpgradeToolChoice(x), true
+		out := new(mcp.ToolChoice)
+		upToolChoice(x, out)
+		return out, true
 	case *ToolResultContent:
-		return UpgradeToolResultContent(x), true
+		out := new(mcp.ToolResultContent)
+		upToolResultContent(x, out)
+		return out, true
 	case *ToolUseContent:
-		return UpgradeToolUseContent(x), true
+		out := new(mcp.ToolUseContent)
+		upToolUseContent(x, out)
+		return out, true
 	case *UpdateTaskRequestParams:
-		return UpgradeUpdateTaskRequestParams(x), true
+		out := new(mcp.UpdateTaskRequestParams)
+		upUpdateTaskRequestParams(x, out)
+		return out, true
 	case *UpdateTaskResult:
-		return UpgradeUpdateTaskResult(x), true
+		out := new(mcp.UpdateTaskResult)
+		upUpdateTaskResult(x, out)
+		return out, true
 	case *WorkingTask:
-		return UpgradeWorkingTask(x), true
+		out := new(mcp.WorkingTask)
+		upWorkingTask(x, out)
+		return out, true
 	default:
 		return nil, false
 	}

@@ -1,0 +1,395 @@
+// Package convtest checks the generated conversions against the schemas
+// themselves: every downgraded message is closed-world valid for its
+// revision, every upgrade round-trips, the specification's examples decode
+// and re-encode unchanged, and the facts mcpx-revisions.md pins hold.
+package convtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpx-dev/mcpx/generated/convert"
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/schemas"
+)
+
+func validator(t *testing.T) *closedworld.Validator {
+	t.Helper()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
+	}
+	return v
+}
+
+// sent lists, per revision, what a server sends: results of client
+// requests, and the params of server requests and notifications, with the
+// schema definition and JSON-RPC envelope each is validated in.
+type message struct {
+	method, hubType string
+	result          bool
+}
+
+func serverSent(tab *revision.Table) []message {
+	var out []message
+	for _, m := range tab.Methods {
+		switch {
+		case !m.Notification && !m.FromServer && m.Result != "":
+			out = append(out, message{m.Name, m.Result, true})
+		case m.FromServer && m.Params != "":
+			out = append(out, message{m.Name, m.Params, false})
+		}
+	}
+	return out
+}
+
+func clientSent(tab *revision.Table) []message {
+	var out []message
+	for _, m := range tab.Methods {
+		switch {
+		case !m.FromServer && m.Params != "":
+			out = append(out, message{m.Name, m.Params, false})
+		case m.FromServer && !m.Notification && m.Result != "":
+			out = append(out, message{m.Name, m.Result, true})
+		}
+	}
+	return out
+}
+
+// envelope wraps encoded params or a result as the revision's schema
+// expects to meet them, returning the definition to validate against.
+func envelope(tab *revision.Table, m message, body []byte, fromServer bool) (def string, frame, bare []byte) {
+	if m.result {
+		return m.hubType, body, body
+	}
+	meth, _ := tab.Method(m.method)
+	def = ""
+	switch {
+	case meth.Notification && fromServer:
+		def = "ServerNotification"
+	case meth.Notification:
+		def = "ClientNotification"
+	case fromServer:
+		def = "ServerRequest"
+	default:
+		def = "ClientRequest"
+	}
+	id := `"id":1,`
+	if meth.Notification {
+		id = ""
+	}
+	return def, []byte(fmt.Sprintf(`{"jsonrpc":"2.0",%s"method":%q,"params":%s}`, id, m.method, body)),
+		[]byte(fmt.Sprintf(`{"method":%q,"params":%s}`, m.method, body))
+}
+
+// TestDowngradeIsClosedWorldValid: a fully populated hub value of every type
+// a server sends, downgraded to each older revision, passes that
+// revision's schema with no undeclared member anywhere.
+func TestDowngradeIsClosedWorldValid(t *testing.T) {
+	v := validator(t)
+	for _, tab := range revision.Tables {
+		rev := tab.Revision
+		for _, m := range serverSent(tab) {
+			if flattenedByStatus[m.hubType] {
+				continue // see TestTaskResultsPerStatus
+			}
+			for i, hub := range filled(m.hubType) {
+				name := fmt.Sprintf("%s/%s/%s/variant%d", rev, m.method, m.hubType, i)
+				t.Run(name, func(t *testing.T) {
+					wire, err := convert.Downgrade(rev, hub)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := json.Marshal(wire)
+					if err != nil {
+						if strings.Contains(err.Error(), "has no "+string(rev)+" form") {
+							t.Skipf("no %s form (the edge must not send it): %v", rev, err)
+						}
+						t.Fatal(err)
+					}
+					def, msg, bare := envelope(tab, m, b, true)
+					if !v.Has(string(rev), def) {
+						def = "Result"
+					}
+					// Up to 2025-06-18 a request or notification definition
+					// has only method and params; later ones the whole frame.
+					if err := v.Validate(string(rev), def, msg); err != nil && v.Validate(string(rev), def, bare) != nil {
+						t.Errorf("Downgrade(%s, %s) = %s\n%v", m.hubType, rev, msg, err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// flattenedByStatus are hub types the tasks extension defines as a union by
+// status that the hub flattens into one struct (see gen/README.md): a value
+// with every member set is no valid task, so they get one value per status.
+var flattenedByStatus = map[string]bool{"GetTaskResult": true, "TaskStatusNotificationParams": true}
+
+// TestTaskResultsPerStatus: a tasks/get result and a task status
+// notification for each status, carrying only that status's payload, are
+// closed-world valid for every revision that has them.
+func TestTaskResultsPerStatus(t *testing.T) {
+	v := validator(t)
+	ttl := 60000.0
+	base := func(status mcp.TaskStatus) mcp.GetTaskResult {
+		return mcp.GetTaskResult{TaskID: "t1", Status: status, CreatedAt: "2026-01-01T00:00:00Z", LastUpdatedAt: "2026-01-01T00:00:01Z", TTLMs: &ttl, PollIntervalMs: mcp.Ptr(500.0), StatusMessage: "s"}
+	}
+	working, completed, failed, input, cancelled := base(mcp.TaskStatusWorking), base(mcp.TaskStatusCompleted), base(mcp.TaskStatusFailed), base(mcp.TaskStatusInputRequired), base(mcp.TaskStatusCancelled)
+	completed.Result = json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`)
+	failed.Error = json.RawMessage(`{"code":-32603,"message":"upstream failed"}`)
+	input.InputRequests = map[string]mcp.GetTaskResultInputRequestsValue{"q1": {Method: "elicitation/create", Params: json.RawMessage(`{"message":"ok?","requestedSchema":{"type":"object","properties":{}}}`)}}
+	for _, res := range []mcp.GetTaskResult{working, completed, failed, input, cancelled} {
+		for _, tab := range revision.Tables {
+			if _, ok := tab.Method("tasks/get"); !ok {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%s", tab.Revision, res.Status), func(t *testing.T) {
+				got := encode(t, tab.Revision, &res)
+				if err := v.Validate(string(tab.Revision), "GetTaskResult", []byte(got)); err != nil {
+					t.Errorf("%s\n%v", got, err)
+				}
+			})
+		}
+	}
+}
+
+// TestUpgradeRoundTrips: every type a client sends, downgraded to a
+// revision and upgraded back, equals the original with the members that
+// revision lacks cleared, and its hub JSON re-decodes to the same value.
+func TestUpgradeRoundTrips(t *testing.T) {
+	for _, tab := range revision.Tables {
+		rev := tab.Revision
+		for _, m := range clientSent(tab) {
+			for i, hub := range filled(m.hubType) {
+				t.Run(fmt.Sprintf("%s/%s/variant%d", rev, m.hubType, i), func(t *testing.T) {
+					wire, err := convert.Downgrade(rev, hub)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := json.Marshal(wire)
+					if err != nil {
+						t.Skipf("no %s form: %v", rev, err)
+					}
+					decoded := convert.New(rev, m.hubType)
+					if err := json.Unmarshal(b, decoded); err != nil {
+						t.Fatalf("decode %s %s: %v\n%s", rev, m.hubType, err, b)
+					}
+					up, err := convert.Upgrade(rev, decoded)
+					if err != nil {
+						t.Fatal(err)
+					}
+					again, _ := convert.Downgrade(rev, up)
+					b2, err := json.Marshal(again)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := jsonDiff(b, b2); diff != "" {
+						t.Errorf("downgrade(upgrade(x)) != x for %s %s (-want +got):\n%s", rev, m.hubType, diff)
+					}
+					hubJSON, err := json.Marshal(up)
+					if err != nil {
+						t.Fatal(err)
+					}
+					back := mcp.New(m.hubType)
+					if err := json.Unmarshal(hubJSON, back); err != nil {
+						t.Fatalf("hub JSON does not decode: %v\n%s", err, hubJSON)
+					}
+					if diff := cmp.Diff(up, back, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+						t.Errorf("hub JSON round trip (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
+
+func jsonDiff(a, b []byte) string {
+	var x, y any
+	json.Unmarshal(a, &x)
+	json.Unmarshal(b, &y)
+	return cmp.Diff(x, y)
+}
+
+func mirror() string {
+	if m := os.Getenv("MCPX_SCHEMA_MIRROR"); m != "" {
+		return m
+	}
+	return filepath.Join(filepath.Dir(schemas.SourceDir()), "..", "shared", "spec")
+}
+
+// TestExamplesRoundTrip: every example of the newest revision that is a
+// hub type decodes into it and encodes back to equal JSON.
+func TestExamplesRoundTrip(t *testing.T) {
+	dir := filepath.Join(mirror(), "schemas", "2026-07-28", "examples")
+	defs, err := os.ReadDir(dir)
+	if err != nil {
+		t.Skipf("no specification examples at %s (set MCPX_SCHEMA_MIRROR): %v", dir, err)
+	}
+	tested := 0
+	for _, d := range defs {
+		files, _ := filepath.Glob(filepath.Join(dir, d.Name(), "*.json"))
+		for _, file := range files {
+			if mcp.New(d.Name()) == nil {
+				continue // an envelope or error, not a hub type
+			}
+			tested++
+			t.Run(d.Name()+"/"+filepath.Base(file), func(t *testing.T) {
+				want, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := mcp.New(d.Name())
+				dec := json.NewDecoder(bytes.NewReader(want))
+				if err := dec.Decode(v); err != nil {
+					t.Fatalf("decode into mcp.%s: %v", d.Name(), err)
+				}
+				got, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Members the definition does not declare (an example of a
+				// request may show the whole JSON-RPC frame) are outside the
+				// hub type, so compare the declared ones.
+				if diff := jsonDiff(declaredOnly(t, d.Name(), want), got); diff != "" {
+					t.Errorf("mcp.%s round trip (-want +got):\n%s", d.Name(), diff)
+				}
+			})
+		}
+	}
+	if tested < 50 {
+		t.Errorf("only %d examples matched a hub type; the example set or the hub changed", tested)
+	}
+}
+
+func encode(t *testing.T, rev mcp.Revision, v any) string {
+	t.Helper()
+	w, err := convert.Downgrade(rev, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPinnedFacts holds the facts mcpx-revisions.md states, on the tables
+// and on encoded messages.
+func TestPinnedFacts(t *testing.T) {
+	t.Run("ResourceTemplate is spelled uriTemplate in every revision", func(t *testing.T) {
+		for _, tab := range revision.Tables {
+			ty, ok := tab.Type("ResourceTemplate")
+			if !ok || !contains(ty.Fields, "uriTemplate") || contains(ty.Fields, "uri") {
+				t.Errorf("%s ResourceTemplate fields = %v", tab.Revision, ty.Fields)
+			}
+			got := encode(t, tab.Revision, &mcp.ListResourceTemplatesResult{ResourceTemplates: []mcp.ResourceTemplate{{Name: "n", URITemplate: "file:///{p}"}}})
+			if !strings.Contains(got, `"uriTemplate":"file:///{p}"`) {
+				t.Errorf("%s: %s", tab.Revision, got)
+			}
+		}
+	})
+	t.Run("ServerCapabilities.extensions does not reach 2025-11-25 or older", func(t *testing.T) {
+		caps := &mcp.ServerCapabilities{Extensions: json.RawMessage(`{"io.modelcontextprotocol/tasks":{}}`), Tools: &mcp.ServerCapabilitiesTools{}}
+		for _, tab := range revision.Tables {
+			got := encode(t, tab.Revision, caps)
+			if has := strings.Contains(got, "extensions"); has != (tab.Era == "modern") {
+				t.Errorf("%s ServerCapabilities = %s", tab.Revision, got)
+			}
+		}
+	})
+	t.Run("resultType, ttlMs, cacheScope and the serverInfo key never reach a legacy revision", func(t *testing.T) {
+		res := &mcp.ListToolsResult{ResultType: "complete", TTLMs: 60000, CacheScope: mcp.CacheScopePublic,
+			Meta:  mcp.Meta{mcp.MetaKeyServerInfo: json.RawMessage(`{"name":"mcpx","version":"1"}`), "com.example/k": json.RawMessage(`1`)},
+			Tools: []mcp.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+		for _, tab := range revision.Tables {
+			got := encode(t, tab.Revision, res)
+			for _, bad := range []string{"resultType", "ttlMs", "cacheScope", mcp.MetaKeyServerInfo} {
+				if strings.Contains(got, bad) != (tab.Era == "modern") {
+					t.Errorf("%s: %q present=%v in %s", tab.Revision, bad, !(tab.Era == "modern"), got)
+				}
+			}
+			if !strings.Contains(got, "com.example/k") {
+				t.Errorf("%s lost an ordinary _meta key: %s", tab.Revision, got)
+			}
+		}
+	})
+	t.Run("audio and resource_link fall back to text where a revision lacks them", func(t *testing.T) {
+		res := &mcp.CallToolResult{Content: []mcp.ContentBlock{
+			{Value: &mcp.AudioContent{Data: "aGk=", MIMEType: "audio/wav"}},
+			{Value: &mcp.ResourceLink{Name: "readme", URI: "file:///r"}},
+		}}
+		got := encode(t, mcp.Rev20241105, res)
+		if strings.Count(got, `"type":"text"`) != 2 || !strings.Contains(got, "file:///r") {
+			t.Errorf("2024-11-05: %s", got)
+		}
+		got = encode(t, mcp.Rev20250326, res)
+		if !strings.Contains(got, `"type":"audio"`) || strings.Contains(got, "resource_link") {
+			t.Errorf("2025-03-26: %s", got)
+		}
+	})
+	t.Run("the tasks extension's flat task handle nests, with ttl and pollInterval, for 2025-11-25", func(t *testing.T) {
+		ttl := 5000.0
+		got := encode(t, mcp.Rev20251125, &mcp.CreateTaskResult{TaskID: "t1", Status: mcp.TaskStatusWorking, CreatedAt: "2026-01-01T00:00:00Z", LastUpdatedAt: "2026-01-01T00:00:00Z", TTLMs: &ttl, PollIntervalMs: mcp.Ptr(250.0)})
+		want := `{"task":{"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":250,"status":"working","taskId":"t1","ttl":5000}}`
+		if diff := jsonDiff([]byte(want), []byte(got)); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("non-object structuredContent is dropped for 2025-06-18 and 2025-11-25", func(t *testing.T) {
+		res := &mcp.CallToolResult{Content: []mcp.ContentBlock{}, StructuredContent: json.RawMessage(`[1,2]`)}
+		for rev, want := range map[mcp.Revision]bool{mcp.Rev20250618: false, mcp.Rev20251125: false, mcp.Rev20260728: true} {
+			if got := encode(t, rev, res); strings.Contains(got, "structuredContent") != want {
+				t.Errorf("%s: %s", rev, got)
+			}
+		}
+	})
+}
+
+// TestTablesNameEveryRevision keeps the tables and constants in step.
+func TestTablesNameEveryRevision(t *testing.T) {
+	var got []string
+	for _, tab := range revision.Tables {
+		got = append(got, string(tab.Revision))
+	}
+	want := []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+	if !sort.StringsAreSorted(reverse(got)) || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("tables = %v, want %v", got, want)
+	}
+}
+
+func reverse(s []string) []string {
+	out := append([]string(nil), s...)
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+func declaredOnly(t *testing.T, hubType string, b []byte) []byte {
+	ty, ok := revision.Lookup(mcp.Rev20260728).Type(hubType)
+	var m map[string]json.RawMessage
+	if !ok || len(ty.Fields) == 0 || json.Unmarshal(b, &m) != nil {
+		return b
+	}
+	for k := range m {
+		if !contains(ty.Fields, k) {
+			t.Logf("example member %q is not declared by 2026-07-28 %s", k, hubType)
+			delete(m, k)
+		}
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
