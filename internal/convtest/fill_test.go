@@ -77,11 +77,11 @@ func (f *filler) fill(v reflect.Value, member string) {
 	switch {
 	case t == metaType:
 		v.Set(reflect.ValueOf(mcp.Meta{
-			"com.example/trace":                    json.RawMessage(`"abc"`),
-			mcp.MetaKeyServerInfo:                  json.RawMessage(`{"name":"mcpx","version":"1.0.0"}`),
-			mcp.MetaKeyRelatedTask:                 json.RawMessage(`{"taskId":"t1"}`),
-			mcp.MetaKeyModelImmediateResponse:      json.RawMessage(`"working on it"`),
-			mcp.MetaKeySubscriptionID:              json.RawMessage(`7`),
+			"com.example/trace":               json.RawMessage(`"abc"`),
+			mcp.MetaKeyServerInfo:             json.RawMessage(`{"name":"mcpx","version":"1.0.0"}`),
+			mcp.MetaKeyRelatedTask:            json.RawMessage(`{"taskId":"t1"}`),
+			mcp.MetaKeyModelImmediateResponse: json.RawMessage(`"working on it"`),
+			mcp.MetaKeySubscriptionID:         json.RawMessage(`7`),
 		}))
 		return
 	case t == rawType:
