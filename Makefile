@@ -50,7 +50,7 @@ fresh:
 	fi
 
 bench:
-	@pkgs=$$($(GO) list ./generated/... ./runtime/... 2>/dev/null); \
+	@pkgs=$$($(GO) list ./generated/... ./runtime/... ./bench/ 2>/dev/null); \
 	if [ -z "$$pkgs" ]; then echo "bench: no packages under generated/ or runtime/ yet"; \
 	else $(GO) test -run='^$$' -bench=. -benchmem $$pkgs; fi
 
