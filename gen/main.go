@@ -108,13 +108,19 @@ type Output struct {
 	Src  []byte
 }
 
-// Generate builds the model and renders every file, formatted.
+// Generate loads the pinned schemas from dir and renders every file.
 func Generate(dir string) ([]Output, *model.Hub, error) {
 	set, err := load.All(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	o, err := model.ParseOverlay(schemas.OverlayJSON())
+	return Render(set, schemas.OverlayJSON())
+}
+
+// Render builds the model of set with the overlay and renders every file,
+// formatted. It fails on an overlay entry that matched nothing.
+func Render(set *load.Set, overlay []byte) ([]Output, *model.Hub, error) {
+	o, err := model.ParseOverlay(overlay)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,7 +128,7 @@ func Generate(dir string) ([]Output, *model.Hub, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	files := emit.Files(hub, provenance(set))
+	files := emit.Files(hub, provenance(set, overlay))
 	if un := o.Unused(); len(un) > 0 {
 		return nil, nil, fmt.Errorf("%s", strings.Join(un, "\n"))
 	}
@@ -143,10 +149,10 @@ func Generate(dir string) ([]Output, *model.Hub, error) {
 
 // provenance names every input by id, commit and hash, without dates or tool
 // versions, so a clean regeneration is byte-identical.
-func provenance(set *load.Set) string {
+func provenance(set *load.Set, overlay []byte) string {
 	var parts []string
 	for _, r := range append(append([]*load.Revision{}, set.Revisions...), set.Extensions...) {
 		parts = append(parts, fmt.Sprintf("%s %s sha256:%s", r.Schema.ID, r.Schema.Commit[:12], r.Schema.SHA256[:12]))
 	}
-	return "schemas/manifest.json (" + strings.Join(parts, ", ") + "), schemas/overlay.json sha256:" + schemas.Sum(schemas.OverlayJSON())[:12]
+	return "schemas/manifest.json (" + strings.Join(parts, ", ") + "), schemas/overlay.json sha256:" + schemas.Sum(overlay)[:12]
 }

@@ -16,6 +16,8 @@ type convWriter struct {
 	w   *model.Wire
 	rev string
 	pkg string
+
+	usesMeta, usesToRaw, usesFromRaw bool // helpers to write, only if called
 }
 
 type pair struct{ w, h *model.Type }
@@ -160,10 +162,13 @@ func (c *convWriter) convert(dir string, wt, ht *model.Type, srcPtr, dstPtr bool
 		}
 		return []jen.Code{cp(dst).Op("=").Add(val)}
 	case to.Kind == model.Meta && dir == "down":
+		c.usesMeta = true
 		return []jen.Code{cp(dst).Op("=").Id("filterMeta").Call(src)}
 	case to.Kind == model.Raw && from.Kind != model.Raw:
+		c.usesToRaw = true
 		return []jen.Code{cp(dst).Op("=").Id("toRaw").Call(src)}
 	case from.Kind == model.Raw && to.Kind != model.Raw:
+		c.usesFromRaw = true
 		target := cp(dst)
 		if !dstPtr {
 			target = jen.Op("&").Add(cp(dst))
@@ -350,8 +355,31 @@ func (c *convWriter) variantConv(dir string, wv, hv *model.Variant, src *jen.Sta
 	}
 }
 
-// metaFilter writes filterMeta, toRaw and fromRaw.
+// metaFilter writes filterMeta, toRaw and fromRaw, those that are called.
 func (c *convWriter) metaFilter() {
+	if c.usesMeta {
+		c.writeFilterMeta()
+	}
+	if c.usesToRaw {
+		c.f.Comment("toRaw encodes a hub value for a place this revision leaves open.")
+		c.f.Func().Id("toRaw").Params(jen.Id("v").Any()).Qual(jsonPath, "RawMessage").Block(
+			jen.If(jen.Id("rv").Op(":=").Qual("reflect", "ValueOf").Call(jen.Id("v")), jen.Id("rv").Dot("Kind").Call().Op("==").Qual("reflect", "Pointer").Op("&&").Id("rv").Dot("IsNil").Call()).Block(jen.Return(jen.Nil())),
+			jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("v")),
+			jen.Return(jen.Id("b")),
+		)
+		c.f.Line()
+	}
+	if c.usesFromRaw {
+		c.f.Comment("fromRaw decodes what this revision leaves open into a hub value; JSON")
+		c.f.Comment("that does not fit the hub's shape leaves v as it was.")
+		c.f.Func().Id("fromRaw").Params(jen.Id("b").Qual(jsonPath, "RawMessage"), jen.Id("v").Any()).Block(
+			jen.If(jen.Len(jen.Id("b")).Op(">").Lit(0)).Block(jen.Id("_").Op("=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Id("v"))),
+		)
+		c.f.Line()
+	}
+}
+
+func (c *convWriter) writeFilterMeta() {
 	var foreign []string
 	for k, revs := range c.hub.MetaKeys {
 		if !revs[c.rev] {
@@ -378,19 +406,6 @@ func (c *convWriter) metaFilter() {
 			),
 		),
 		jen.Return(jen.Id("m")),
-	)
-	c.f.Line()
-	c.f.Comment("toRaw encodes a hub value for a place this revision leaves open.")
-	c.f.Func().Id("toRaw").Params(jen.Id("v").Any()).Qual(jsonPath, "RawMessage").Block(
-		jen.If(jen.Id("rv").Op(":=").Qual("reflect", "ValueOf").Call(jen.Id("v")), jen.Id("rv").Dot("Kind").Call().Op("==").Qual("reflect", "Pointer").Op("&&").Id("rv").Dot("IsNil").Call()).Block(jen.Return(jen.Nil())),
-		jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("v")),
-		jen.Return(jen.Id("b")),
-	)
-	c.f.Line()
-	c.f.Comment("fromRaw decodes what this revision leaves open into a hub value; JSON")
-	c.f.Comment("that does not fit the hub's shape leaves v as it was.")
-	c.f.Func().Id("fromRaw").Params(jen.Id("b").Qual(jsonPath, "RawMessage"), jen.Id("v").Any()).Block(
-		jen.If(jen.Len(jen.Id("b")).Op(">").Lit(0)).Block(jen.Id("_").Op("=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Id("v"))),
 	)
 	c.f.Line()
 }

@@ -413,10 +413,18 @@ func (b *builder) discriminate(u *Type, loc string) {
 			objs = append(objs, v)
 		}
 	}
-	if len(objs) <= 1 {
-		for _, v := range objs {
-			v.Tag, v.Default = "*", true
+	if len(objs) == 1 { // one variant: keep its constant, so it pairs with a wider union
+		v := objs[0]
+		v.Tag, v.Default = "*", true
+		for _, f := range v.Type.Fields {
+			if f.Type.Kind == Const {
+				u.Disc, v.Tag = f.Wire, f.Type.Values[0]
+				break
+			}
 		}
+		return
+	}
+	if len(objs) == 0 {
 		return
 	}
 	var candidates []string
@@ -625,14 +633,19 @@ func kindSuffix(notification bool) string {
 // roots, so a spoke package holds nothing its revision never sends.
 func reach(w *Wire) {
 	keep := map[string]*Type{}
+	seen := map[*Type]bool{}
 	var visit func(t *Type)
 	visit = func(t *Type) {
-		if t == nil {
+		if t == nil || seen[t] {
 			return
 		}
+		seen[t] = true
 		if t.Named() {
-			if keep[t.Name] == t {
-				return
+			if old := keep[t.Name]; old != nil && old != t {
+				problem := fmt.Sprintf("mcpx-gen: %s: two types are named %s", w.Rev, t.Name)
+				if t.problem == "" {
+					t.problem = problem
+				}
 			}
 			keep[t.Name] = t
 		}

@@ -205,7 +205,8 @@ func (m *merger) lift(h, w *Type, at string) *Type {
 		m.fail("%s: object %s matches no variant of the hub union %s; add an overlay entry", at, w.Name, h.Name)
 		return nil
 	}
-	u := &Type{Kind: Union, Name: w.Name, Doc: w.Doc, Source: w.Source, Disc: h.Disc,
+	// The union takes the hub union's name, the object its hub variant's.
+	u := &Type{Kind: Union, Name: h.Name, Doc: w.Doc, Source: w.Source, Disc: h.Disc,
 		Variants: []*Variant{{Tag: match.Tag, Type: w, Default: true}}}
 	w.Name = match.Type.Name
 	w.lifted = u
@@ -318,6 +319,12 @@ func cut(at string) (typ, field string, ok bool) {
 
 func (m *merger) variants(h, w *Type) {
 	rev := m.w.Rev
+	if w.problem != "" { // reached through a place that is not open
+		if m.err == nil {
+			m.err = fmt.Errorf("%s", w.problem)
+		}
+		return
+	}
 	if h.Disc == "" {
 		h.Disc = w.Disc
 	}

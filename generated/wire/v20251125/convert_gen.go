@@ -4,9 +4,7 @@
 package v20251125
 
 import (
-	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/override"
@@ -3285,23 +3283,6 @@ func filterMeta(m mcp.Meta) mcp.Meta {
 		}
 	}
 	return m
-}
-
-// toRaw encodes a hub value for a place this revision leaves open.
-func toRaw(v any) json.RawMessage {
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	return b
-}
-
-// fromRaw decodes what this revision leaves open into a hub value; JSON
-// that does not fit the hub's shape leaves v as it was.
-func fromRaw(b json.RawMessage, v any) {
-	if len(b) > 0 {
-		_ = json.Unmarshal(b, v)
-	}
 }
 
 // Downgrade converts v, a pointer to a hub type, to its 2025-11-25 shape; ok is

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcpx-dev/mcpx/gen/load"
+	"github.com/mcpx-dev/mcpx/schemas"
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestGeneratedIsFresh regenerates in memory and compares with generated/.
+func TestGeneratedIsFresh(t *testing.T) {
+	outs, _, err := Generate(schemas.SourceDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(schemas.SourceDir())
+	for _, o := range outs {
+		have, err := os.ReadFile(filepath.Join(root, o.Path))
+		if err != nil {
+			t.Errorf("%s: %v; run `make generate` and commit", o.Path, err)
+			continue
+		}
+		if !bytes.Equal(have, o.Src) {
+			t.Errorf("%s is stale: run `make generate` and commit\n%s", o.Path, firstDiff(string(have), string(o.Src)))
+		}
+	}
+}
+
+// TestGenerateIsDeterministic: two runs give identical bytes.
+func TestGenerateIsDeterministic(t *testing.T) {
+	a, _, err := Generate(schemas.SourceDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := Generate(schemas.SourceDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if a[i].Path != b[i].Path || !bytes.Equal(a[i].Src, b[i].Src) {
+			t.Fatalf("%s differs between two runs", a[i].Path)
+		}
+	}
+}
+
+// TestAlteredSchemaFails: the generator refuses a schema file whose sha256
+// is not the pinned one, and a missing one, naming the revision.
+func TestAlteredSchemaFails(t *testing.T) {
+	m, _ := schemas.Load()
+	for _, tc := range []struct {
+		name   string
+		mutate func(path string)
+		want   error
+	}{
+		{"altered", func(p string) { os.WriteFile(p, []byte(`{"$defs":{}}`), 0o644) }, schemas.ErrAltered},
+		{"missing", func(p string) { os.Remove(p) }, schemas.ErrMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, s := range m.All() {
+				b, err := schemas.Read(schemas.SourceDir(), s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.MkdirAll(filepath.Join(dir, filepath.Dir(s.File)), 0o755)
+				os.WriteFile(filepath.Join(dir, s.File), b, 0o644)
+			}
+			tc.mutate(filepath.Join(dir, m.Schemas[2].File))
+			_, _, err := Generate(dir)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), m.Schemas[2].ID) {
+				t.Fatalf("Generate with a %s %s schema: err = %v, want %v naming the revision", tc.name, m.Schemas[2].ID, err, tc.want)
+			}
+		})
+	}
+}
+
+// The golden cases: testdata/<case>.txtar holds a tiny modern schema
+// (new.json), a tiny legacy one (old.json), an overlay (overlay.json) and
+// either the expected Go (-- want/<path> --) or the expected error
+// (-- error --). Refresh with go test ./gen -update.
+func TestGolden(t *testing.T) {
+	cases, _ := filepath.Glob("testdata/*.txtar")
+	if len(cases) == 0 {
+		t.Fatal("no golden cases under gen/testdata")
+	}
+	for _, file := range cases {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := map[string][]byte{}
+			for _, f := range ar.Files {
+				in[f.Name] = f.Data
+			}
+			got, err := generateTiny(in["new.json"], in["old.json"], in["overlay.json"])
+			if want, ok := in["error"]; ok {
+				if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(string(want))) {
+					t.Fatalf("error = %v, want one containing %q", err, strings.TrimSpace(string(want)))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keep []txtar.File
+			for _, f := range ar.Files {
+				if !strings.HasPrefix(f.Name, "want/") {
+					keep = append(keep, f)
+				}
+			}
+			for _, g := range got {
+				keep = append(keep, txtar.File{Name: "want/" + g.Path, Data: g.Src})
+			}
+			if *update {
+				ar.Files = keep
+				os.WriteFile(file, txtar.Format(ar), 0o644)
+				return
+			}
+			for _, g := range got {
+				want := in["want/"+g.Path]
+				if diff := cmp.Diff(string(want), string(g.Src)); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", g.Path, diff)
+				}
+			}
+		})
+	}
+}
+
+// generateTiny runs the generator on a two-revision world.
+func generateTiny(newSchema, oldSchema, overlay []byte) ([]Output, error) {
+	modern := schemas.Schema{ID: "2030-01-01", Era: schemas.Modern, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(newSchema), File: "new.json"}
+	legacy := schemas.Schema{ID: "2020-01-01", Era: schemas.Legacy, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(oldSchema), File: "old.json"}
+	set := &load.Set{}
+	for _, p := range []struct {
+		s schemas.Schema
+		b []byte
+	}{{modern, newSchema}, {legacy, oldSchema}} {
+		r, err := load.Compile(p.s, p.b)
+		if err != nil {
+			return nil, err
+		}
+		set.Revisions = append(set.Revisions, r)
+	}
+	outs, _, err := Render(set, overlay)
+	return outs, err
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n  have: %s\n  want: %s", i+1, al[i], bl[i])
+		}
+	}
+	return "lengths differ"
+}
