@@ -56,12 +56,102 @@ func IsJSONObject(raw json.RawMessage) bool {
 
 // IsObjectSchema reports whether raw is a JSON Schema whose root has type
 // "object" (overlay: keep-if Tool.outputSchema, 2025-06-18..2025-11-25).
+// It runs on every tool of every tools/list sent to those revisions, so it
+// scans the top level of the object instead of decoding it; a root type
+// written with escapes ("obj\u0065ct") is not recognised and the schema is
+// dropped, which is the safe direction.
 func IsObjectSchema(raw json.RawMessage) bool {
-	var s struct {
-		Type json.RawMessage `json:"type"`
-	}
-	if !IsJSONObject(raw) || json.Unmarshal(raw, &s) != nil {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return false
 	}
-	return string(s.Type) == `"object"`
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return false // '}' (no type) or malformed
+		}
+		end := skipString(raw, i)
+		if end < 0 {
+			return false
+		}
+		key := raw[i+1 : end-1]
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		valEnd := skipValue(raw, i)
+		if valEnd < 0 {
+			return false
+		}
+		if string(key) == "type" {
+			return string(raw[i:valEnd]) == `"object"`
+		}
+		i = skipSpace(raw, valEnd)
+		if i >= len(raw) || raw[i] != ',' {
+			return false
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"', or -1.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value starting at b[i], or -1.
+// Nested objects and arrays are skipped by depth, minding strings.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }

@@ -27,6 +27,9 @@ func tables(h *model.Hub, source string) *File {
 			if m.Notification {
 				d[jen.Id("Notification")] = jen.True()
 			}
+			if wm != nil && wm.FromClient {
+				d[jen.Id("FromClient")] = jen.True()
+			}
 			if wm != nil && wm.FromServer {
 				d[jen.Id("FromServer")] = jen.True()
 			}
@@ -115,7 +118,8 @@ func tables(h *model.Hub, source string) *File {
 	g.Type().Id("Method").Struct(
 		jen.Id("Name").String(),
 		jen.Id("Notification").Bool(),
-		jen.Id("FromServer").Bool().Comment("sent by the server, else by the client"),
+		jen.Id("FromClient").Bool().Comment("sent by the client"),
+		jen.Id("FromServer").Bool().Comment("sent by the server; some methods go both ways"),
 		jen.Id("Params").String().Comment(`hub type of params; "" when it takes none`),
 		jen.Id("Result").String().Comment(`hub type of the result; "" for notifications`),
 	)

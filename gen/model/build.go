@@ -593,7 +593,13 @@ func (b *builder) methods(w *Wire, ext string) {
 			b.fail("%s%s: no constant method", b.src.Pointer, r.def)
 			continue
 		}
-		m := &Method{Name: (*ms.Const).(string), Notification: r.notification, FromServer: r.fromServer, Def: r.def, Extension: ext}
+		name := (*ms.Const).(string)
+		if prev := w.method(name); prev != nil { // in both ClientRequest and ServerRequest
+			prev.FromServer = prev.FromServer || r.fromServer
+			prev.FromClient = prev.FromClient || !r.fromServer
+			continue
+		}
+		m := &Method{Name: name, Notification: r.notification, FromClient: !r.fromServer, FromServer: r.fromServer, Def: r.def, Extension: ext}
 		if ps := s.Properties["params"]; ps != nil {
 			hint := strings.TrimSuffix(strings.TrimSuffix(r.def, "Request"), "Notification") + kindSuffix(r.notification) + "Params"
 			if b.src.Defs[hint] != nil && ps.Ref == nil {
@@ -678,4 +684,13 @@ func isConstUnion(s *jsonschema.Schema) bool {
 		}
 	}
 	return true
+}
+
+func (w *Wire) method(name string) *Method {
+	for _, m := range w.Methods {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
 }

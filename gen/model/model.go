@@ -148,7 +148,8 @@ func (s RevSet) Sorted() []string {
 type Method struct {
 	Name         string // e.g. "tools/call"
 	Notification bool
-	FromServer   bool   // sent by the server (else by the client)
+	FromClient   bool   // sent by the client
+	FromServer   bool   // sent by the server (some methods go both ways)
 	Def          string // the request or notification definition, e.g. "CallToolRequest"
 	Params       *Type  // nil when the method takes no params
 	ParamsNeeded bool   // params is required

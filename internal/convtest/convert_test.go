@@ -44,9 +44,10 @@ func serverSent(tab *revision.Table) []message {
 	var out []message
 	for _, m := range tab.Methods {
 		switch {
-		case !m.Notification && !m.FromServer && m.Result != "":
+		case !m.Notification && m.FromClient && m.Result != "":
 			out = append(out, message{m.Name, m.Result, true})
-		case m.FromServer && m.Params != "":
+		}
+		if m.FromServer && m.Params != "" {
 			out = append(out, message{m.Name, m.Params, false})
 		}
 	}
@@ -57,9 +58,10 @@ func clientSent(tab *revision.Table) []message {
 	var out []message
 	for _, m := range tab.Methods {
 		switch {
-		case !m.FromServer && m.Params != "":
+		case m.FromClient && m.Params != "":
 			out = append(out, message{m.Name, m.Params, false})
-		case m.FromServer && !m.Notification && m.Result != "":
+		}
+		if m.FromServer && !m.Notification && m.Result != "" {
 			out = append(out, message{m.Name, m.Result, true})
 		}
 	}
