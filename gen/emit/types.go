@@ -77,7 +77,7 @@ func (w *typeWriter) object(t *model.Type) {
 			c = append(c, jen.Comment(d))
 		}
 		if w.hub {
-			if note := fieldNote(w.revs, f); note != "" {
+			if note := fieldNote(w.revs, t.Revs, f); note != "" {
 				if len(c) > 0 {
 					c = append(c, jen.Comment(""))
 				}
@@ -95,9 +95,9 @@ func (w *typeWriter) object(t *model.Type) {
 
 // fieldNote says where a hub member exists when that is not everywhere its
 // type exists, and how it is spelled where the spelling differs.
-func fieldNote(all []string, f *model.Field) string {
+func fieldNote(all []string, typeRevs model.RevSet, f *model.Field) string {
 	var notes []string
-	if len(f.Revs) < len(all) {
+	if len(f.Revs) < len(typeRevs) {
 		notes = append(notes, "Revisions: "+span(all, f.Revs)+"; dropped when sent to others.")
 	}
 	for _, r := range f.Revs.Sorted() {

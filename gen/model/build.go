@@ -232,6 +232,9 @@ func (b *builder) object(s *jsonschema.Schema, hint, loc string) *Type {
 	b.types[name] = t
 	b.defs[s] = t
 	b.fields(t, s)
+	if b.overlay.Lookup("add-meta", name, b.rev) != nil && t.Field("_meta") == nil {
+		t.addField(&Field{Wire: "_meta", Name: "Meta", Type: tMeta, Doc: "Request metadata; see the overlay entry for why the schema lacks it."})
+	}
 	return t
 }
 

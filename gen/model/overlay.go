@@ -16,7 +16,7 @@ type Overlay struct {
 
 // Entry is one overlay fact. See gen/README.md for each kind.
 type Entry struct {
-	Kind      string `json:"kind"`      // open, meta-key, rename, nest, fallback, keep-if
+	Kind      string `json:"kind"`      // open, meta-key, rename, nest, fallback, keep-if, add-meta
 	At        string `json:"at"`        // a hub type, or "Type.field"
 	Key       string `json:"key"`       // meta-key: the _meta key
 	Revisions string `json:"revisions"` // "X", "A..B", "..B", "A.."
@@ -30,7 +30,7 @@ type Entry struct {
 	used bool
 }
 
-var overlayKinds = map[string]bool{"open": true, "meta-key": true, "rename": true, "nest": true, "fallback": true, "keep-if": true}
+var overlayKinds = map[string]bool{"open": true, "meta-key": true, "rename": true, "nest": true, "fallback": true, "keep-if": true, "add-meta": true}
 
 // ParseOverlay reads and checks an overlay document.
 func ParseOverlay(b []byte) (*Overlay, error) {
@@ -40,7 +40,7 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 	}
 	for i, e := range o.Entries {
 		if !overlayKinds[e.Kind] {
-			return nil, fmt.Errorf("mcpx-gen: schemas/overlay.json entry %d: unknown kind %q (want one of open, meta-key, rename, nest, fallback, keep-if)", i, e.Kind)
+			return nil, fmt.Errorf("mcpx-gen: schemas/overlay.json entry %d: unknown kind %q (want one of open, meta-key, rename, nest, fallback, keep-if, add-meta)", i, e.Kind)
 		}
 		if strings.TrimSpace(e.Why) == "" {
 			return nil, fmt.Errorf("mcpx-gen: schemas/overlay.json entry %d (%s %s): every entry needs a one-line \"why\"", i, e.Kind, e.At+e.Key)

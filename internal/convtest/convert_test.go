@@ -200,6 +200,30 @@ func TestUpgradeRoundTrips(t *testing.T) {
 					if diff := jsonDiff(b, b2); diff != "" {
 						t.Errorf("downgrade(upgrade(x)) != x for %s %s (-want +got):\n%s", rev, m.hubType, diff)
 					}
+					// Where the newest revision has the method too, the upgraded
+					// value sent on to it is closed-world valid there.
+					// The tasks extension's request definitions forbid the _meta
+					// every modern request must carry (see schemas/overlay.json
+					// add-meta), so its methods cannot pass; they are skipped.
+					if newest := revision.Tables[0]; rev != newest.Revision && !strings.HasPrefix(m.method, "tasks/") {
+						if nm, ok := newest.Method(m.method); ok && ((nm.FromClient && !m.result && nm.Params == m.hubType) || (nm.FromServer && m.result && nm.Result == m.hubType)) {
+							if !nm.Notification {
+								withRequestMeta(up) // what the edge adds to every modern request
+							}
+							modern, err := convert.Downgrade(newest.Revision, up)
+							if err != nil {
+								t.Fatal(err)
+							}
+							mb, err := json.Marshal(modern)
+							if err != nil {
+								t.Fatal(err)
+							}
+							def, frame, _ := envelope(newest, message{m.method, m.hubType, m.result}, mb, false)
+							if err := validator(t).Validate(string(newest.Revision), def, frame); err != nil {
+								t.Errorf("%s %s upgraded and sent to %s: %s\n%v", rev, m.hubType, newest.Revision, frame, err)
+							}
+						}
+					}
 					hubJSON, err := json.Marshal(up)
 					if err != nil {
 						t.Fatal(err)
@@ -239,12 +263,16 @@ func TestExamplesRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Skipf("no specification examples at %s (set MCPX_SCHEMA_MIRROR): %v", dir, err)
 	}
-	tested := 0
+	tested, total := 0, 0
 	for _, d := range defs {
 		files, _ := filepath.Glob(filepath.Join(dir, d.Name(), "*.json"))
 		for _, file := range files {
+			total++
 			if mcp.New(d.Name()) == nil {
-				continue // an envelope or error, not a hub type
+				if framed(t, d.Name(), file) {
+					tested++
+				}
+				continue
 			}
 			tested++
 			t.Run(d.Name()+"/"+filepath.Base(file), func(t *testing.T) {
@@ -270,9 +298,84 @@ func TestExamplesRoundTrip(t *testing.T) {
 			})
 		}
 	}
-	if tested < 50 {
+	t.Logf("%d of %d examples round-tripped; the rest are JSON-RPC errors, which no hub type carries", tested, total)
+	if tested < 100 {
 		t.Errorf("only %d examples matched a hub type; the example set or the hub changed", tested)
 	}
+}
+
+// framed round-trips a whole JSON-RPC example (a request, a notification or
+// a result response): its params or result through the hub type the
+// revision table names for its method. It reports whether the example was
+// one.
+func framed(t *testing.T, def, file string) bool {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frame struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(b, &frame) != nil {
+		return false
+	}
+	hubType, part := "", frame.Params
+	switch {
+	case frame.Method != "":
+		m, ok := revision.Lookup(mcp.Rev20260728).Method(frame.Method)
+		if !ok || m.Params == "" || len(frame.Params) == 0 {
+			return false
+		}
+		hubType = m.Params
+	case len(frame.Result) > 0 && strings.HasSuffix(def, "ResultResponse"):
+		hubType, part = strings.TrimSuffix(def, "Response"), frame.Result
+	default:
+		return false
+	}
+	name := def + "/" + filepath.Base(file)
+	t.Run(name, func(t *testing.T) {
+		v := mcp.New(hubType)
+		if err := json.Unmarshal(part, v); err != nil {
+			t.Fatalf("decode into mcp.%s: %v", hubType, err)
+		}
+		got, _ := json.Marshal(v)
+		diff := jsonDiff(declaredOnly(t, hubType, part), got)
+		if why, known := knownBadExamples[name]; known {
+			if diff == "" {
+				t.Errorf("%s now round-trips; remove it from knownBadExamples (%s)", name, why)
+			}
+			t.Logf("known upstream defect: %s", why)
+			return
+		}
+		if diff != "" {
+			t.Errorf("mcp.%s round trip (-want +got):\n%s", hubType, diff)
+		}
+	})
+	return true
+}
+
+// knownBadExamples are specification examples that break their own schema;
+// they are checked to stay broken, so a fix upstream is noticed.
+var knownBadExamples = map[string]string{
+	"ReadResourceResultResponse/read-resource-result-response.json": "the result lacks ttlMs and cacheScope, which ReadResourceResult requires; the hub writes the required members, so the example cannot come back unchanged",
+}
+
+// withRequestMeta adds the _meta members every 2026-07-28 request must
+// carry to a hub params value that has a _meta.
+func withRequestMeta(v any) {
+	f := reflect.ValueOf(v).Elem().FieldByName("Meta")
+	if !f.IsValid() || f.Type() != reflect.TypeOf(mcp.Meta{}) {
+		return
+	}
+	m := mcp.Meta{}
+	for k, val := range f.Interface().(mcp.Meta) {
+		m[k] = val
+	}
+	m[mcp.MetaKeyProtocolVersion] = json.RawMessage(`"2026-07-28"`)
+	m[mcp.MetaKeyClientCapabilities] = json.RawMessage(`{}`)
+	f.Set(reflect.ValueOf(m))
 }
 
 func encode(t *testing.T, rev mcp.Revision, v any) string {
