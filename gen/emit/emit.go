@@ -84,6 +84,11 @@ func indexOf(s []string, v string) int {
 func doc(name, desc string) string {
 	desc = strings.TrimSpace(desc)
 	desc = strings.NewReplacer("{@link ", "", "}", "").Replace(desc)
+	var lines []string
+	for _, l := range strings.Split(desc, "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	desc = strings.Join(lines, "\n")
 	if desc == "" {
 		return ""
 	}

@@ -54,7 +54,9 @@ func (w *typeWriter) write(types []*model.Type) {
 
 func (w *typeWriter) typeDoc(t *model.Type) {
 	if d := doc(t.Name, t.Doc); d != "" {
-		w.f.Comment(d)
+		for _, line := range strings.Split(d, "\n") {
+			w.f.Comment(line)
+		}
 		w.f.Comment("")
 	}
 	src := t.Source
@@ -74,7 +76,9 @@ func (w *typeWriter) object(t *model.Type) {
 	for _, f := range t.Fields {
 		var c []jen.Code
 		if d := doc(f.Name, f.Doc); d != "" {
-			c = append(c, jen.Comment(d))
+			for _, line := range strings.Split(d, "\n") {
+				c = append(c, jen.Comment(line))
+			}
 		}
 		if w.hub {
 			if note := fieldNote(w.revs, t.Revs, f); note != "" {

@@ -256,7 +256,7 @@ func (b *builder) fields(t *Type, s *jsonschema.Schema) {
 	for _, wire := range names {
 		p := s.Properties[wire]
 		f := &Field{Wire: wire, Name: GoName(wire), Required: required[wire], Doc: p.Description}
-		if f.Doc == "" {
+		if f.Doc == "" && wire != "_meta" { // every _meta would repeat MetaObject's page-long text
 			f.Doc = deref(p).Description
 		}
 		switch {

@@ -9,12 +9,10 @@ import (
 	"fmt"
 )
 
-/*
-Action is the user action in response to the elicitation.
-- `"accept"`: User submitted the form/confirmed the action
-- `"decline"`: User explicitly declined the action
-- `"cancel"`: User dismissed without making an explicit choice
-*/
+// Action is the user action in response to the elicitation.
+// - `"accept"`: User submitted the form/confirmed the action
+// - `"decline"`: User explicitly declined the action
+// - `"cancel"`: User dismissed without making an explicit choice
 //
 // Schema: #/$defs/ElicitResult/properties/action. Revisions: 2025-06-18 to 2026-07-28.
 type Action string
@@ -29,30 +27,24 @@ const (
 //
 // Schema: #/$defs/Annotations. Revisions: 2024-11-05 to 2026-07-28.
 type Annotations struct {
-	/*
-	   Audience: Describes who the intended audience of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended audience of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []Role `json:"audience,omitzero"`
-	/*
-	   LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
-
-	   Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-	   Examples: last activity timestamp in an open file, timestamp when the resource
-	   was attached, etc.
-	*/
+	// LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
+	//
+	// Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+	//
+	// Examples: last activity timestamp in an open file, timestamp when the resource
+	// was attached, etc.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	LastModified string `json:"lastModified,omitempty"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -60,23 +52,7 @@ type Annotations struct {
 //
 // Schema: #/$defs/AudioContent. Revisions: 2025-03-26 to 2026-07-28.
 type AudioContent struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -91,23 +67,7 @@ type AudioContent struct {
 
 // Schema: #/$defs/BlobResourceContents. Revisions: 2024-11-05 to 2026-07-28.
 type BlobResourceContents struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -119,18 +79,16 @@ type BlobResourceContents struct {
 	URI string `json:"uri"`
 }
 
-/*
-CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
-
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache).
-*/
+// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+// `Cache-Control: public` vs `Cache-Control: private`.
+//
+//   - `"public"`: The response does not contain user-specific data. Any
+//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+//     the response and serve it across authorization contexts.
+//   - `"private"`: The response MAY be cached and reused only within the
+//     same authorization context. Caches MUST NOT be shared across
+//     authorization contexts (e.g., a different access token requires a
+//     different cache).
 //
 // Schema: #/$defs/DiscoverResult/properties/cacheScope. Revisions: 2026-07-28.
 type CacheScope string
@@ -144,41 +102,34 @@ const (
 //
 // Schema: #/$defs/CacheableResult. Revisions: 2026-07-28.
 type CacheableResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope CacheScope `json:"cacheScope"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -186,17 +137,15 @@ type CacheableResult struct {
 //
 // Schema: #/$defs/CallToolRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type CallToolRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for the tool call.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	/*
-	   InputResponses is a map of client responses to server-initiated requests.
-	   Keys correspond to the keys in the InputRequests map;
-	   values are the client's result for each request.
-	*/
+	// InputResponses is a map of client responses to server-initiated requests.
+	// Keys correspond to the keys in the InputRequests map;
+	// values are the client's result for each request.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
@@ -204,14 +153,12 @@ type CallToolRequestParams struct {
 	Name string `json:"name"`
 	// Revisions: 2026-07-28; dropped when sent to others.
 	RequestState string `json:"requestState,omitempty"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Task *TaskMetadata `json:"task,omitempty"`
@@ -221,43 +168,37 @@ type CallToolRequestParams struct {
 //
 // Schema: #/$defs/CallToolResult. Revisions: 2024-11-05 to 2026-07-28.
 type CallToolResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// Content is a list of content objects that represent the unstructured result of the tool call.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool call ended in an error.
-
-	   If not set, this is assumed to be false (the call was successful).
-
-	   Any errors that originate from the tool SHOULD be reported inside the result
-	   object, with `isError` set to true, _not_ as an MCP protocol-level error
-	   response. Otherwise, the LLM would not be able to see that an error occurred
-	   and self-correct.
-
-	   However, any errors in _finding_ the tool, an error indicating that the
-	   server does not support tool calls, or any other exceptional conditions,
-	   should be reported as an MCP error response.
-	*/
+	// IsError: Whether the tool call ended in an error.
+	//
+	// If not set, this is assumed to be false (the call was successful).
+	//
+	// Any errors that originate from the tool SHOULD be reported inside the result
+	// object, with `isError` set to true, _not_ as an MCP protocol-level error
+	// response. Otherwise, the LLM would not be able to see that an error occurred
+	// and self-correct.
+	//
+	// However, any errors in _finding_ the tool, an error indicating that the
+	// server does not support tool calls, or any other exceptional conditions,
+	// should be reported as an MCP error response.
 	IsError *bool `json:"isError,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
-	/*
-	   StructuredContent is an optional JSON value that represents the structured result of the tool call.
-
-	   This can be any JSON value (object, array, string, number, boolean, or null)
-	   that conforms to the tool's outputSchema if one is defined.
-	*/
+	// StructuredContent is an optional JSON value that represents the structured result of the tool call.
+	//
+	// This can be any JSON value (object, array, string, number, boolean, or null)
+	// that conforms to the tool's outputSchema if one is defined.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
@@ -293,13 +234,11 @@ type CancelTaskResult struct {
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Status TaskStatus `json:"status,omitempty"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	StatusMessage string `json:"statusMessage,omitempty"`
@@ -317,17 +256,15 @@ type CancelTaskResult struct {
 //
 // Schema: #/$defs/CancelledNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type CancelledNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Reason is an optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
 	Reason string `json:"reason,omitempty"`
-	/*
-	   RequestID is the ID of the request to cancel.
-
-	   This MUST correspond to the ID of a request the client previously issued.
-	*/
+	// RequestID is the ID of the request to cancel.
+	//
+	// This MUST correspond to the ID of a request the client previously issued.
 	RequestID json.RawMessage `json:"requestId"`
 }
 
@@ -352,14 +289,12 @@ type ClientCapabilities struct {
 	Elicitation *ClientCapabilitiesElicitation `json:"elicitation,omitempty"`
 	// Experimental: Experimental, non-standard capabilities that the client supports.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
-	/*
-	   Extensions: Optional MCP extensions that the client supports. Keys are extension identifiers
-	   (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-	   per-extension settings objects. An empty object indicates support with no settings.
-
-	   Keys MUST follow the MetaObject`_meta` key naming rules, with a
-	   mandatory prefix.
-	*/
+	// Extensions: Optional MCP extensions that the client supports. Keys are extension identifiers
+	// (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
+	// per-extension settings objects. An empty object indicates support with no settings.
+	//
+	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// mandatory prefix.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -385,10 +320,8 @@ type ClientCapabilitiesElicitation struct {
 //
 // Schema: #/$defs/ClientCapabilities/properties/sampling. Revisions: 2025-11-25 to 2026-07-28.
 type ClientCapabilitiesSampling struct {
-	/*
-	   Context: Whether the client supports context inclusion via `includeContext` parameter.
-	   If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-	*/
+	// Context: Whether the client supports context inclusion via `includeContext` parameter.
+	// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
 	Context json.RawMessage `json:"context,omitempty"`
 	// Tools: Whether the client supports tool use via `tools` and `toolChoice` parameters.
 	Tools json.RawMessage `json:"tools,omitempty"`
@@ -436,7 +369,7 @@ type ClientCapabilitiesTasksRequestsSampling struct {
 //
 // Schema: #/$defs/CompleteRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type CompleteRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -519,18 +452,16 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 //
 // Schema: #/$defs/CompleteResult. Revisions: 2024-11-05 to 2026-07-28.
 type CompleteResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta       Meta                     `json:"_meta,omitempty"`
 	Completion CompleteResultCompletion `json:"completion"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
@@ -974,20 +905,16 @@ type CreateMessageRequestParams struct {
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-	   The client MAY ignore this request.
-
-	   Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
-	   omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-	   ClientCapabilities.sampling.context.
-	*/
+	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+	// The client MAY ignore this request.
+	//
+	// Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
+	// omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
+	// ClientCapabilities.sampling.context.
 	IncludeContext IncludeContext `json:"includeContext,omitempty"`
-	/*
-	   MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
-
-	   The client MAY choose to sample fewer tokens than the requested maximum.
-	*/
+	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
+	//
+	// The client MAY choose to sample fewer tokens than the requested maximum.
 	MaxTokens int64             `json:"maxTokens"`
 	Messages  []SamplingMessage `json:"messages"`
 	// Metadata: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
@@ -997,77 +924,51 @@ type CreateMessageRequestParams struct {
 	StopSequences    []string          `json:"stopSequences,omitzero"`
 	// SystemPrompt is an optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
 	SystemPrompt string `json:"systemPrompt,omitempty"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Task        *TaskMetadata `json:"task,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
-	/*
-	   ToolChoice: Controls how the model uses tools.
-	   The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	   Default is `{ mode: "auto" `.
-	*/
+	// ToolChoice: Controls how the model uses tools.
+	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+	// Default is `{ mode: "auto" `.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
-	/*
-	   Tools: Tools that the model may use during generation.
-	   The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	*/
+	// Tools: Tools that the model may use during generation.
+	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Tools []Tool `json:"tools,omitzero"`
 }
 
-/*
-CreateMessageResult is the result returned by the client for a CreateMessageRequestsampling/createMessage request.
-The client should inform the user before returning the sampled message, to allow them
-to inspect the response (human in the loop) and decide whether to allow the server to see it.
-*/
+// CreateMessageResult is the result returned by the client for a CreateMessageRequestsampling/createMessage request.
+// The client should inform the user before returning the sampled message, to allow them
+// to inspect the response (human in the loop) and decide whether to allow the server to see it.
 //
 // Schema: #/$defs/CreateMessageResult. Revisions: 2024-11-05 to 2026-07-28.
 type CreateMessageResult struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta    Meta                       `json:"_meta,omitempty"`
 	Content CreateMessageResultContent `json:"content"`
 	// Model is the name of the model that generated the message.
 	Model string `json:"model"`
 	// Role is the sender or recipient of messages and data in a conversation.
 	Role Role `json:"role"`
-	/*
-	   StopReason is the reason why sampling stopped, if known.
-
-	   Standard values:
-	   - `"endTurn"`: Natural end of the assistant's turn
-	   - `"stopSequence"`: A stop sequence was encountered
-	   - `"maxTokens"`: Maximum token limit was reached
-	   - `"toolUse"`: The model wants to use one or more tools
-
-	   This field is an open string to allow for provider-specific stop reasons.
-	*/
+	// StopReason is the reason why sampling stopped, if known.
+	//
+	// Standard values:
+	// - `"endTurn"`: Natural end of the assistant's turn
+	// - `"stopSequence"`: A stop sequence was encountered
+	// - `"maxTokens"`: Maximum token limit was reached
+	// - `"toolUse"`: The model wants to use one or more tools
+	//
+	// This field is an open string to allow for provider-specific stop reasons.
 	StopReason string `json:"stopReason,omitempty"`
 }
 
@@ -1155,13 +1056,11 @@ type CreateTaskResult struct {
 	PollIntervalMs *float64 `json:"pollIntervalMs,omitempty"`
 	// Status: Current task state.
 	Status TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -1175,57 +1074,46 @@ type CreateTaskResult struct {
 //
 // Schema: #/$defs/DiscoverResult. Revisions: 2026-07-28.
 type DiscoverResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope CacheScope `json:"cacheScope"`
 	// Capabilities is the capabilities of the server.
 	Capabilities ServerCapabilities `json:"capabilities"`
-	/*
-	   Instructions: Natural-language guidance describing the server and its features.
-
-	   This can be used by clients to improve an LLM's understanding of
-	   available tools (e.g., by including it in a system prompt). It should
-	   focus on information that helps the model use the server effectively
-	   and should not duplicate information already in tool descriptions.
-	*/
+	// Instructions: Natural-language guidance describing the server and its features.
+	//
+	// This can be used by clients to improve an LLM's understanding of
+	// available tools (e.g., by including it in a system prompt). It should
+	// focus on information that helps the model use the server effectively
+	// and should not duplicate information already in tool descriptions.
 	Instructions string `json:"instructions,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   SupportedVersions: MCP Protocol Versions this server supports. The client should choose a
-	   version from this list for use in subsequent requests.
-	*/
+	// SupportedVersions: MCP Protocol Versions this server supports. The client should choose a
+	// version from this list for use in subsequent requests.
 	SupportedVersions []string `json:"supportedVersions"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -1252,19 +1140,15 @@ type ElicitRequestFormParams struct {
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Mode *ConstForm `json:"mode,omitempty"`
-	/*
-	   RequestedSchema is a restricted subset of JSON Schema.
-	   Only top-level properties are allowed, without nesting.
-	*/
+	// RequestedSchema is a restricted subset of JSON Schema.
+	// Only top-level properties are allowed, without nesting.
 	RequestedSchema json.RawMessage `json:"requestedSchema"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Task *TaskMetadata `json:"task,omitempty"`
@@ -1328,10 +1212,8 @@ type ElicitRequestURLParams struct {
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   ElicitationID is the ID of the elicitation, which must be unique within the context of the server.
-	   The client MUST treat this ID as an opaque value.
-	*/
+	// ElicitationID is the ID of the elicitation, which must be unique within the context of the server.
+	// The client MUST treat this ID as an opaque value.
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	ElicitationID string `json:"elicitationId,omitempty"`
@@ -1339,14 +1221,12 @@ type ElicitRequestURLParams struct {
 	Message string `json:"message"`
 	// Mode is the elicitation mode.
 	Mode ConstURL `json:"mode"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Task *TaskMetadata `json:"task,omitempty"`
@@ -1362,18 +1242,14 @@ type ElicitResult struct {
 	//
 	// Revisions: 2025-06-18 to 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Action is the user action in response to the elicitation.
-	   - `"accept"`: User submitted the form/confirmed the action
-	   - `"decline"`: User explicitly declined the action
-	   - `"cancel"`: User dismissed without making an explicit choice
-	*/
+	// Action is the user action in response to the elicitation.
+	// - `"accept"`: User submitted the form/confirmed the action
+	// - `"decline"`: User explicitly declined the action
+	// - `"cancel"`: User dismissed without making an explicit choice
 	Action Action `json:"action"`
-	/*
-	   Content is the submitted form data, only present when action is `"accept"` and mode was `"form"`.
-	   Contains values matching the requested schema.
-	   Omitted for out-of-band mode responses.
-	*/
+	// Content is the submitted form data, only present when action is `"accept"` and mode was `"form"`.
+	// Contains values matching the requested schema.
+	// Omitted for out-of-band mode responses.
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
@@ -1383,32 +1259,14 @@ type ElicitationCompleteNotificationParams struct {
 	ElicitationID string `json:"elicitationId"`
 }
 
-/*
-EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
-
-It is up to the client how best to render embedded resources for the benefit
-of the LLM and/or the user.
-*/
+// EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
+//
+// It is up to the client how best to render embedded resources for the benefit
+// of the LLM and/or the user.
 //
 // Schema: #/$defs/EmbeddedResource. Revisions: 2024-11-05 to 2026-07-28.
 type EmbeddedResource struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1481,17 +1339,15 @@ type FailedTask struct {
 //
 // Schema: #/$defs/GetPromptRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type GetPromptRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for templating the prompt.
 	Arguments map[string]string `json:"arguments,omitzero"`
-	/*
-	   InputResponses is a map of client responses to server-initiated requests.
-	   Keys correspond to the keys in the InputRequests map;
-	   values are the client's result for each request.
-	*/
+	// InputResponses is a map of client responses to server-initiated requests.
+	// Keys correspond to the keys in the InputRequests map;
+	// values are the client's result for each request.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
@@ -1505,20 +1361,18 @@ type GetPromptRequestParams struct {
 //
 // Schema: #/$defs/GetPromptResult. Revisions: 2024-11-05 to 2026-07-28.
 type GetPromptResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// Description is an optional description for the prompt.
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
@@ -1530,11 +1384,9 @@ type GetTaskPayloadRequestParams struct {
 	TaskID string `json:"taskId"`
 }
 
-/*
-GetTaskPayloadResult is the response to a tasks/result request.
-The structure matches the result type of the original request.
-For example, a tools/call task would return the CallToolResult structure.
-*/
+// GetTaskPayloadResult is the response to a tasks/result request.
+// The structure matches the result type of the original request.
+// For example, a tools/call task would return the CallToolResult structure.
 //
 // Schema: #/$defs/GetTaskPayloadResult. Revisions: 2025-11-25.
 type GetTaskPayloadResult struct {
@@ -1574,13 +1426,11 @@ type GetTaskResult struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Status: Current task state.
 	Status TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -1602,36 +1452,28 @@ type GetTaskResultInputRequestsValue struct {
 //
 // Schema: #/$defs/Icon. Revisions: 2025-11-25 to 2026-07-28.
 type Icon struct {
-	/*
-	   MIMEType: Optional MIME type override if the source MIME type is missing or generic.
-	   For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
-	*/
+	// MIMEType: Optional MIME type override if the source MIME type is missing or generic.
+	// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
 	MIMEType string `json:"mimeType,omitempty"`
-	/*
-	   Sizes: Optional array of strings that specify sizes at which the icon can be used.
-	   Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
-
-	   If not provided, the client should assume that the icon can be used at any size.
-	*/
+	// Sizes: Optional array of strings that specify sizes at which the icon can be used.
+	// Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+	//
+	// If not provided, the client should assume that the icon can be used at any size.
 	Sizes []string `json:"sizes,omitzero"`
-	/*
-	   Src is a standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-	   `data:` URI with Base64-encoded image data.
-
-	   Consumers SHOULD take steps to ensure URLs serving icons are from the
-	   same domain as the client/server or a trusted domain.
-
-	   Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-	   executable JavaScript.
-	*/
+	// Src is a standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
+	// `data:` URI with Base64-encoded image data.
+	//
+	// Consumers SHOULD take steps to ensure URLs serving icons are from the
+	// same domain as the client/server or a trusted domain.
+	//
+	// Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
+	// executable JavaScript.
 	Src string `json:"src"`
-	/*
-	   Theme: Optional specifier for the theme this icon is designed for. `"light"` indicates
-	   the icon is designed to be used with a light background, and `"dark"` indicates
-	   the icon is designed to be used with a dark background.
-
-	   If not provided, the client should assume the icon can be used with any theme.
-	*/
+	// Theme: Optional specifier for the theme this icon is designed for. `"light"` indicates
+	// the icon is designed to be used with a light background, and `"dark"` indicates
+	// the icon is designed to be used with a dark background.
+	//
+	// If not provided, the client should assume the icon can be used with any theme.
 	Theme Theme `json:"theme,omitempty"`
 }
 
@@ -1639,23 +1481,7 @@ type Icon struct {
 //
 // Schema: #/$defs/ImageContent. Revisions: 2024-11-05 to 2026-07-28.
 type ImageContent struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1672,40 +1498,34 @@ type ImageContent struct {
 //
 // Schema: #/$defs/Implementation. Revisions: 2024-11-05 to 2026-07-28.
 type Implementation struct {
-	/*
-	   Description is an optional human-readable description of what this implementation does.
-
-	   This can be used by clients or servers to provide context about their purpose
-	   and capabilities. For example, a server might describe the types of resources
-	   or tools it provides, while a client might describe its intended use case.
-	*/
+	// Description is an optional human-readable description of what this implementation does.
+	//
+	// This can be used by clients or servers to provide context about their purpose
+	// and capabilities. For example, a server might describe the types of resources
+	// or tools it provides, while a client might describe its intended use case.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string `json:"title,omitempty"`
@@ -1717,14 +1537,12 @@ type Implementation struct {
 	WebsiteURL string `json:"websiteUrl,omitempty"`
 }
 
-/*
-IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-The client MAY ignore this request.
-
-Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
-omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-ClientCapabilities.sampling.context.
-*/
+// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+// The client MAY ignore this request.
+//
+// Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
+// omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
+// ClientCapabilities.sampling.context.
 //
 // Schema: #/$defs/CreateMessageRequestParams/properties/includeContext. Revisions: 2024-11-05 to 2026-07-28.
 type IncludeContext string
@@ -1759,11 +1577,9 @@ type InitializeResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
 	Capabilities ServerCapabilities `json:"capabilities"`
-	/*
-	   Instructions: Instructions describing how to use the server and its features.
-
-	   This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-	*/
+	// Instructions: Instructions describing how to use the server and its features.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
 	Instructions string `json:"instructions,omitempty"`
 	// ProtocolVersion is the version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
 	ProtocolVersion string `json:"protocolVersion"`
@@ -1822,32 +1638,25 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-/*
-InputRequiredResult is an InputRequiredResult sent by the server to indicate that additional input is needed
-before the request can be completed.
-
-At least one of `inputRequests` or `requestState` MUST be present.
-*/
+// InputRequiredResult is an InputRequiredResult sent by the server to indicate that additional input is needed
+// before the request can be completed.
+//
+// At least one of `inputRequests` or `requestState` MUST be present.
 //
 // Schema: #/$defs/InputRequiredResult. Revisions: 2026-07-28.
 type InputRequiredResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   InputRequests is a map of server-initiated requests that the client must fulfill.
-	   Keys are server-assigned identifiers; values are the request objects.
-	*/
+	// InputRequests is a map of server-initiated requests that the client must fulfill.
+	// Keys are server-assigned identifiers; values are the request objects.
 	InputRequests map[string]InputRequest `json:"inputRequests,omitzero"`
 	RequestState  string                  `json:"requestState,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -1924,51 +1733,43 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 //
 // Schema: #/$defs/ListPromptsResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListPromptsResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	   - `"public"`: The response does not contain user-specific data. Any
-	     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	     the response and serve it across authorization contexts.
-	   - `"private"`: The response MAY be cached and reused only within the
-	     same authorization context. Caches MUST NOT be shared across
-	     authorization contexts (e.g., a different access token requires a
-	     different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string   `json:"nextCursor,omitempty"`
 	Prompts    []Prompt `json:"prompts"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	   - If 0, The response SHOULD be considered immediately stale,
-	     The client MAY re-fetch every time the result is needed.
-	   - If positive, the client SHOULD consider the result fresh for this many
-	     milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
@@ -1978,51 +1779,43 @@ type ListPromptsResult struct {
 //
 // Schema: #/$defs/ListResourceTemplatesResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListResourceTemplatesResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	   - `"public"`: The response does not contain user-specific data. Any
-	     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	     the response and serve it across authorization contexts.
-	   - `"private"`: The response MAY be cached and reused only within the
-	     same authorization context. Caches MUST NOT be shared across
-	     authorization contexts (e.g., a different access token requires a
-	     different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor        string             `json:"nextCursor,omitempty"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	   - If 0, The response SHOULD be considered immediately stale,
-	     The client MAY re-fetch every time the result is needed.
-	   - If positive, the client SHOULD consider the result fresh for this many
-	     milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
@@ -2032,65 +1825,55 @@ type ListResourceTemplatesResult struct {
 //
 // Schema: #/$defs/ListResourcesResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListResourcesResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	   - `"public"`: The response does not contain user-specific data. Any
-	     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	     the response and serve it across authorization contexts.
-	   - `"private"`: The response MAY be cached and reused only within the
-	     same authorization context. Caches MUST NOT be shared across
-	     authorization contexts (e.g., a different access token requires a
-	     different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string     `json:"nextCursor,omitempty"`
 	Resources  []Resource `json:"resources"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	   - If 0, The response SHOULD be considered immediately stale,
-	     The client MAY re-fetch every time the result is needed.
-	   - If positive, the client SHOULD consider the result fresh for this many
-	     milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
-/*
-ListRootsRequest: Sent from the server to request a list of root URIs from the client. Roots allow
-servers to ask for specific directories or files to operate on. A common example
-for roots is providing a set of repositories or directories a server should operate
-on.
-
-This request is typically used when the server needs to understand the file system
-structure or access specific locations that the client has permission to read from.
-*/
+// ListRootsRequest: Sent from the server to request a list of root URIs from the client. Roots allow
+// servers to ask for specific directories or files to operate on. A common example
+// for roots is providing a set of repositories or directories a server should operate
+// on.
+//
+// This request is typically used when the server needs to understand the file system
+// structure or access specific locations that the client has permission to read from.
 //
 // Schema: #/$defs/ListRootsRequest. Revisions: 2026-07-28.
 type ListRootsRequest struct {
@@ -2100,31 +1883,12 @@ type ListRootsRequest struct {
 
 // Schema: #/$defs/ListRootsRequest/properties/params. Revisions: 2026-07-28.
 type ListRootsRequestParams struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-/*
-ListRootsResult is the result returned by the client for a ListRootsRequestroots/list request.
-This result contains an array of Root objects, each representing a root directory
-or file that the server can operate on.
-*/
+// ListRootsResult is the result returned by the client for a ListRootsRequestroots/list request.
+// This result contains an array of Root objects, each representing a root directory
+// or file that the server can operate on.
 //
 // Schema: #/$defs/ListRootsResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListRootsResult struct {
@@ -2141,10 +1905,8 @@ type ListRootsResult struct {
 type ListTasksResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 	Tasks      []Task `json:"tasks"`
 }
@@ -2153,62 +1915,52 @@ type ListTasksResult struct {
 //
 // Schema: #/$defs/ListToolsResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListToolsResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	   - `"public"`: The response does not contain user-specific data. Any
-	     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	     the response and serve it across authorization contexts.
-	   - `"private"`: The response MAY be cached and reused only within the
-	     same authorization context. Caches MUST NOT be shared across
-	     authorization contexts (e.g., a different access token requires a
-	     different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	Tools      []Tool `json:"tools"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	   - If 0, The response SHOULD be considered immediately stale,
-	     The client MAY re-fetch every time the result is needed.
-	   - If positive, the client SHOULD consider the result fresh for this many
-	     milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
-/*
-LoggingLevel is the severity of a log message.
-
-These map to syslog message severities, as specified in RFC-5424:
-https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
-*/
+// LoggingLevel is the severity of a log message.
+//
+// These map to syslog message severities, as specified in RFC-5424:
+// https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 //
 // Schema: #/$defs/LoggingLevel. Revisions: 2024-11-05 to 2026-07-28.
 type LoggingLevel string
@@ -2228,7 +1980,7 @@ const (
 //
 // Schema: #/$defs/LoggingMessageNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type LoggingMessageNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2240,12 +1992,10 @@ type LoggingMessageNotificationParams struct {
 	Logger string `json:"logger,omitempty"`
 }
 
-/*
-Mode: Controls the tool use ability of the model:
-- `"auto"`: Model decides whether to use tools (default)
-- `"required"`: Model MUST use at least one tool before completing
-- `"none"`: Model MUST NOT use any tools
-*/
+// Mode: Controls the tool use ability of the model:
+// - `"auto"`: Model decides whether to use tools (default)
+// - `"required"`: Model MUST use at least one tool before completing
+// - `"none"`: Model MUST NOT use any tools
 //
 // Schema: #/$defs/ToolChoice/properties/mode. Revisions: 2025-11-25 to 2026-07-28.
 type Mode string
@@ -2256,72 +2006,58 @@ const (
 	ModeRequired Mode = "required"
 )
 
-/*
-ModelHint: Hints to use for model selection.
-
-Keys not declared here are currently left unspecified by the spec and are up
-to the client to interpret.
-*/
+// ModelHint: Hints to use for model selection.
+//
+// Keys not declared here are currently left unspecified by the spec and are up
+// to the client to interpret.
 //
 // Schema: #/$defs/ModelHint. Revisions: 2024-11-05 to 2026-07-28.
 type ModelHint struct {
-	/*
-	   Name is a hint for a model name.
-
-	   The client SHOULD treat this as a substring of a model name; for example:
-	     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-	     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-	     - `claude` should match any Claude model
-
-	   The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-	     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-	*/
+	// Name is a hint for a model name.
+	//
+	// The client SHOULD treat this as a substring of a model name; for example:
+	//   - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+	//   - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+	//   - `claude` should match any Claude model
+	//
+	// The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+	//   - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
 	Name string `json:"name,omitempty"`
 }
 
-/*
-ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-Because LLMs can vary along multiple dimensions, choosing the "best" model is
-rarely straightforward.  Different models excel in different areas—some are
-faster but less capable, others are more capable but more expensive, and so
-on. This interface allows servers to express their priorities across multiple
-dimensions to help clients make an appropriate selection for their use case.
-
-These preferences are always advisory. The client MAY ignore them. It is also
-up to the client to decide how to interpret these preferences and how to
-balance them against other considerations.
-*/
+// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+//
+// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+// rarely straightforward.  Different models excel in different areas—some are
+// faster but less capable, others are more capable but more expensive, and so
+// on. This interface allows servers to express their priorities across multiple
+// dimensions to help clients make an appropriate selection for their use case.
+//
+// These preferences are always advisory. The client MAY ignore them. It is also
+// up to the client to decide how to interpret these preferences and how to
+// balance them against other considerations.
 //
 // Schema: #/$defs/ModelPreferences. Revisions: 2024-11-05 to 2026-07-28.
 type ModelPreferences struct {
-	/*
-	   CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
-	   is not important, while a value of 1 means cost is the most important
-	   factor.
-	*/
+	// CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
+	// is not important, while a value of 1 means cost is the most important
+	// factor.
 	CostPriority *float64 `json:"costPriority,omitempty"`
-	/*
-	   Hints: Optional hints to use for model selection.
-
-	   If multiple hints are specified, the client MUST evaluate them in order
-	   (such that the first match is taken).
-
-	   The client SHOULD prioritize these hints over the numeric priorities, but
-	   MAY still use the priorities to select from ambiguous matches.
-	*/
+	// Hints: Optional hints to use for model selection.
+	//
+	// If multiple hints are specified, the client MUST evaluate them in order
+	// (such that the first match is taken).
+	//
+	// The client SHOULD prioritize these hints over the numeric priorities, but
+	// MAY still use the priorities to select from ambiguous matches.
 	Hints []ModelHint `json:"hints,omitzero"`
-	/*
-	   IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
-	   model. A value of 0 means intelligence is not important, while a value of 1
-	   means intelligence is the most important factor.
-	*/
+	// IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
+	// model. A value of 0 means intelligence is not important, while a value of 1
+	// means intelligence is the most important factor.
 	IntelligencePriority *float64 `json:"intelligencePriority,omitempty"`
-	/*
-	   SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
-	   value of 0 means speed is not important, while a value of 1 means speed is
-	   the most important factor.
-	*/
+	// SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
+	// value of 0 means speed is not important, while a value of 1 means speed is
+	// the most important factor.
 	SpeedPriority *float64 `json:"speedPriority,omitempty"`
 }
 
@@ -2329,7 +2065,7 @@ type ModelPreferences struct {
 //
 // Schema: #/$defs/NotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type NotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2337,35 +2073,29 @@ type NotificationParams struct {
 //
 // Schema: #/$defs/PaginatedRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type PaginatedRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
 // Schema: #/$defs/PaginatedResult. Revisions: 2024-11-05 to 2026-07-28.
 type PaginatedResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
@@ -2375,7 +2105,7 @@ type PaginatedResult struct {
 //
 // Schema: #/$defs/ProgressNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type ProgressNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2395,23 +2125,7 @@ type ProgressNotificationParams struct {
 //
 // Schema: #/$defs/Prompt. Revisions: 2024-11-05 to 2026-07-28.
 type Prompt struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2419,30 +2133,26 @@ type Prompt struct {
 	Arguments []PromptArgument `json:"arguments,omitzero"`
 	// Description is an optional description of what this prompt provides
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string `json:"title,omitempty"`
@@ -2458,25 +2168,21 @@ type PromptArgument struct {
 	Name string `json:"name"`
 	// Required: Whether this argument must be provided.
 	Required *bool `json:"required,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 }
 
-/*
-PromptMessage: Describes a message returned as part of a prompt.
-
-This is similar to SamplingMessage, but also supports the embedding of
-resources from the MCP server.
-*/
+// PromptMessage: Describes a message returned as part of a prompt.
+//
+// This is similar to SamplingMessage, but also supports the embedding of
+// resources from the MCP server.
 //
 // Schema: #/$defs/PromptMessage. Revisions: 2024-11-05 to 2026-07-28.
 type PromptMessage struct {
@@ -2491,14 +2197,12 @@ type PromptMessage struct {
 type PromptReference struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string         `json:"title,omitempty"`
@@ -2509,15 +2213,13 @@ type PromptReference struct {
 //
 // Schema: #/$defs/ReadResourceRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type ReadResourceRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   InputResponses is a map of client responses to server-initiated requests.
-	   Keys correspond to the keys in the InputRequests map;
-	   values are the client's result for each request.
-	*/
+	// InputResponses is a map of client responses to server-initiated requests.
+	// Keys correspond to the keys in the InputRequests map;
+	// values are the client's result for each request.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
@@ -2531,46 +2233,40 @@ type ReadResourceRequestParams struct {
 //
 // Schema: #/$defs/ReadResourceResult. Revisions: 2024-11-05 to 2026-07-28.
 type ReadResourceResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	   - `"public"`: The response does not contain user-specific data. Any
-	     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	     the response and serve it across authorization contexts.
-	   - `"private"`: The response MAY be cached and reused only within the
-	     same authorization context. Caches MUST NOT be shared across
-	     authorization contexts (e.g., a different access token requires a
-	     different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope                       `json:"cacheScope"`
 	Contents   []ReadResourceResultContentsItem `json:"contents"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	   - If 0, The response SHOULD be considered immediately stale,
-	     The client MAY re-fetch every time the result is needed.
-	   - If positive, the client SHOULD consider the result fresh for this many
-	     milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
@@ -2627,7 +2323,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 //
 // Schema: #/$defs/RequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type RequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2635,45 +2331,25 @@ type RequestParams struct {
 //
 // Schema: #/$defs/Resource. Revisions: 2024-11-05 to 2026-07-28.
 type Resource struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
@@ -2681,20 +2357,16 @@ type Resource struct {
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string `json:"title,omitempty"`
@@ -2702,51 +2374,29 @@ type Resource struct {
 	URI string `json:"uri"`
 }
 
-/*
-ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
-
-Note: resource links returned by tools are not guaranteed to appear in the results of ListResourcesRequestresources/list requests.
-*/
+// ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
+//
+// Note: resource links returned by tools are not guaranteed to appear in the results of ListResourcesRequestresources/list requests.
 //
 // Schema: #/$defs/ResourceLink. Revisions: 2025-06-18 to 2026-07-28.
 type ResourceLink struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
@@ -2754,20 +2404,16 @@ type ResourceLink struct {
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string            `json:"title,omitempty"`
 	Type  ConstResourceLink `json:"type"`
 	// URI is the URI of this resource.
@@ -2778,45 +2424,25 @@ type ResourceLink struct {
 //
 // Schema: #/$defs/ResourceTemplate. Revisions: 2024-11-05 to 2026-07-28.
 type ResourceTemplate struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this template is for.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this template is for.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
@@ -2824,14 +2450,12 @@ type ResourceTemplate struct {
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string `json:"title,omitempty"`
@@ -2852,7 +2476,7 @@ type ResourceTemplateReference struct {
 //
 // Schema: #/$defs/ResourceUpdatedNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type ResourceUpdatedNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2864,17 +2488,15 @@ type ResourceUpdatedNotificationParams struct {
 //
 // Schema: #/$defs/Result. Revisions: 2024-11-05 to 2026-07-28.
 type Result struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
@@ -2894,37 +2516,17 @@ const (
 //
 // Schema: #/$defs/Root. Revisions: 2024-11-05 to 2026-07-28.
 type Root struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Name is an optional name for the root. This can be used to provide a human-readable
-	   identifier for the root, which may be useful for display purposes or for
-	   referencing the root in other parts of the application.
-	*/
+	// Name is an optional name for the root. This can be used to provide a human-readable
+	// identifier for the root, which may be useful for display purposes or for
+	// referencing the root in other parts of the application.
 	Name string `json:"name,omitempty"`
-	/*
-	   URI is the URI identifying the root. This *must* start with `file://` for now.
-	   This restriction may be relaxed in future versions of the protocol to allow
-	   other URI schemes.
-	*/
+	// URI is the URI identifying the root. This *must* start with `file://` for now.
+	// This restriction may be relaxed in future versions of the protocol to allow
+	// other URI schemes.
 	URI string `json:"uri"`
 }
 
@@ -2932,23 +2534,7 @@ type Root struct {
 //
 // Schema: #/$defs/SamplingMessage. Revisions: 2024-11-05 to 2026-07-28.
 type SamplingMessage struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta    Meta                   `json:"_meta,omitempty"`
@@ -3090,14 +2676,12 @@ type ServerCapabilities struct {
 	Completions json.RawMessage `json:"completions,omitempty"`
 	// Experimental: Experimental, non-standard capabilities that the server supports.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
-	/*
-	   Extensions: Optional MCP extensions that the server supports. Keys are extension identifiers
-	   (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-	   objects. An empty object indicates support with no settings.
-
-	   Keys MUST follow the MetaObject`_meta` key naming rules, with a
-	   mandatory prefix.
-	*/
+	// Extensions: Optional MCP extensions that the server supports. Keys are extension identifiers
+	// (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
+	// objects. An empty object indicates support with no settings.
+	//
+	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// mandatory prefix.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
@@ -3193,22 +2777,18 @@ type SubscribeRequestParams struct {
 	URI string `json:"uri"`
 }
 
-/*
-SubscriptionFilter is the set of notification types a client may opt in to on a
-SubscriptionsListenRequestsubscriptions/listen request.
-
-Each notification type is **opt-in**; the server **MUST NOT** send
-notification types the client has not explicitly requested here.
-*/
+// SubscriptionFilter is the set of notification types a client may opt in to on a
+// SubscriptionsListenRequestsubscriptions/listen request.
+//
+// Each notification type is **opt-in**; the server **MUST NOT** send
+// notification types the client has not explicitly requested here.
 //
 // Schema: #/$defs/SubscriptionFilter. Revisions: 2026-07-28.
 type SubscriptionFilter struct {
 	// PromptsListChanged: If true, receive PromptListChangedNotificationnotifications/prompts/list_changed.
 	PromptsListChanged *bool `json:"promptsListChanged,omitempty"`
-	/*
-	   ResourceSubscriptions: Subscribe to ResourceUpdatedNotificationnotifications/resources/updated for these resource URIs.
-	   Replaces the former `resources/subscribe` RPC.
-	*/
+	// ResourceSubscriptions: Subscribe to ResourceUpdatedNotificationnotifications/resources/updated for these resource URIs.
+	// Replaces the former `resources/subscribe` RPC.
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
 	// ResourcesListChanged: If true, receive ResourceListChangedNotificationnotifications/resources/list_changed.
 	ResourcesListChanged *bool `json:"resourcesListChanged,omitempty"`
@@ -3220,14 +2800,11 @@ type SubscriptionFilter struct {
 //
 // Schema: #/$defs/SubscriptionsAcknowledgedNotificationParams. Revisions: 2026-07-28.
 type SubscriptionsAcknowledgedNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Notifications is the subset of requested notification types the server agreed to honor.
-	   Only includes notification types the server actually supports; if the
-	   client requested an unsupported type (e.g., `promptsListChanged` when
-	   the server has no prompts), it is omitted from this set.
-	*/
+	// Notifications is the subset of requested notification types the server agreed to honor.
+	// Only includes notification types the server actually supports; if the
+	// client requested an unsupported type (e.g., `promptsListChanged` when
+	// the server has no prompts), it is omitted from this set.
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
@@ -3235,40 +2812,29 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 //
 // Schema: #/$defs/SubscriptionsListenRequestParams. Revisions: 2026-07-28.
 type SubscriptionsListenRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Notifications is the notifications the client opts in to on this stream. The server
-	   **MUST NOT** send notification types the client has not explicitly
-	   requested.
-	*/
+	// Notifications is the notifications the client opts in to on this stream. The server
+	// **MUST NOT** send notification types the client has not explicitly
+	// requested.
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
-/*
-SubscriptionsListenResult is the response to a SubscriptionsListenRequestsubscriptions/listen
-request, signalling that the subscription has ended gracefully (for example,
-during server shutdown). Because the listen stream is long-lived, this result
-is sent only when the server tears the subscription down; an abrupt transport
-close carries no response. The result body is otherwise empty.
-*/
+// SubscriptionsListenResult is the response to a SubscriptionsListenRequestsubscriptions/listen
+// request, signalling that the subscription has ended gracefully (for example,
+// during server shutdown). Because the listen stream is long-lived, this result
+// is sent only when the server tears the subscription down; an abrupt transport
+// close carries no response. The result body is otherwise empty.
 //
 // Schema: #/$defs/SubscriptionsListenResult. Revisions: 2026-07-28.
 type SubscriptionsListenResult struct {
-	/*
-	   Meta: Extends ResultMetaObject with the subscription-stream identifier carried by a
-	   SubscriptionsListenResult. All key naming rules from `MetaObject` apply.
-	*/
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -3284,13 +2850,11 @@ type Task struct {
 	PollIntervalMs *float64 `json:"pollIntervalMs,omitempty"`
 	// Status: Current task state.
 	Status TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -3300,10 +2864,8 @@ type Task struct {
 	TTLMs *float64 `json:"ttlMs"`
 }
 
-/*
-TaskMetadata: Metadata for augmenting a request with task execution.
-Include this in the `task` field of the request parameters.
-*/
+// TaskMetadata: Metadata for augmenting a request with task execution.
+// Include this in the `task` field of the request parameters.
 //
 // Schema: #/$defs/TaskMetadata. Revisions: 2025-11-25.
 type TaskMetadata struct {
@@ -3344,13 +2906,11 @@ type TaskStatusNotificationParams struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Status: Current task state.
 	Status TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -3378,17 +2938,15 @@ type TaskSubscriptionNotifications struct {
 	TasksStatus []string `json:"tasksStatus,omitzero"`
 }
 
-/*
-TaskSupport: Indicates whether this tool supports task-augmented execution.
-This allows clients to handle long-running operations through polling
-the task system.
-
-- "forbidden": Tool does not support task-augmented execution (default when absent)
-- "optional": Tool may support task-augmented execution
-- "required": Tool requires task-augmented execution
-
-Default: "forbidden"
-*/
+// TaskSupport: Indicates whether this tool supports task-augmented execution.
+// This allows clients to handle long-running operations through polling
+// the task system.
+//
+// - "forbidden": Tool does not support task-augmented execution (default when absent)
+// - "optional": Tool may support task-augmented execution
+// - "required": Tool requires task-augmented execution
+//
+// Default: "forbidden"
 //
 // Schema: #/$defs/ToolExecution/properties/taskSupport. Revisions: 2025-11-25.
 type TaskSupport string
@@ -3403,23 +2961,7 @@ const (
 //
 // Schema: #/$defs/TextContent. Revisions: 2024-11-05 to 2026-07-28.
 type TextContent struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -3432,23 +2974,7 @@ type TextContent struct {
 
 // Schema: #/$defs/TextResourceContents. Revisions: 2024-11-05 to 2026-07-28.
 type TextResourceContents struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
@@ -3460,13 +2986,11 @@ type TextResourceContents struct {
 	URI string `json:"uri"`
 }
 
-/*
-Theme: Optional specifier for the theme this icon is designed for. `"light"` indicates
-the icon is designed to be used with a light background, and `"dark"` indicates
-the icon is designed to be used with a dark background.
-
-If not provided, the client should assume the icon can be used with any theme.
-*/
+// Theme: Optional specifier for the theme this icon is designed for. `"light"` indicates
+// the icon is designed to be used with a light background, and `"dark"` indicates
+// the icon is designed to be used with a dark background.
+//
+// If not provided, the client should assume the icon can be used with any theme.
 //
 // Schema: #/$defs/Icon/properties/theme. Revisions: 2025-11-25 to 2026-07-28.
 type Theme string
@@ -3480,144 +3004,106 @@ const (
 //
 // Schema: #/$defs/Tool. Revisions: 2024-11-05 to 2026-07-28.
 type Tool struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
+	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Annotations: Optional additional tool information.
-
-	   Display name precedence order is: `title`, `annotations.title`, then `name`.
-	*/
+	// Annotations: Optional additional tool information.
+	//
+	// Display name precedence order is: `title`, `annotations.title`, then `name`.
 	//
 	// Revisions: 2025-03-26 to 2026-07-28; dropped when sent to others.
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	/*
-	   Description is a human-readable description of the tool.
-
-	   This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a human-readable description of the tool.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// Execution: Execution-related properties for this tool.
 	//
 	// Revisions: 2025-11-25; dropped when sent to others.
 	Execution *ToolExecution `json:"execution,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
-	/*
-	   InputSchema is a JSON Schema object defining the expected parameters for the tool.
-
-	   Tool arguments are always JSON objects, so `type: "object"` is required at the root.
-	   Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
-	   composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-	   (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
-	   standard validation or annotation keywords.
-
-	   Property schemas may carry an `x-mcp-header` annotation to mirror the
-	   argument value into an HTTP header on the Streamable HTTP transport. See
-	   the Streamable HTTP transport specification for the validity and
-	   extraction rules.
-
-	   Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-	*/
+	// InputSchema is a JSON Schema object defining the expected parameters for the tool.
+	//
+	// Tool arguments are always JSON objects, so `type: "object"` is required at the root.
+	// Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
+	// composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
+	// (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
+	// standard validation or annotation keywords.
+	//
+	// Property schemas may carry an `x-mcp-header` annotation to mirror the
+	// argument value into an HTTP header on the Streamable HTTP transport. See
+	// the Streamable HTTP transport specification for the validity and
+	// extraction rules.
+	//
+	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
-	   the structuredContent field of a CallToolResult. This can be any valid JSON Schema 2020-12.
-
-	   Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-	*/
+	// OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
+	// the structuredContent field of a CallToolResult. This can be any valid JSON Schema 2020-12.
+	//
+	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	//
 	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 }
 
-/*
-ToolAnnotations: Additional properties describing a Tool to clients.
-
-NOTE: all properties in `ToolAnnotations` are **hints**.
-They are not guaranteed to provide a faithful description of
-tool behavior (including descriptive properties like `title`).
-
-Clients should never make tool use decisions based on `ToolAnnotations`
-received from untrusted servers.
-*/
+// ToolAnnotations: Additional properties describing a Tool to clients.
+//
+// NOTE: all properties in `ToolAnnotations` are **hints**.
+// They are not guaranteed to provide a faithful description of
+// tool behavior (including descriptive properties like `title`).
+//
+// Clients should never make tool use decisions based on `ToolAnnotations`
+// received from untrusted servers.
 //
 // Schema: #/$defs/ToolAnnotations. Revisions: 2025-03-26 to 2026-07-28.
 type ToolAnnotations struct {
-	/*
-	   DestructiveHint: If true, the tool may perform destructive updates to its environment.
-	   If false, the tool performs only additive updates.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: true
-	*/
+	// DestructiveHint: If true, the tool may perform destructive updates to its environment.
+	// If false, the tool performs only additive updates.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: true
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	/*
-	   IdempotentHint: If true, calling the tool repeatedly with the same arguments
-	   will have no additional effect on its environment.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: false
-	*/
+	// IdempotentHint: If true, calling the tool repeatedly with the same arguments
+	// will have no additional effect on its environment.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: false
 	IdempotentHint *bool `json:"idempotentHint,omitempty"`
-	/*
-	   OpenWorldHint: If true, this tool may interact with an "open world" of external
-	   entities. If false, the tool's domain of interaction is closed.
-	   For example, the world of a web search tool is open, whereas that
-	   of a memory tool is not.
-
-	   Default: true
-	*/
+	// OpenWorldHint: If true, this tool may interact with an "open world" of external
+	// entities. If false, the tool's domain of interaction is closed.
+	// For example, the world of a web search tool is open, whereas that
+	// of a memory tool is not.
+	//
+	// Default: true
 	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
-	/*
-	   ReadOnlyHint: If true, the tool does not modify its environment.
-
-	   Default: false
-	*/
+	// ReadOnlyHint: If true, the tool does not modify its environment.
+	//
+	// Default: false
 	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
 	// Title is a human-readable title for the tool.
 	Title string `json:"title,omitempty"`
@@ -3627,12 +3113,10 @@ type ToolAnnotations struct {
 //
 // Schema: #/$defs/ToolChoice. Revisions: 2025-11-25 to 2026-07-28.
 type ToolChoice struct {
-	/*
-	   Mode: Controls the tool use ability of the model:
-	   - `"auto"`: Model decides whether to use tools (default)
-	   - `"required"`: Model MUST use at least one tool before completing
-	   - `"none"`: Model MUST NOT use any tools
-	*/
+	// Mode: Controls the tool use ability of the model:
+	// - `"auto"`: Model decides whether to use tools (default)
+	// - `"required"`: Model MUST use at least one tool before completing
+	// - `"none"`: Model MUST NOT use any tools
 	Mode Mode `json:"mode,omitempty"`
 }
 
@@ -3640,17 +3124,15 @@ type ToolChoice struct {
 //
 // Schema: #/$defs/ToolExecution. Revisions: 2025-11-25.
 type ToolExecution struct {
-	/*
-	   TaskSupport: Indicates whether this tool supports task-augmented execution.
-	   This allows clients to handle long-running operations through polling
-	   the task system.
-
-	   - "forbidden": Tool does not support task-augmented execution (default when absent)
-	   - "optional": Tool may support task-augmented execution
-	   - "required": Tool requires task-augmented execution
-
-	   Default: "forbidden"
-	*/
+	// TaskSupport: Indicates whether this tool supports task-augmented execution.
+	// This allows clients to handle long-running operations through polling
+	// the task system.
+	//
+	// - "forbidden": Tool does not support task-augmented execution (default when absent)
+	// - "optional": Tool may support task-augmented execution
+	// - "required": Tool requires task-augmented execution
+	//
+	// Default: "forbidden"
 	TaskSupport TaskSupport `json:"taskSupport,omitempty"`
 }
 
@@ -3658,37 +3140,27 @@ type ToolExecution struct {
 //
 // Schema: #/$defs/ToolResultContent. Revisions: 2025-11-25 to 2026-07-28.
 type ToolResultContent struct {
-	/*
-	   Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
-	   including tool results in subsequent sampling requests to enable caching optimizations.
-	*/
+	// Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
+	// including tool results in subsequent sampling requests to enable caching optimizations.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   Content is the unstructured result content of the tool use.
-
-	   This has the same format as CallToolResult.content and can include text, images,
-	   audio, resource links, and embedded resources.
-	*/
+	// Content is the unstructured result content of the tool use.
+	//
+	// This has the same format as CallToolResult.content and can include text, images,
+	// audio, resource links, and embedded resources.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool use resulted in an error.
-
-	   If true, the content typically describes the error that occurred.
-	   Default: false
-	*/
+	// IsError: Whether the tool use resulted in an error.
+	//
+	// If true, the content typically describes the error that occurred.
+	// Default: false
 	IsError *bool `json:"isError,omitempty"`
-	/*
-	   StructuredContent is an optional structured result value.
-
-	   This can be any JSON value (object, array, string, number, boolean, or null).
-	   If the tool defined an Tool.outputSchema, this SHOULD conform to that schema.
-	*/
+	// StructuredContent is an optional structured result value.
+	//
+	// This can be any JSON value (object, array, string, number, boolean, or null).
+	// If the tool defined an Tool.outputSchema, this SHOULD conform to that schema.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	/*
-	   ToolUseID is the ID of the tool use this result corresponds to.
-
-	   This MUST match the ID from a previous ToolUseContent.
-	*/
+	// ToolUseID is the ID of the tool use this result corresponds to.
+	//
+	// This MUST match the ID from a previous ToolUseContent.
 	ToolUseID string          `json:"toolUseId"`
 	Type      ConstToolResult `json:"type"`
 }
@@ -3697,16 +3169,12 @@ type ToolResultContent struct {
 //
 // Schema: #/$defs/ToolUseContent. Revisions: 2025-11-25 to 2026-07-28.
 type ToolUseContent struct {
-	/*
-	   Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
-	   including tool uses in subsequent sampling requests to enable caching optimizations.
-	*/
+	// Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
+	// including tool uses in subsequent sampling requests to enable caching optimizations.
 	Meta Meta `json:"_meta,omitempty"`
-	/*
-	   ID is a unique identifier for this tool use.
-
-	   This ID is used to match tool results to their corresponding tool uses.
-	*/
+	// ID is a unique identifier for this tool use.
+	//
+	// This ID is used to match tool results to their corresponding tool uses.
 	ID string `json:"id"`
 	// Input is the arguments to pass to the tool, conforming to the tool's input schema.
 	Input json.RawMessage `json:"input"`

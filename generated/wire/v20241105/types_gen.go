@@ -30,29 +30,25 @@ type CallToolRequestParams struct {
 	Name      string          `json:"name"`
 }
 
-/*
-CallToolResult is the server's response to a tool call.
-
-Any errors that originate from the tool SHOULD be reported inside the result
-object, with `isError` set to true, _not_ as an MCP protocol-level error
-response. Otherwise, the LLM would not be able to see that an error occurred
-and self-correct.
-
-However, any errors in _finding_ the tool, an error indicating that the
-server does not support tool calls, or any other exceptional conditions,
-should be reported as an MCP error response.
-*/
+// CallToolResult is the server's response to a tool call.
+//
+// Any errors that originate from the tool SHOULD be reported inside the result
+// object, with `isError` set to true, _not_ as an MCP protocol-level error
+// response. Otherwise, the LLM would not be able to see that an error occurred
+// and self-correct.
+//
+// However, any errors in _finding_ the tool, an error indicating that the
+// server does not support tool calls, or any other exceptional conditions,
+// should be reported as an MCP error response.
 //
 // Schema: 2024-11-05 #/definitions/CallToolResult.
 type CallToolResult struct {
 	// Meta: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
 	Meta    mcp.Meta                    `json:"_meta,omitempty"`
 	Content []CallToolResultContentItem `json:"content"`
-	/*
-	   IsError: Whether the tool call ended in an error.
-
-	   If not set, this is assumed to be false (the call was successful).
-	*/
+	// IsError: Whether the tool call ended in an error.
+	//
+	// If not set, this is assumed to be false (the call was successful).
 	IsError *bool `json:"isError,omitempty"`
 }
 
@@ -234,19 +230,17 @@ type CreateMessageRequestParams struct {
 	Messages  []SamplingMessage `json:"messages"`
 	// Metadata: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
-	/*
-	   ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-	   Because LLMs can vary along multiple dimensions, choosing the "best" model is
-	   rarely straightforward.  Different models excel in different areas—some are
-	   faster but less capable, others are more capable but more expensive, and so
-	   on. This interface allows servers to express their priorities across multiple
-	   dimensions to help clients make an appropriate selection for their use case.
-
-	   These preferences are always advisory. The client MAY ignore them. It is also
-	   up to the client to decide how to interpret these preferences and how to
-	   balance them against other considerations.
-	*/
+	// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+	//
+	// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+	// rarely straightforward.  Different models excel in different areas—some are
+	// faster but less capable, others are more capable but more expensive, and so
+	// on. This interface allows servers to express their priorities across multiple
+	// dimensions to help clients make an appropriate selection for their use case.
+	//
+	// These preferences are always advisory. The client MAY ignore them. It is also
+	// up to the client to decide how to interpret these preferences and how to
+	// balance them against other considerations.
 	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
 	StopSequences    []string          `json:"stopSequences,omitzero"`
 	// SystemPrompt is an optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
@@ -324,12 +318,10 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-/*
-EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
-
-It is up to the client how best to render embedded resources for the benefit
-of the LLM and/or the user.
-*/
+// EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
+//
+// It is up to the client how best to render embedded resources for the benefit
+// of the LLM and/or the user.
 //
 // Schema: 2024-11-05 #/definitions/EmbeddedResource.
 type EmbeddedResource struct {
@@ -340,19 +332,15 @@ type EmbeddedResource struct {
 
 // Schema: 2024-11-05 #/definitions/EmbeddedResource/properties/annotations.
 type EmbeddedResourceAnnotations struct {
-	/*
-	   Audience: Describes who the intended customer of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended customer of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -443,19 +431,15 @@ type ImageContent struct {
 
 // Schema: 2024-11-05 #/definitions/ImageContent/properties/annotations.
 type ImageContentAnnotations struct {
-	/*
-	   Audience: Describes who the intended customer of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended customer of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -485,11 +469,9 @@ type InitializeResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
 	Capabilities ServerCapabilities `json:"capabilities"`
-	/*
-	   Instructions: Instructions describing how to use the server and its features.
-
-	   This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-	*/
+	// Instructions: Instructions describing how to use the server and its features.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
 	Instructions string `json:"instructions,omitempty"`
 	// ProtocolVersion is the version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
 	ProtocolVersion string `json:"protocolVersion"`
@@ -505,10 +487,8 @@ type InitializedNotificationParams struct {
 
 // Schema: 2024-11-05 #/definitions/ListPromptsRequest/properties/params.
 type ListPromptsRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -518,20 +498,16 @@ type ListPromptsRequestParams struct {
 type ListPromptsResult struct {
 	// Meta: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string   `json:"nextCursor,omitempty"`
 	Prompts    []Prompt `json:"prompts"`
 }
 
 // Schema: 2024-11-05 #/definitions/ListResourceTemplatesRequest/properties/params.
 type ListResourceTemplatesRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -541,20 +517,16 @@ type ListResourceTemplatesRequestParams struct {
 type ListResourceTemplatesResult struct {
 	// Meta: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor        string             `json:"nextCursor,omitempty"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 }
 
 // Schema: 2024-11-05 #/definitions/ListResourcesRequest/properties/params.
 type ListResourcesRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -564,10 +536,8 @@ type ListResourcesRequestParams struct {
 type ListResourcesResult struct {
 	// Meta: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string     `json:"nextCursor,omitempty"`
 	Resources  []Resource `json:"resources"`
 }
@@ -577,11 +547,9 @@ type ListRootsRequestParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
-/*
-ListRootsResult is the client's response to a roots/list request from the server.
-This result contains an array of Root objects, each representing a root directory
-or file that the server can operate on.
-*/
+// ListRootsResult is the client's response to a roots/list request from the server.
+// This result contains an array of Root objects, each representing a root directory
+// or file that the server can operate on.
 //
 // Schema: 2024-11-05 #/definitions/ListRootsResult.
 type ListRootsResult struct {
@@ -592,10 +560,8 @@ type ListRootsResult struct {
 
 // Schema: 2024-11-05 #/definitions/ListToolsRequest/properties/params.
 type ListToolsRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -605,10 +571,8 @@ type ListToolsRequestParams struct {
 type ListToolsResult struct {
 	// Meta: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 	Tools      []Tool `json:"tools"`
 }
@@ -617,83 +581,67 @@ type ListToolsResult struct {
 type LoggingMessageNotificationParams struct {
 	// Data is the data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
 	Data json.RawMessage `json:"data"`
-	/*
-	   Level is the severity of a log message.
-
-	   These map to syslog message severities, as specified in RFC-5424:
-	   https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
-	*/
+	// Level is the severity of a log message.
+	//
+	// These map to syslog message severities, as specified in RFC-5424:
+	// https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 	Level mcp.LoggingLevel `json:"level"`
 	// Logger is an optional name of the logger issuing this message.
 	Logger string `json:"logger,omitempty"`
 }
 
-/*
-ModelHint: Hints to use for model selection.
-
-Keys not declared here are currently left unspecified by the spec and are up
-to the client to interpret.
-*/
+// ModelHint: Hints to use for model selection.
+//
+// Keys not declared here are currently left unspecified by the spec and are up
+// to the client to interpret.
 //
 // Schema: 2024-11-05 #/definitions/ModelHint.
 type ModelHint struct {
-	/*
-	   Name is a hint for a model name.
-
-	   The client SHOULD treat this as a substring of a model name; for example:
-	     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-	     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-	     - `claude` should match any Claude model
-
-	   The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-	     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-	*/
+	// Name is a hint for a model name.
+	//
+	// The client SHOULD treat this as a substring of a model name; for example:
+	//   - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+	//   - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+	//   - `claude` should match any Claude model
+	//
+	// The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+	//   - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
 	Name string `json:"name,omitempty"`
 }
 
-/*
-ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-Because LLMs can vary along multiple dimensions, choosing the "best" model is
-rarely straightforward.  Different models excel in different areas—some are
-faster but less capable, others are more capable but more expensive, and so
-on. This interface allows servers to express their priorities across multiple
-dimensions to help clients make an appropriate selection for their use case.
-
-These preferences are always advisory. The client MAY ignore them. It is also
-up to the client to decide how to interpret these preferences and how to
-balance them against other considerations.
-*/
+// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+//
+// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+// rarely straightforward.  Different models excel in different areas—some are
+// faster but less capable, others are more capable but more expensive, and so
+// on. This interface allows servers to express their priorities across multiple
+// dimensions to help clients make an appropriate selection for their use case.
+//
+// These preferences are always advisory. The client MAY ignore them. It is also
+// up to the client to decide how to interpret these preferences and how to
+// balance them against other considerations.
 //
 // Schema: 2024-11-05 #/definitions/ModelPreferences.
 type ModelPreferences struct {
-	/*
-	   CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
-	   is not important, while a value of 1 means cost is the most important
-	   factor.
-	*/
+	// CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
+	// is not important, while a value of 1 means cost is the most important
+	// factor.
 	CostPriority *float64 `json:"costPriority,omitempty"`
-	/*
-	   Hints: Optional hints to use for model selection.
-
-	   If multiple hints are specified, the client MUST evaluate them in order
-	   (such that the first match is taken).
-
-	   The client SHOULD prioritize these hints over the numeric priorities, but
-	   MAY still use the priorities to select from ambiguous matches.
-	*/
+	// Hints: Optional hints to use for model selection.
+	//
+	// If multiple hints are specified, the client MUST evaluate them in order
+	// (such that the first match is taken).
+	//
+	// The client SHOULD prioritize these hints over the numeric priorities, but
+	// MAY still use the priorities to select from ambiguous matches.
 	Hints []ModelHint `json:"hints,omitzero"`
-	/*
-	   IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
-	   model. A value of 0 means intelligence is not important, while a value of 1
-	   means intelligence is the most important factor.
-	*/
+	// IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
+	// model. A value of 0 means intelligence is not important, while a value of 1
+	// means intelligence is the most important factor.
 	IntelligencePriority *float64 `json:"intelligencePriority,omitempty"`
-	/*
-	   SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
-	   value of 0 means speed is not important, while a value of 1 means speed is
-	   the most important factor.
-	*/
+	// SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
+	// value of 0 means speed is not important, while a value of 1 means speed is
+	// the most important factor.
 	SpeedPriority *float64 `json:"speedPriority,omitempty"`
 }
 
@@ -701,10 +649,8 @@ type ModelPreferences struct {
 type PaginatedResult struct {
 	// Meta: This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
@@ -753,12 +699,10 @@ type PromptListChangedNotificationParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
-/*
-PromptMessage: Describes a message returned as part of a prompt.
-
-This is similar to `SamplingMessage`, but also supports the embedding of
-resources from the MCP server.
-*/
+// PromptMessage: Describes a message returned as part of a prompt.
+//
+// This is similar to `SamplingMessage`, but also supports the embedding of
+// resources from the MCP server.
 //
 // Schema: 2024-11-05 #/definitions/PromptMessage.
 type PromptMessage struct {
@@ -908,25 +852,19 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 // Schema: 2024-11-05 #/definitions/Resource.
 type Resource struct {
 	Annotations *ResourceAnnotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
-	/*
-	   Name is a human-readable name for this resource.
-
-	   This can be used by clients to populate UI elements.
-	*/
+	// Name is a human-readable name for this resource.
+	//
+	// This can be used by clients to populate UI elements.
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
@@ -934,19 +872,15 @@ type Resource struct {
 
 // Schema: 2024-11-05 #/definitions/Resource/properties/annotations.
 type ResourceAnnotations struct {
-	/*
-	   Audience: Describes who the intended customer of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended customer of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -970,19 +904,15 @@ type ResourceReference struct {
 // Schema: 2024-11-05 #/definitions/ResourceTemplate.
 type ResourceTemplate struct {
 	Annotations *ResourceTemplateAnnotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this template is for.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this template is for.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// MIMEType is the MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
 	MIMEType string `json:"mimeType,omitempty"`
-	/*
-	   Name is a human-readable name for the type of resource this template refers to.
-
-	   This can be used by clients to populate UI elements.
-	*/
+	// Name is a human-readable name for the type of resource this template refers to.
+	//
+	// This can be used by clients to populate UI elements.
 	Name string `json:"name"`
 	// URITemplate is a URI template (according to RFC 6570) that can be used to construct resource URIs.
 	URITemplate string `json:"uriTemplate"`
@@ -990,19 +920,15 @@ type ResourceTemplate struct {
 
 // Schema: 2024-11-05 #/definitions/ResourceTemplate/properties/annotations.
 type ResourceTemplateAnnotations struct {
-	/*
-	   Audience: Describes who the intended customer of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended customer of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -1022,17 +948,13 @@ type Result struct {
 //
 // Schema: 2024-11-05 #/definitions/Root.
 type Root struct {
-	/*
-	   Name is an optional name for the root. This can be used to provide a human-readable
-	   identifier for the root, which may be useful for display purposes or for
-	   referencing the root in other parts of the application.
-	*/
+	// Name is an optional name for the root. This can be used to provide a human-readable
+	// identifier for the root, which may be useful for display purposes or for
+	// referencing the root in other parts of the application.
 	Name string `json:"name,omitempty"`
-	/*
-	   URI is the URI identifying the root. This *must* start with file:// for now.
-	   This restriction may be relaxed in future versions of the protocol to allow
-	   other URI schemes.
-	*/
+	// URI is the URI identifying the root. This *must* start with file:// for now.
+	// This restriction may be relaxed in future versions of the protocol to allow
+	// other URI schemes.
 	URI string `json:"uri"`
 }
 
@@ -1150,12 +1072,10 @@ type ServerCapabilitiesTools struct {
 
 // Schema: 2024-11-05 #/definitions/SetLevelRequest/properties/params.
 type SetLevelRequestParams struct {
-	/*
-	   Level is the severity of a log message.
-
-	   These map to syslog message severities, as specified in RFC-5424:
-	   https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
-	*/
+	// Level is the severity of a log message.
+	//
+	// These map to syslog message severities, as specified in RFC-5424:
+	// https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 	Level mcp.LoggingLevel `json:"level"`
 }
 
@@ -1177,19 +1097,15 @@ type TextContent struct {
 
 // Schema: 2024-11-05 #/definitions/TextContent/properties/annotations.
 type TextContentAnnotations struct {
-	/*
-	   Audience: Describes who the intended customer of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended customer of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 

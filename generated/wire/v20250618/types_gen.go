@@ -18,28 +18,22 @@ import (
 //
 // Schema: 2025-06-18 #/definitions/Annotations.
 type Annotations struct {
-	/*
-	   Audience: Describes who the intended customer of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended customer of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
-
-	   Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-	   Examples: last activity timestamp in an open file, timestamp when the resource
-	   was attached, etc.
-	*/
+	// LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
+	//
+	// Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+	//
+	// Examples: last activity timestamp in an open file, timestamp when the resource
+	// was attached, etc.
 	LastModified string `json:"lastModified,omitempty"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -84,20 +78,18 @@ type CallToolResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Content is a list of content objects that represent the unstructured result of the tool call.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool call ended in an error.
-
-	   If not set, this is assumed to be false (the call was successful).
-
-	   Any errors that originate from the tool SHOULD be reported inside the result
-	   object, with `isError` set to true, _not_ as an MCP protocol-level error
-	   response. Otherwise, the LLM would not be able to see that an error occurred
-	   and self-correct.
-
-	   However, any errors in _finding_ the tool, an error indicating that the
-	   server does not support tool calls, or any other exceptional conditions,
-	   should be reported as an MCP error response.
-	*/
+	// IsError: Whether the tool call ended in an error.
+	//
+	// If not set, this is assumed to be false (the call was successful).
+	//
+	// Any errors that originate from the tool SHOULD be reported inside the result
+	// object, with `isError` set to true, _not_ as an MCP protocol-level error
+	// response. Otherwise, the LLM would not be able to see that an error occurred
+	// and self-correct.
+	//
+	// However, any errors in _finding_ the tool, an error indicating that the
+	// server does not support tool calls, or any other exceptional conditions,
+	// should be reported as an MCP error response.
 	IsError *bool `json:"isError,omitempty"`
 	// StructuredContent is an optional JSON object that represents the structured result of the tool call.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
@@ -294,28 +286,24 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 type CreateMessageRequestParams struct {
 	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
 	IncludeContext mcp.IncludeContext `json:"includeContext,omitempty"`
-	/*
-	   MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
-
-	   The client MAY choose to sample fewer tokens than the requested maximum.
-	*/
+	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
+	//
+	// The client MAY choose to sample fewer tokens than the requested maximum.
 	MaxTokens int64             `json:"maxTokens"`
 	Messages  []SamplingMessage `json:"messages"`
 	// Metadata: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
-	/*
-	   ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-	   Because LLMs can vary along multiple dimensions, choosing the "best" model is
-	   rarely straightforward.  Different models excel in different areas—some are
-	   faster but less capable, others are more capable but more expensive, and so
-	   on. This interface allows servers to express their priorities across multiple
-	   dimensions to help clients make an appropriate selection for their use case.
-
-	   These preferences are always advisory. The client MAY ignore them. It is also
-	   up to the client to decide how to interpret these preferences and how to
-	   balance them against other considerations.
-	*/
+	// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+	//
+	// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+	// rarely straightforward.  Different models excel in different areas—some are
+	// faster but less capable, others are more capable but more expensive, and so
+	// on. This interface allows servers to express their priorities across multiple
+	// dimensions to help clients make an appropriate selection for their use case.
+	//
+	// These preferences are always advisory. The client MAY ignore them. It is also
+	// up to the client to decide how to interpret these preferences and how to
+	// balance them against other considerations.
 	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
 	StopSequences    []string          `json:"stopSequences,omitzero"`
 	// SystemPrompt is an optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
@@ -400,10 +388,8 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 type ElicitRequestFormParams struct {
 	// Message is the message to present to the user.
 	Message string `json:"message"`
-	/*
-	   RequestedSchema is a restricted subset of JSON Schema.
-	   Only top-level properties are allowed, without nesting.
-	*/
+	// RequestedSchema is a restricted subset of JSON Schema.
+	// Only top-level properties are allowed, without nesting.
 	RequestedSchema json.RawMessage `json:"requestedSchema"`
 }
 
@@ -452,26 +438,20 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 type ElicitResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Action is the user action in response to the elicitation.
-	   - "accept": User submitted the form/confirmed the action
-	   - "decline": User explicitly declined the action
-	   - "cancel": User dismissed without making an explicit choice
-	*/
+	// Action is the user action in response to the elicitation.
+	// - "accept": User submitted the form/confirmed the action
+	// - "decline": User explicitly declined the action
+	// - "cancel": User dismissed without making an explicit choice
 	Action mcp.Action `json:"action"`
-	/*
-	   Content is the submitted form data, only present when action is "accept".
-	   Contains values matching the requested schema.
-	*/
+	// Content is the submitted form data, only present when action is "accept".
+	// Contains values matching the requested schema.
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
-/*
-EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
-
-It is up to the client how best to render embedded resources for the benefit
-of the LLM and/or the user.
-*/
+// EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
+//
+// It is up to the client how best to render embedded resources for the benefit
+// of the LLM and/or the user.
 //
 // Schema: 2025-06-18 #/definitions/EmbeddedResource.
 type EmbeddedResource struct {
@@ -577,14 +557,12 @@ type ImageContent struct {
 type Implementation struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title   string `json:"title,omitempty"`
 	Version string `json:"version"`
 }
@@ -607,11 +585,9 @@ type InitializeResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
 	Capabilities ServerCapabilities `json:"capabilities"`
-	/*
-	   Instructions: Instructions describing how to use the server and its features.
-
-	   This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-	*/
+	// Instructions: Instructions describing how to use the server and its features.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
 	Instructions string `json:"instructions,omitempty"`
 	// ProtocolVersion is the version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
 	ProtocolVersion string `json:"protocolVersion"`
@@ -627,10 +603,8 @@ type InitializedNotificationParams struct {
 
 // Schema: 2025-06-18 #/definitions/ListPromptsRequest/properties/params.
 type ListPromptsRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -640,20 +614,16 @@ type ListPromptsRequestParams struct {
 type ListPromptsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string   `json:"nextCursor,omitempty"`
 	Prompts    []Prompt `json:"prompts"`
 }
 
 // Schema: 2025-06-18 #/definitions/ListResourceTemplatesRequest/properties/params.
 type ListResourceTemplatesRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -663,20 +633,16 @@ type ListResourceTemplatesRequestParams struct {
 type ListResourceTemplatesResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor        string             `json:"nextCursor,omitempty"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 }
 
 // Schema: 2025-06-18 #/definitions/ListResourcesRequest/properties/params.
 type ListResourcesRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -686,10 +652,8 @@ type ListResourcesRequestParams struct {
 type ListResourcesResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string     `json:"nextCursor,omitempty"`
 	Resources  []Resource `json:"resources"`
 }
@@ -700,11 +664,9 @@ type ListRootsRequestParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
-/*
-ListRootsResult is the client's response to a roots/list request from the server.
-This result contains an array of Root objects, each representing a root directory
-or file that the server can operate on.
-*/
+// ListRootsResult is the client's response to a roots/list request from the server.
+// This result contains an array of Root objects, each representing a root directory
+// or file that the server can operate on.
 //
 // Schema: 2025-06-18 #/definitions/ListRootsResult.
 type ListRootsResult struct {
@@ -715,10 +677,8 @@ type ListRootsResult struct {
 
 // Schema: 2025-06-18 #/definitions/ListToolsRequest/properties/params.
 type ListToolsRequestParams struct {
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -728,10 +688,8 @@ type ListToolsRequestParams struct {
 type ListToolsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 	Tools      []Tool `json:"tools"`
 }
@@ -740,83 +698,67 @@ type ListToolsResult struct {
 type LoggingMessageNotificationParams struct {
 	// Data is the data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
 	Data json.RawMessage `json:"data"`
-	/*
-	   Level is the severity of a log message.
-
-	   These map to syslog message severities, as specified in RFC-5424:
-	   https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
-	*/
+	// Level is the severity of a log message.
+	//
+	// These map to syslog message severities, as specified in RFC-5424:
+	// https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 	Level mcp.LoggingLevel `json:"level"`
 	// Logger is an optional name of the logger issuing this message.
 	Logger string `json:"logger,omitempty"`
 }
 
-/*
-ModelHint: Hints to use for model selection.
-
-Keys not declared here are currently left unspecified by the spec and are up
-to the client to interpret.
-*/
+// ModelHint: Hints to use for model selection.
+//
+// Keys not declared here are currently left unspecified by the spec and are up
+// to the client to interpret.
 //
 // Schema: 2025-06-18 #/definitions/ModelHint.
 type ModelHint struct {
-	/*
-	   Name is a hint for a model name.
-
-	   The client SHOULD treat this as a substring of a model name; for example:
-	     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-	     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-	     - `claude` should match any Claude model
-
-	   The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-	     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-	*/
+	// Name is a hint for a model name.
+	//
+	// The client SHOULD treat this as a substring of a model name; for example:
+	//   - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+	//   - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+	//   - `claude` should match any Claude model
+	//
+	// The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+	//   - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
 	Name string `json:"name,omitempty"`
 }
 
-/*
-ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-Because LLMs can vary along multiple dimensions, choosing the "best" model is
-rarely straightforward.  Different models excel in different areas—some are
-faster but less capable, others are more capable but more expensive, and so
-on. This interface allows servers to express their priorities across multiple
-dimensions to help clients make an appropriate selection for their use case.
-
-These preferences are always advisory. The client MAY ignore them. It is also
-up to the client to decide how to interpret these preferences and how to
-balance them against other considerations.
-*/
+// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+//
+// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+// rarely straightforward.  Different models excel in different areas—some are
+// faster but less capable, others are more capable but more expensive, and so
+// on. This interface allows servers to express their priorities across multiple
+// dimensions to help clients make an appropriate selection for their use case.
+//
+// These preferences are always advisory. The client MAY ignore them. It is also
+// up to the client to decide how to interpret these preferences and how to
+// balance them against other considerations.
 //
 // Schema: 2025-06-18 #/definitions/ModelPreferences.
 type ModelPreferences struct {
-	/*
-	   CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
-	   is not important, while a value of 1 means cost is the most important
-	   factor.
-	*/
+	// CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
+	// is not important, while a value of 1 means cost is the most important
+	// factor.
 	CostPriority *float64 `json:"costPriority,omitempty"`
-	/*
-	   Hints: Optional hints to use for model selection.
-
-	   If multiple hints are specified, the client MUST evaluate them in order
-	   (such that the first match is taken).
-
-	   The client SHOULD prioritize these hints over the numeric priorities, but
-	   MAY still use the priorities to select from ambiguous matches.
-	*/
+	// Hints: Optional hints to use for model selection.
+	//
+	// If multiple hints are specified, the client MUST evaluate them in order
+	// (such that the first match is taken).
+	//
+	// The client SHOULD prioritize these hints over the numeric priorities, but
+	// MAY still use the priorities to select from ambiguous matches.
 	Hints []ModelHint `json:"hints,omitzero"`
-	/*
-	   IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
-	   model. A value of 0 means intelligence is not important, while a value of 1
-	   means intelligence is the most important factor.
-	*/
+	// IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
+	// model. A value of 0 means intelligence is not important, while a value of 1
+	// means intelligence is the most important factor.
 	IntelligencePriority *float64 `json:"intelligencePriority,omitempty"`
-	/*
-	   SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
-	   value of 0 means speed is not important, while a value of 1 means speed is
-	   the most important factor.
-	*/
+	// SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
+	// value of 0 means speed is not important, while a value of 1 means speed is
+	// the most important factor.
 	SpeedPriority *float64 `json:"speedPriority,omitempty"`
 }
 
@@ -824,10 +766,8 @@ type ModelPreferences struct {
 type PaginatedResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
@@ -861,14 +801,12 @@ type Prompt struct {
 	Description string `json:"description,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
@@ -882,14 +820,12 @@ type PromptArgument struct {
 	Name string `json:"name"`
 	// Required: Whether this argument must be provided.
 	Required *bool `json:"required,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
@@ -899,12 +835,10 @@ type PromptListChangedNotificationParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
-/*
-PromptMessage: Describes a message returned as part of a prompt.
-
-This is similar to `SamplingMessage`, but also supports the embedding of
-resources from the MCP server.
-*/
+// PromptMessage: Describes a message returned as part of a prompt.
+//
+// This is similar to `SamplingMessage`, but also supports the embedding of
+// resources from the MCP server.
 //
 // Schema: 2025-06-18 #/definitions/PromptMessage.
 type PromptMessage struct {
@@ -919,14 +853,12 @@ type PromptMessage struct {
 type PromptReference struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string             `json:"title,omitempty"`
 	Type  mcp.ConstRefPrompt `json:"type"`
 }
@@ -1008,40 +940,32 @@ type Resource struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
 }
 
-/*
-ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
-
-Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
-*/
+// ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
+//
+// Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
 //
 // Schema: 2025-06-18 #/definitions/ResourceLink.
 type ResourceLink struct {
@@ -1049,30 +973,24 @@ type ResourceLink struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string                `json:"title,omitempty"`
 	Type  mcp.ConstResourceLink `json:"type"`
 	// URI is the URI of this resource.
@@ -1093,24 +1011,20 @@ type ResourceTemplate struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this template is for.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this template is for.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// MIMEType is the MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// URITemplate is a URI template (according to RFC 6570) that can be used to construct resource URIs.
 	URITemplate string `json:"uriTemplate"`
@@ -1143,17 +1057,13 @@ type Result struct {
 type Root struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Name is an optional name for the root. This can be used to provide a human-readable
-	   identifier for the root, which may be useful for display purposes or for
-	   referencing the root in other parts of the application.
-	*/
+	// Name is an optional name for the root. This can be used to provide a human-readable
+	// identifier for the root, which may be useful for display purposes or for
+	// referencing the root in other parts of the application.
 	Name string `json:"name,omitempty"`
-	/*
-	   URI is the URI identifying the root. This *must* start with file:// for now.
-	   This restriction may be relaxed in future versions of the protocol to allow
-	   other URI schemes.
-	*/
+	// URI is the URI identifying the root. This *must* start with file:// for now.
+	// This restriction may be relaxed in future versions of the protocol to allow
+	// other URI schemes.
 	URI string `json:"uri"`
 }
 
@@ -1276,12 +1186,10 @@ type ServerCapabilitiesTools struct {
 
 // Schema: 2025-06-18 #/definitions/SetLevelRequest/properties/params.
 type SetLevelRequestParams struct {
-	/*
-	   Level is the severity of a log message.
-
-	   These map to syslog message severities, as specified in RFC-5424:
-	   https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
-	*/
+	// Level is the severity of a log message.
+	//
+	// These map to syslog message severities, as specified in RFC-5424:
+	// https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 	Level mcp.LoggingLevel `json:"level"`
 }
 
@@ -1322,88 +1230,70 @@ type TextResourceContents struct {
 type Tool struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Annotations: Additional properties describing a Tool to clients.
-
-	   NOTE: all properties in ToolAnnotations are **hints**.
-	   They are not guaranteed to provide a faithful description of
-	   tool behavior (including descriptive properties like `title`).
-
-	   Clients should never make tool use decisions based on ToolAnnotations
-	   received from untrusted servers.
-	*/
+	// Annotations: Additional properties describing a Tool to clients.
+	//
+	// NOTE: all properties in ToolAnnotations are **hints**.
+	// They are not guaranteed to provide a faithful description of
+	// tool behavior (including descriptive properties like `title`).
+	//
+	// Clients should never make tool use decisions based on ToolAnnotations
+	// received from untrusted servers.
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	/*
-	   Description is a human-readable description of the tool.
-
-	   This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a human-readable description of the tool.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// InputSchema is a JSON Schema object defining the expected parameters for the tool.
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
-	   the structuredContent field of a CallToolResult.
-	*/
+	// OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
+	// the structuredContent field of a CallToolResult.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
-/*
-ToolAnnotations: Additional properties describing a Tool to clients.
-
-NOTE: all properties in ToolAnnotations are **hints**.
-They are not guaranteed to provide a faithful description of
-tool behavior (including descriptive properties like `title`).
-
-Clients should never make tool use decisions based on ToolAnnotations
-received from untrusted servers.
-*/
+// ToolAnnotations: Additional properties describing a Tool to clients.
+//
+// NOTE: all properties in ToolAnnotations are **hints**.
+// They are not guaranteed to provide a faithful description of
+// tool behavior (including descriptive properties like `title`).
+//
+// Clients should never make tool use decisions based on ToolAnnotations
+// received from untrusted servers.
 //
 // Schema: 2025-06-18 #/definitions/ToolAnnotations.
 type ToolAnnotations struct {
-	/*
-	   DestructiveHint: If true, the tool may perform destructive updates to its environment.
-	   If false, the tool performs only additive updates.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: true
-	*/
+	// DestructiveHint: If true, the tool may perform destructive updates to its environment.
+	// If false, the tool performs only additive updates.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: true
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	/*
-	   IdempotentHint: If true, calling the tool repeatedly with the same arguments
-	   will have no additional effect on the its environment.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: false
-	*/
+	// IdempotentHint: If true, calling the tool repeatedly with the same arguments
+	// will have no additional effect on the its environment.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: false
 	IdempotentHint *bool `json:"idempotentHint,omitempty"`
-	/*
-	   OpenWorldHint: If true, this tool may interact with an "open world" of external
-	   entities. If false, the tool's domain of interaction is closed.
-	   For example, the world of a web search tool is open, whereas that
-	   of a memory tool is not.
-
-	   Default: true
-	*/
+	// OpenWorldHint: If true, this tool may interact with an "open world" of external
+	// entities. If false, the tool's domain of interaction is closed.
+	// For example, the world of a web search tool is open, whereas that
+	// of a memory tool is not.
+	//
+	// Default: true
 	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
-	/*
-	   ReadOnlyHint: If true, the tool does not modify its environment.
-
-	   Default: false
-	*/
+	// ReadOnlyHint: If true, the tool does not modify its environment.
+	//
+	// Default: false
 	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
 	// Title is a human-readable title for the tool.
 	Title string `json:"title,omitempty"`

@@ -18,28 +18,22 @@ import (
 //
 // Schema: 2025-11-25 #/$defs/Annotations.
 type Annotations struct {
-	/*
-	   Audience: Describes who the intended audience of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended audience of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
-
-	   Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-	   Examples: last activity timestamp in an open file, timestamp when the resource
-	   was attached, etc.
-	*/
+	// LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
+	//
+	// Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+	//
+	// Examples: last activity timestamp in an open file, timestamp when the resource
+	// was attached, etc.
 	LastModified string `json:"lastModified,omitempty"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -80,14 +74,12 @@ type CallToolRequestParams struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Name is the name of the tool.
 	Name string `json:"name"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	Task *TaskMetadata `json:"task,omitempty"`
 }
 
@@ -99,20 +91,18 @@ type CallToolResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Content is a list of content objects that represent the unstructured result of the tool call.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool call ended in an error.
-
-	   If not set, this is assumed to be false (the call was successful).
-
-	   Any errors that originate from the tool SHOULD be reported inside the result
-	   object, with `isError` set to true, _not_ as an MCP protocol-level error
-	   response. Otherwise, the LLM would not be able to see that an error occurred
-	   and self-correct.
-
-	   However, any errors in _finding_ the tool, an error indicating that the
-	   server does not support tool calls, or any other exceptional conditions,
-	   should be reported as an MCP error response.
-	*/
+	// IsError: Whether the tool call ended in an error.
+	//
+	// If not set, this is assumed to be false (the call was successful).
+	//
+	// Any errors that originate from the tool SHOULD be reported inside the result
+	// object, with `isError` set to true, _not_ as an MCP protocol-level error
+	// response. Otherwise, the LLM would not be able to see that an error occurred
+	// and self-correct.
+	//
+	// However, any errors in _finding_ the tool, an error indicating that the
+	// server does not support tool calls, or any other exceptional conditions,
+	// should be reported as an MCP error response.
 	IsError *bool `json:"isError,omitempty"`
 	// StructuredContent is an optional JSON object that represents the structured result of the tool call.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
@@ -138,13 +128,11 @@ type CancelTaskResult struct {
 	PollInterval *int64 `json:"pollInterval,omitempty"`
 	// Status: Current task state.
 	Status mcp.TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -160,13 +148,11 @@ type CancelledNotificationParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Reason is an optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
 	Reason string `json:"reason,omitempty"`
-	/*
-	   RequestID is the ID of the request to cancel.
-
-	   This MUST correspond to the ID of a request previously issued in the same direction.
-	   This MUST be provided for cancelling non-task requests.
-	   This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
-	*/
+	// RequestID is the ID of the request to cancel.
+	//
+	// This MUST correspond to the ID of a request previously issued in the same direction.
+	// This MUST be provided for cancelling non-task requests.
+	// This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
 	RequestID json.RawMessage `json:"requestId,omitempty"`
 }
 
@@ -198,10 +184,8 @@ type ClientCapabilitiesElicitation struct {
 //
 // Schema: 2025-11-25 #/$defs/ClientCapabilities/properties/sampling.
 type ClientCapabilitiesSampling struct {
-	/*
-	   Context: Whether the client supports context inclusion via includeContext parameter.
-	   If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-	*/
+	// Context: Whether the client supports context inclusion via includeContext parameter.
+	// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
 	Context json.RawMessage `json:"context,omitempty"`
 	// Tools: Whether the client supports tool use via tools and toolChoice parameters.
 	Tools json.RawMessage `json:"tools,omitempty"`
@@ -420,19 +404,15 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 type CreateMessageRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-	   The client MAY ignore this request.
-
-	   Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
-	   declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
-	*/
+	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+	// The client MAY ignore this request.
+	//
+	// Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
+	// declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
 	IncludeContext mcp.IncludeContext `json:"includeContext,omitempty"`
-	/*
-	   MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
-
-	   The client MAY choose to sample fewer tokens than the requested maximum.
-	*/
+	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
+	//
+	// The client MAY choose to sample fewer tokens than the requested maximum.
 	MaxTokens int64             `json:"maxTokens"`
 	Messages  []SamplingMessage `json:"messages"`
 	// Metadata: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
@@ -442,34 +422,26 @@ type CreateMessageRequestParams struct {
 	StopSequences    []string          `json:"stopSequences,omitzero"`
 	// SystemPrompt is an optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
 	SystemPrompt string `json:"systemPrompt,omitempty"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	Task        *TaskMetadata `json:"task,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
-	/*
-	   ToolChoice: Controls how the model uses tools.
-	   The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	   Default is `{ mode: "auto" `.
-	*/
+	// ToolChoice: Controls how the model uses tools.
+	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+	// Default is `{ mode: "auto" `.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
-	/*
-	   Tools: Tools that the model may use during generation.
-	   The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	*/
+	// Tools: Tools that the model may use during generation.
+	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
 	Tools []Tool `json:"tools,omitzero"`
 }
 
-/*
-CreateMessageResult is the client's response to a sampling/createMessage request from the server.
-The client should inform the user before returning the sampled message, to allow them
-to inspect the response (human in the loop) and decide whether to allow the server to see it.
-*/
+// CreateMessageResult is the client's response to a sampling/createMessage request from the server.
+// The client should inform the user before returning the sampled message, to allow them
+// to inspect the response (human in the loop) and decide whether to allow the server to see it.
 //
 // Schema: 2025-11-25 #/$defs/CreateMessageResult.
 type CreateMessageResult struct {
@@ -480,17 +452,15 @@ type CreateMessageResult struct {
 	Model string `json:"model"`
 	// Role is the sender or recipient of messages and data in a conversation.
 	Role mcp.Role `json:"role"`
-	/*
-	   StopReason is the reason why sampling stopped, if known.
-
-	   Standard values:
-	   - "endTurn": Natural end of the assistant's turn
-	   - "stopSequence": A stop sequence was encountered
-	   - "maxTokens": Maximum token limit was reached
-	   - "toolUse": The model wants to use one or more tools
-
-	   This field is an open string to allow for provider-specific stop reasons.
-	*/
+	// StopReason is the reason why sampling stopped, if known.
+	//
+	// Standard values:
+	// - "endTurn": Natural end of the assistant's turn
+	// - "stopSequence": A stop sequence was encountered
+	// - "maxTokens": Maximum token limit was reached
+	// - "toolUse": The model wants to use one or more tools
+	//
+	// This field is an open string to allow for provider-specific stop reasons.
 	StopReason string `json:"stopReason,omitempty"`
 }
 
@@ -591,19 +561,15 @@ type ElicitRequestFormParams struct {
 	Message string `json:"message"`
 	// Mode is the elicitation mode.
 	Mode *mcp.ConstForm `json:"mode,omitempty"`
-	/*
-	   RequestedSchema is a restricted subset of JSON Schema.
-	   Only top-level properties are allowed, without nesting.
-	*/
+	// RequestedSchema is a restricted subset of JSON Schema.
+	// Only top-level properties are allowed, without nesting.
 	RequestedSchema json.RawMessage `json:"requestedSchema"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	Task *TaskMetadata `json:"task,omitempty"`
 }
 
@@ -670,23 +636,19 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 type ElicitRequestURLParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   ElicitationID is the ID of the elicitation, which must be unique within the context of the server.
-	   The client MUST treat this ID as an opaque value.
-	*/
+	// ElicitationID is the ID of the elicitation, which must be unique within the context of the server.
+	// The client MUST treat this ID as an opaque value.
 	ElicitationID string `json:"elicitationId"`
 	// Message is the message to present to the user explaining why the interaction is needed.
 	Message string `json:"message"`
 	// Mode is the elicitation mode.
 	Mode mcp.ConstURL `json:"mode"`
-	/*
-	   Task: If specified, the caller is requesting task-augmented execution for this request.
-	   The request will return a CreateTaskResult immediately, and the actual result can be
-	   retrieved later via tasks/result.
-
-	   Task augmentation is subject to capability negotiation - receivers MUST declare support
-	   for task augmentation of specific request types in their capabilities.
-	*/
+	// Task: If specified, the caller is requesting task-augmented execution for this request.
+	// The request will return a CreateTaskResult immediately, and the actual result can be
+	// retrieved later via tasks/result.
+	//
+	// Task augmentation is subject to capability negotiation - receivers MUST declare support
+	// for task augmentation of specific request types in their capabilities.
 	Task *TaskMetadata `json:"task,omitempty"`
 	// URL is the URL that the user should navigate to.
 	URL string `json:"url"`
@@ -698,18 +660,14 @@ type ElicitRequestURLParams struct {
 type ElicitResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Action is the user action in response to the elicitation.
-	   - "accept": User submitted the form/confirmed the action
-	   - "decline": User explicitly decline the action
-	   - "cancel": User dismissed without making an explicit choice
-	*/
+	// Action is the user action in response to the elicitation.
+	// - "accept": User submitted the form/confirmed the action
+	// - "decline": User explicitly decline the action
+	// - "cancel": User dismissed without making an explicit choice
 	Action mcp.Action `json:"action"`
-	/*
-	   Content is the submitted form data, only present when action is "accept" and mode was "form".
-	   Contains values matching the requested schema.
-	   Omitted for out-of-band mode responses.
-	*/
+	// Content is the submitted form data, only present when action is "accept" and mode was "form".
+	// Contains values matching the requested schema.
+	// Omitted for out-of-band mode responses.
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
@@ -719,12 +677,10 @@ type ElicitationCompleteNotificationParams struct {
 	ElicitationID string `json:"elicitationId"`
 }
 
-/*
-EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
-
-It is up to the client how best to render embedded resources for the benefit
-of the LLM and/or the user.
-*/
+// EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
+//
+// It is up to the client how best to render embedded resources for the benefit
+// of the LLM and/or the user.
 //
 // Schema: 2025-11-25 #/$defs/EmbeddedResource.
 type EmbeddedResource struct {
@@ -819,11 +775,9 @@ type GetTaskPayloadRequestParams struct {
 	TaskID string `json:"taskId"`
 }
 
-/*
-GetTaskPayloadResult is the response to a tasks/result request.
-The structure matches the result type of the original request.
-For example, a tools/call task would return the CallToolResult structure.
-*/
+// GetTaskPayloadResult is the response to a tasks/result request.
+// The structure matches the result type of the original request.
+// For example, a tools/call task would return the CallToolResult structure.
 //
 // Schema: 2025-11-25 #/$defs/GetTaskPayloadResult.
 type GetTaskPayloadResult struct {
@@ -851,13 +805,11 @@ type GetTaskResult struct {
 	PollInterval *int64 `json:"pollInterval,omitempty"`
 	// Status: Current task state.
 	Status mcp.TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -869,36 +821,28 @@ type GetTaskResult struct {
 //
 // Schema: 2025-11-25 #/$defs/Icon.
 type Icon struct {
-	/*
-	   MIMEType: Optional MIME type override if the source MIME type is missing or generic.
-	   For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
-	*/
+	// MIMEType: Optional MIME type override if the source MIME type is missing or generic.
+	// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
 	MIMEType string `json:"mimeType,omitempty"`
-	/*
-	   Sizes: Optional array of strings that specify sizes at which the icon can be used.
-	   Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
-
-	   If not provided, the client should assume that the icon can be used at any size.
-	*/
+	// Sizes: Optional array of strings that specify sizes at which the icon can be used.
+	// Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+	//
+	// If not provided, the client should assume that the icon can be used at any size.
 	Sizes []string `json:"sizes,omitzero"`
-	/*
-	   Src is a standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-	   `data:` URI with Base64-encoded image data.
-
-	   Consumers SHOULD takes steps to ensure URLs serving icons are from the
-	   same domain as the client/server or a trusted domain.
-
-	   Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-	   executable JavaScript.
-	*/
+	// Src is a standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
+	// `data:` URI with Base64-encoded image data.
+	//
+	// Consumers SHOULD takes steps to ensure URLs serving icons are from the
+	// same domain as the client/server or a trusted domain.
+	//
+	// Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
+	// executable JavaScript.
 	Src string `json:"src"`
-	/*
-	   Theme: Optional specifier for the theme this icon is designed for. `light` indicates
-	   the icon is designed to be used with a light background, and `dark` indicates
-	   the icon is designed to be used with a dark background.
-
-	   If not provided, the client should assume the icon can be used with any theme.
-	*/
+	// Theme: Optional specifier for the theme this icon is designed for. `light` indicates
+	// the icon is designed to be used with a light background, and `dark` indicates
+	// the icon is designed to be used with a dark background.
+	//
+	// If not provided, the client should assume the icon can be used with any theme.
 	Theme mcp.Theme `json:"theme,omitempty"`
 }
 
@@ -921,36 +865,30 @@ type ImageContent struct {
 //
 // Schema: 2025-11-25 #/$defs/Implementation.
 type Implementation struct {
-	/*
-	   Description is an optional human-readable description of what this implementation does.
-
-	   This can be used by clients or servers to provide context about their purpose
-	   and capabilities. For example, a server might describe the types of resources
-	   or tools it provides, while a client might describe its intended use case.
-	*/
+	// Description is an optional human-readable description of what this implementation does.
+	//
+	// This can be used by clients or servers to provide context about their purpose
+	// and capabilities. For example, a server might describe the types of resources
+	// or tools it provides, while a client might describe its intended use case.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title   string `json:"title,omitempty"`
 	Version string `json:"version"`
 	// WebsiteURL is an optional URL of the website for this implementation.
@@ -979,11 +917,9 @@ type InitializeResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
 	Capabilities ServerCapabilities `json:"capabilities"`
-	/*
-	   Instructions: Instructions describing how to use the server and its features.
-
-	   This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
-	*/
+	// Instructions: Instructions describing how to use the server and its features.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
 	Instructions string `json:"instructions,omitempty"`
 	// ProtocolVersion is the version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
 	ProtocolVersion string `json:"protocolVersion"`
@@ -997,10 +933,8 @@ type InitializeResult struct {
 type ListPromptsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string   `json:"nextCursor,omitempty"`
 	Prompts    []Prompt `json:"prompts"`
 }
@@ -1011,10 +945,8 @@ type ListPromptsResult struct {
 type ListResourceTemplatesResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor        string             `json:"nextCursor,omitempty"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 }
@@ -1025,19 +957,15 @@ type ListResourceTemplatesResult struct {
 type ListResourcesResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string     `json:"nextCursor,omitempty"`
 	Resources  []Resource `json:"resources"`
 }
 
-/*
-ListRootsResult is the client's response to a roots/list request from the server.
-This result contains an array of Root objects, each representing a root directory
-or file that the server can operate on.
-*/
+// ListRootsResult is the client's response to a roots/list request from the server.
+// This result contains an array of Root objects, each representing a root directory
+// or file that the server can operate on.
 //
 // Schema: 2025-11-25 #/$defs/ListRootsResult.
 type ListRootsResult struct {
@@ -1052,10 +980,8 @@ type ListRootsResult struct {
 type ListTasksResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 	Tasks      []Task `json:"tasks"`
 }
@@ -1066,10 +992,8 @@ type ListTasksResult struct {
 type ListToolsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 	Tools      []Tool `json:"tools"`
 }
@@ -1088,72 +1012,58 @@ type LoggingMessageNotificationParams struct {
 	Logger string `json:"logger,omitempty"`
 }
 
-/*
-ModelHint: Hints to use for model selection.
-
-Keys not declared here are currently left unspecified by the spec and are up
-to the client to interpret.
-*/
+// ModelHint: Hints to use for model selection.
+//
+// Keys not declared here are currently left unspecified by the spec and are up
+// to the client to interpret.
 //
 // Schema: 2025-11-25 #/$defs/ModelHint.
 type ModelHint struct {
-	/*
-	   Name is a hint for a model name.
-
-	   The client SHOULD treat this as a substring of a model name; for example:
-	     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-	     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-	     - `claude` should match any Claude model
-
-	   The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-	     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-	*/
+	// Name is a hint for a model name.
+	//
+	// The client SHOULD treat this as a substring of a model name; for example:
+	//   - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+	//   - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+	//   - `claude` should match any Claude model
+	//
+	// The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+	//   - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
 	Name string `json:"name,omitempty"`
 }
 
-/*
-ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-Because LLMs can vary along multiple dimensions, choosing the "best" model is
-rarely straightforward.  Different models excel in different areas—some are
-faster but less capable, others are more capable but more expensive, and so
-on. This interface allows servers to express their priorities across multiple
-dimensions to help clients make an appropriate selection for their use case.
-
-These preferences are always advisory. The client MAY ignore them. It is also
-up to the client to decide how to interpret these preferences and how to
-balance them against other considerations.
-*/
+// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+//
+// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+// rarely straightforward.  Different models excel in different areas—some are
+// faster but less capable, others are more capable but more expensive, and so
+// on. This interface allows servers to express their priorities across multiple
+// dimensions to help clients make an appropriate selection for their use case.
+//
+// These preferences are always advisory. The client MAY ignore them. It is also
+// up to the client to decide how to interpret these preferences and how to
+// balance them against other considerations.
 //
 // Schema: 2025-11-25 #/$defs/ModelPreferences.
 type ModelPreferences struct {
-	/*
-	   CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
-	   is not important, while a value of 1 means cost is the most important
-	   factor.
-	*/
+	// CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
+	// is not important, while a value of 1 means cost is the most important
+	// factor.
 	CostPriority *float64 `json:"costPriority,omitempty"`
-	/*
-	   Hints: Optional hints to use for model selection.
-
-	   If multiple hints are specified, the client MUST evaluate them in order
-	   (such that the first match is taken).
-
-	   The client SHOULD prioritize these hints over the numeric priorities, but
-	   MAY still use the priorities to select from ambiguous matches.
-	*/
+	// Hints: Optional hints to use for model selection.
+	//
+	// If multiple hints are specified, the client MUST evaluate them in order
+	// (such that the first match is taken).
+	//
+	// The client SHOULD prioritize these hints over the numeric priorities, but
+	// MAY still use the priorities to select from ambiguous matches.
 	Hints []ModelHint `json:"hints,omitzero"`
-	/*
-	   IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
-	   model. A value of 0 means intelligence is not important, while a value of 1
-	   means intelligence is the most important factor.
-	*/
+	// IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
+	// model. A value of 0 means intelligence is not important, while a value of 1
+	// means intelligence is the most important factor.
 	IntelligencePriority *float64 `json:"intelligencePriority,omitempty"`
-	/*
-	   SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
-	   value of 0 means speed is not important, while a value of 1 means speed is
-	   the most important factor.
-	*/
+	// SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
+	// value of 0 means speed is not important, while a value of 1 means speed is
+	// the most important factor.
 	SpeedPriority *float64 `json:"speedPriority,omitempty"`
 }
 
@@ -1169,10 +1079,8 @@ type NotificationParams struct {
 type PaginatedRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
@@ -1180,10 +1088,8 @@ type PaginatedRequestParams struct {
 type PaginatedResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
@@ -1213,28 +1119,24 @@ type Prompt struct {
 	Arguments []PromptArgument `json:"arguments,omitzero"`
 	// Description is an optional description of what this prompt provides
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
@@ -1248,23 +1150,19 @@ type PromptArgument struct {
 	Name string `json:"name"`
 	// Required: Whether this argument must be provided.
 	Required *bool `json:"required,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
-/*
-PromptMessage: Describes a message returned as part of a prompt.
-
-This is similar to `SamplingMessage`, but also supports the embedding of
-resources from the MCP server.
-*/
+// PromptMessage: Describes a message returned as part of a prompt.
+//
+// This is similar to `SamplingMessage`, but also supports the embedding of
+// resources from the MCP server.
 //
 // Schema: 2025-11-25 #/$defs/PromptMessage.
 type PromptMessage struct {
@@ -1279,14 +1177,12 @@ type PromptMessage struct {
 type PromptReference struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string             `json:"title,omitempty"`
 	Type  mcp.ConstRefPrompt `json:"type"`
 }
@@ -1380,52 +1276,42 @@ type Resource struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
 }
 
-/*
-ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
-
-Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
-*/
+// ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
+//
+// Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
 //
 // Schema: 2025-11-25 #/$defs/ResourceLink.
 type ResourceLink struct {
@@ -1433,42 +1319,34 @@ type ResourceLink struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string                `json:"title,omitempty"`
 	Type  mcp.ConstResourceLink `json:"type"`
 	// URI is the URI of this resource.
@@ -1483,36 +1361,30 @@ type ResourceTemplate struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this template is for.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this template is for.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// URITemplate is a URI template (according to RFC 6570) that can be used to construct resource URIs.
 	URITemplate string `json:"uriTemplate"`
@@ -1549,17 +1421,13 @@ type Result struct {
 type Root struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Name is an optional name for the root. This can be used to provide a human-readable
-	   identifier for the root, which may be useful for display purposes or for
-	   referencing the root in other parts of the application.
-	*/
+	// Name is an optional name for the root. This can be used to provide a human-readable
+	// identifier for the root, which may be useful for display purposes or for
+	// referencing the root in other parts of the application.
 	Name string `json:"name,omitempty"`
-	/*
-	   URI is the URI identifying the root. This *must* start with file:// for now.
-	   This restriction may be relaxed in future versions of the protocol to allow
-	   other URI schemes.
-	*/
+	// URI is the URI identifying the root. This *must* start with file:// for now.
+	// This restriction may be relaxed in future versions of the protocol to allow
+	// other URI schemes.
 	URI string `json:"uri"`
 }
 
@@ -1817,13 +1685,11 @@ type Task struct {
 	PollInterval *int64 `json:"pollInterval,omitempty"`
 	// Status: Current task state.
 	Status mcp.TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -1831,10 +1697,8 @@ type Task struct {
 	TTL *int64 `json:"ttl"`
 }
 
-/*
-TaskMetadata: Metadata for augmenting a request with task execution.
-Include this in the `task` field of the request parameters.
-*/
+// TaskMetadata: Metadata for augmenting a request with task execution.
+// Include this in the `task` field of the request parameters.
 //
 // Schema: 2025-11-25 #/$defs/TaskMetadata.
 type TaskMetadata struct {
@@ -1856,13 +1720,11 @@ type TaskStatusNotificationParams struct {
 	PollInterval *int64 `json:"pollInterval,omitempty"`
 	// Status: Current task state.
 	Status mcp.TaskStatus `json:"status"`
-	/*
-	   StatusMessage: Optional human-readable message describing the current task state.
-	   This can provide context for any status, including:
-	   - Reasons for "cancelled" status
-	   - Summaries for "completed" status
-	   - Diagnostic information for "failed" status (e.g., error details, what went wrong)
-	*/
+	// StatusMessage: Optional human-readable message describing the current task state.
+	// This can provide context for any status, including:
+	// - Reasons for "cancelled" status
+	// - Summaries for "completed" status
+	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	TaskID string `json:"taskId"`
@@ -1901,100 +1763,80 @@ type TextResourceContents struct {
 type Tool struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Annotations: Optional additional tool information.
-
-	   Display name precedence order is: title, annotations.title, then name.
-	*/
+	// Annotations: Optional additional tool information.
+	//
+	// Display name precedence order is: title, annotations.title, then name.
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	/*
-	   Description is a human-readable description of the tool.
-
-	   This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a human-readable description of the tool.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
 	// Execution: Execution-related properties for this tool.
 	Execution *ToolExecution `json:"execution,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// InputSchema is a JSON Schema object defining the expected parameters for the tool.
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
-	   the structuredContent field of a CallToolResult.
-
-	   Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
-	   Currently restricted to type: "object" at the root level.
-	*/
+	// OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
+	// the structuredContent field of a CallToolResult.
+	//
+	// Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
+	// Currently restricted to type: "object" at the root level.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
-/*
-ToolAnnotations: Additional properties describing a Tool to clients.
-
-NOTE: all properties in ToolAnnotations are **hints**.
-They are not guaranteed to provide a faithful description of
-tool behavior (including descriptive properties like `title`).
-
-Clients should never make tool use decisions based on ToolAnnotations
-received from untrusted servers.
-*/
+// ToolAnnotations: Additional properties describing a Tool to clients.
+//
+// NOTE: all properties in ToolAnnotations are **hints**.
+// They are not guaranteed to provide a faithful description of
+// tool behavior (including descriptive properties like `title`).
+//
+// Clients should never make tool use decisions based on ToolAnnotations
+// received from untrusted servers.
 //
 // Schema: 2025-11-25 #/$defs/ToolAnnotations.
 type ToolAnnotations struct {
-	/*
-	   DestructiveHint: If true, the tool may perform destructive updates to its environment.
-	   If false, the tool performs only additive updates.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: true
-	*/
+	// DestructiveHint: If true, the tool may perform destructive updates to its environment.
+	// If false, the tool performs only additive updates.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: true
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	/*
-	   IdempotentHint: If true, calling the tool repeatedly with the same arguments
-	   will have no additional effect on its environment.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: false
-	*/
+	// IdempotentHint: If true, calling the tool repeatedly with the same arguments
+	// will have no additional effect on its environment.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: false
 	IdempotentHint *bool `json:"idempotentHint,omitempty"`
-	/*
-	   OpenWorldHint: If true, this tool may interact with an "open world" of external
-	   entities. If false, the tool's domain of interaction is closed.
-	   For example, the world of a web search tool is open, whereas that
-	   of a memory tool is not.
-
-	   Default: true
-	*/
+	// OpenWorldHint: If true, this tool may interact with an "open world" of external
+	// entities. If false, the tool's domain of interaction is closed.
+	// For example, the world of a web search tool is open, whereas that
+	// of a memory tool is not.
+	//
+	// Default: true
 	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
-	/*
-	   ReadOnlyHint: If true, the tool does not modify its environment.
-
-	   Default: false
-	*/
+	// ReadOnlyHint: If true, the tool does not modify its environment.
+	//
+	// Default: false
 	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
 	// Title is a human-readable title for the tool.
 	Title string `json:"title,omitempty"`
@@ -2004,12 +1846,10 @@ type ToolAnnotations struct {
 //
 // Schema: 2025-11-25 #/$defs/ToolChoice.
 type ToolChoice struct {
-	/*
-	   Mode: Controls the tool use ability of the model:
-	   - "auto": Model decides whether to use tools (default)
-	   - "required": Model MUST use at least one tool before completing
-	   - "none": Model MUST NOT use any tools
-	*/
+	// Mode: Controls the tool use ability of the model:
+	// - "auto": Model decides whether to use tools (default)
+	// - "required": Model MUST use at least one tool before completing
+	// - "none": Model MUST NOT use any tools
 	Mode mcp.Mode `json:"mode,omitempty"`
 }
 
@@ -2017,17 +1857,15 @@ type ToolChoice struct {
 //
 // Schema: 2025-11-25 #/$defs/ToolExecution.
 type ToolExecution struct {
-	/*
-	   TaskSupport: Indicates whether this tool supports task-augmented execution.
-	   This allows clients to handle long-running operations through polling
-	   the task system.
-
-	   - "forbidden": Tool does not support task-augmented execution (default when absent)
-	   - "optional": Tool may support task-augmented execution
-	   - "required": Tool requires task-augmented execution
-
-	   Default: "forbidden"
-	*/
+	// TaskSupport: Indicates whether this tool supports task-augmented execution.
+	// This allows clients to handle long-running operations through polling
+	// the task system.
+	//
+	// - "forbidden": Tool does not support task-augmented execution (default when absent)
+	// - "optional": Tool may support task-augmented execution
+	// - "required": Tool requires task-augmented execution
+	//
+	// Default: "forbidden"
 	TaskSupport mcp.TaskSupport `json:"taskSupport,omitempty"`
 }
 
@@ -2035,38 +1873,28 @@ type ToolExecution struct {
 //
 // Schema: 2025-11-25 #/$defs/ToolResultContent.
 type ToolResultContent struct {
-	/*
-	   Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
-	   including tool results in subsequent sampling requests to enable caching optimizations.
-
-	   See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	*/
+	// Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
+	// including tool results in subsequent sampling requests to enable caching optimizations.
+	//
+	// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Content is the unstructured result content of the tool use.
-
-	   This has the same format as CallToolResult.content and can include text, images,
-	   audio, resource links, and embedded resources.
-	*/
+	// Content is the unstructured result content of the tool use.
+	//
+	// This has the same format as CallToolResult.content and can include text, images,
+	// audio, resource links, and embedded resources.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool use resulted in an error.
-
-	   If true, the content typically describes the error that occurred.
-	   Default: false
-	*/
+	// IsError: Whether the tool use resulted in an error.
+	//
+	// If true, the content typically describes the error that occurred.
+	// Default: false
 	IsError *bool `json:"isError,omitempty"`
-	/*
-	   StructuredContent is an optional structured result object.
-
-	   If the tool defined an outputSchema, this SHOULD conform to that schema.
-	*/
+	// StructuredContent is an optional structured result object.
+	//
+	// If the tool defined an outputSchema, this SHOULD conform to that schema.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	/*
-	   ToolUseID is the ID of the tool use this result corresponds to.
-
-	   This MUST match the ID from a previous ToolUseContent.
-	*/
+	// ToolUseID is the ID of the tool use this result corresponds to.
+	//
+	// This MUST match the ID from a previous ToolUseContent.
 	ToolUseID string              `json:"toolUseId"`
 	Type      mcp.ConstToolResult `json:"type"`
 }
@@ -2075,18 +1903,14 @@ type ToolResultContent struct {
 //
 // Schema: 2025-11-25 #/$defs/ToolUseContent.
 type ToolUseContent struct {
-	/*
-	   Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
-	   including tool uses in subsequent sampling requests to enable caching optimizations.
-
-	   See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	*/
+	// Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
+	// including tool uses in subsequent sampling requests to enable caching optimizations.
+	//
+	// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   ID is a unique identifier for this tool use.
-
-	   This ID is used to match tool results to their corresponding tool uses.
-	*/
+	// ID is a unique identifier for this tool use.
+	//
+	// This ID is used to match tool results to their corresponding tool uses.
 	ID string `json:"id"`
 	// Input is the arguments to pass to the tool, conforming to the tool's input schema.
 	Input json.RawMessage `json:"input"`

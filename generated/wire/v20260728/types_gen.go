@@ -18,28 +18,22 @@ import (
 //
 // Schema: 2026-07-28 #/$defs/Annotations.
 type Annotations struct {
-	/*
-	   Audience: Describes who the intended audience of this object or data is.
-
-	   It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
-	*/
+	// Audience: Describes who the intended audience of this object or data is.
+	//
+	// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
 	Audience []mcp.Role `json:"audience,omitzero"`
-	/*
-	   LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
-
-	   Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
-
-	   Examples: last activity timestamp in an open file, timestamp when the resource
-	   was attached, etc.
-	*/
+	// LastModified is the moment the resource was last modified, as an ISO 8601 formatted string.
+	//
+	// Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+	//
+	// Examples: last activity timestamp in an open file, timestamp when the resource
+	// was attached, etc.
 	LastModified string `json:"lastModified,omitempty"`
-	/*
-	   Priority: Describes how important this data is for operating the server.
-
-	   A value of 1 means "most important," and indicates that the data is
-	   effectively required, while 0 means "least important," and indicates that
-	   the data is entirely optional.
-	*/
+	// Priority: Describes how important this data is for operating the server.
+	//
+	// A value of 1 means "most important," and indicates that the data is
+	// effectively required, while 0 means "least important," and indicates that
+	// the data is entirely optional.
 	Priority *float64 `json:"priority,omitempty"`
 }
 
@@ -47,23 +41,6 @@ type Annotations struct {
 //
 // Schema: 2026-07-28 #/$defs/AudioContent.
 type AudioContent struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -76,23 +53,6 @@ type AudioContent struct {
 
 // Schema: 2026-07-28 #/$defs/BlobResourceContents.
 type BlobResourceContents struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Blob is a base64-encoded string representing the binary data of the item.
 	Blob string `json:"blob"`
@@ -106,41 +66,34 @@ type BlobResourceContents struct {
 //
 // Schema: 2026-07-28 #/$defs/CacheableResult.
 type CacheableResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope `json:"cacheScope"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -148,15 +101,12 @@ type CacheableResult struct {
 //
 // Schema: 2026-07-28 #/$defs/CallToolRequestParams.
 type CallToolRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for the tool call.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	/*
-	   InputResponses is a map of client responses to server-initiated requests.
-	   Keys correspond to the keys in the InputRequests map;
-	   values are the client's result for each request.
-	*/
+	// InputResponses is a map of client responses to server-initiated requests.
+	// Keys correspond to the keys in the InputRequests map;
+	// values are the client's result for each request.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
 	// Name is the name of the tool.
 	Name         string `json:"name"`
@@ -167,41 +117,34 @@ type CallToolRequestParams struct {
 //
 // Schema: 2026-07-28 #/$defs/CallToolResult.
 type CallToolResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Content is a list of content objects that represent the unstructured result of the tool call.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool call ended in an error.
-
-	   If not set, this is assumed to be false (the call was successful).
-
-	   Any errors that originate from the tool SHOULD be reported inside the result
-	   object, with `isError` set to true, _not_ as an MCP protocol-level error
-	   response. Otherwise, the LLM would not be able to see that an error occurred
-	   and self-correct.
-
-	   However, any errors in _finding_ the tool, an error indicating that the
-	   server does not support tool calls, or any other exceptional conditions,
-	   should be reported as an MCP error response.
-	*/
+	// IsError: Whether the tool call ended in an error.
+	//
+	// If not set, this is assumed to be false (the call was successful).
+	//
+	// Any errors that originate from the tool SHOULD be reported inside the result
+	// object, with `isError` set to true, _not_ as an MCP protocol-level error
+	// response. Otherwise, the LLM would not be able to see that an error occurred
+	// and self-correct.
+	//
+	// However, any errors in _finding_ the tool, an error indicating that the
+	// server does not support tool calls, or any other exceptional conditions,
+	// should be reported as an MCP error response.
 	IsError *bool `json:"isError,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   StructuredContent is an optional JSON value that represents the structured result of the tool call.
-
-	   This can be any JSON value (object, array, string, number, boolean, or null)
-	   that conforms to the tool's outputSchema if one is defined.
-	*/
+	// StructuredContent is an optional JSON value that represents the structured result of the tool call.
+	//
+	// This can be any JSON value (object, array, string, number, boolean, or null)
+	// that conforms to the tool's outputSchema if one is defined.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
@@ -221,15 +164,12 @@ type CancelTaskResult struct {
 //
 // Schema: 2026-07-28 #/$defs/CancelledNotificationParams.
 type CancelledNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Reason is an optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
 	Reason string `json:"reason,omitempty"`
-	/*
-	   RequestID is the ID of the request to cancel.
-
-	   This MUST correspond to the ID of a request the client previously issued.
-	*/
+	// RequestID is the ID of the request to cancel.
+	//
+	// This MUST correspond to the ID of a request the client previously issued.
 	RequestID json.RawMessage `json:"requestId"`
 }
 
@@ -252,14 +192,12 @@ type ClientCapabilities struct {
 	Elicitation *ClientCapabilitiesElicitation `json:"elicitation,omitempty"`
 	// Experimental: Experimental, non-standard capabilities that the client supports.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
-	/*
-	   Extensions: Optional MCP extensions that the client supports. Keys are extension identifiers
-	   (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-	   per-extension settings objects. An empty object indicates support with no settings.
-
-	   Keys MUST follow the MetaObject`_meta` key naming rules, with a
-	   mandatory prefix.
-	*/
+	// Extensions: Optional MCP extensions that the client supports. Keys are extension identifiers
+	// (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
+	// per-extension settings objects. An empty object indicates support with no settings.
+	//
+	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// mandatory prefix.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// Roots: Present if the client supports listing roots.
 	Roots json.RawMessage `json:"roots,omitempty"`
@@ -279,10 +217,8 @@ type ClientCapabilitiesElicitation struct {
 //
 // Schema: 2026-07-28 #/$defs/ClientCapabilities/properties/sampling.
 type ClientCapabilitiesSampling struct {
-	/*
-	   Context: Whether the client supports context inclusion via `includeContext` parameter.
-	   If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
-	*/
+	// Context: Whether the client supports context inclusion via `includeContext` parameter.
+	// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
 	Context json.RawMessage `json:"context,omitempty"`
 	// Tools: Whether the client supports tool use via `tools` and `toolChoice` parameters.
 	Tools json.RawMessage `json:"tools,omitempty"`
@@ -292,7 +228,6 @@ type ClientCapabilitiesSampling struct {
 //
 // Schema: 2026-07-28 #/$defs/CompleteRequestParams.
 type CompleteRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Argument is the argument's information
 	Argument CompleteRequestParamsArgument `json:"argument"`
@@ -378,18 +313,15 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 //
 // Schema: 2026-07-28 #/$defs/CompleteResult.
 type CompleteResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta       mcp.Meta                 `json:"_meta,omitempty"`
 	Completion CompleteResultCompletion `json:"completion"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -492,20 +424,16 @@ type CreateMessageRequest struct {
 //
 // Schema: 2026-07-28 #/$defs/CreateMessageRequestParams.
 type CreateMessageRequestParams struct {
-	/*
-	   IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-	   The client MAY ignore this request.
-
-	   Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
-	   omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-	   ClientCapabilities.sampling.context.
-	*/
+	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+	// The client MAY ignore this request.
+	//
+	// Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
+	// omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
+	// ClientCapabilities.sampling.context.
 	IncludeContext mcp.IncludeContext `json:"includeContext,omitempty"`
-	/*
-	   MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
-
-	   The client MAY choose to sample fewer tokens than the requested maximum.
-	*/
+	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
+	//
+	// The client MAY choose to sample fewer tokens than the requested maximum.
 	MaxTokens int64             `json:"maxTokens"`
 	Messages  []SamplingMessage `json:"messages"`
 	// Metadata: Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
@@ -516,61 +444,36 @@ type CreateMessageRequestParams struct {
 	// SystemPrompt is an optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
 	SystemPrompt string   `json:"systemPrompt,omitempty"`
 	Temperature  *float64 `json:"temperature,omitempty"`
-	/*
-	   ToolChoice: Controls how the model uses tools.
-	   The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	   Default is `{ mode: "auto" `.
-	*/
+	// ToolChoice: Controls how the model uses tools.
+	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+	// Default is `{ mode: "auto" `.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
-	/*
-	   Tools: Tools that the model may use during generation.
-	   The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	*/
+	// Tools: Tools that the model may use during generation.
+	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
 	Tools []Tool `json:"tools,omitzero"`
 }
 
-/*
-CreateMessageResult is the result returned by the client for a CreateMessageRequestsampling/createMessage request.
-The client should inform the user before returning the sampled message, to allow them
-to inspect the response (human in the loop) and decide whether to allow the server to see it.
-*/
+// CreateMessageResult is the result returned by the client for a CreateMessageRequestsampling/createMessage request.
+// The client should inform the user before returning the sampled message, to allow them
+// to inspect the response (human in the loop) and decide whether to allow the server to see it.
 //
 // Schema: 2026-07-28 #/$defs/CreateMessageResult.
 type CreateMessageResult struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta    mcp.Meta                   `json:"_meta,omitempty"`
 	Content CreateMessageResultContent `json:"content"`
 	// Model is the name of the model that generated the message.
 	Model string `json:"model"`
 	// Role is the sender or recipient of messages and data in a conversation.
 	Role mcp.Role `json:"role"`
-	/*
-	   StopReason is the reason why sampling stopped, if known.
-
-	   Standard values:
-	   - `"endTurn"`: Natural end of the assistant's turn
-	   - `"stopSequence"`: A stop sequence was encountered
-	   - `"maxTokens"`: Maximum token limit was reached
-	   - `"toolUse"`: The model wants to use one or more tools
-
-	   This field is an open string to allow for provider-specific stop reasons.
-	*/
+	// StopReason is the reason why sampling stopped, if known.
+	//
+	// Standard values:
+	// - `"endTurn"`: Natural end of the assistant's turn
+	// - `"stopSequence"`: A stop sequence was encountered
+	// - `"maxTokens"`: Maximum token limit was reached
+	// - `"toolUse"`: The model wants to use one or more tools
+	//
+	// This field is an open string to allow for provider-specific stop reasons.
 	StopReason string `json:"stopReason,omitempty"`
 }
 
@@ -667,57 +570,46 @@ type CreateTaskResult struct {
 //
 // Schema: 2026-07-28 #/$defs/DiscoverResult.
 type DiscoverResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope `json:"cacheScope"`
 	// Capabilities is the capabilities of the server.
 	Capabilities ServerCapabilities `json:"capabilities"`
-	/*
-	   Instructions: Natural-language guidance describing the server and its features.
-
-	   This can be used by clients to improve an LLM's understanding of
-	   available tools (e.g., by including it in a system prompt). It should
-	   focus on information that helps the model use the server effectively
-	   and should not duplicate information already in tool descriptions.
-	*/
+	// Instructions: Natural-language guidance describing the server and its features.
+	//
+	// This can be used by clients to improve an LLM's understanding of
+	// available tools (e.g., by including it in a system prompt). It should
+	// focus on information that helps the model use the server effectively
+	// and should not duplicate information already in tool descriptions.
 	Instructions string `json:"instructions,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   SupportedVersions: MCP Protocol Versions this server supports. The client should choose a
-	   version from this list for use in subsequent requests.
-	*/
+	// SupportedVersions: MCP Protocol Versions this server supports. The client should choose a
+	// version from this list for use in subsequent requests.
 	SupportedVersions []string `json:"supportedVersions"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -738,10 +630,8 @@ type ElicitRequestFormParams struct {
 	Message string `json:"message"`
 	// Mode is the elicitation mode.
 	Mode *mcp.ConstForm `json:"mode,omitempty"`
-	/*
-	   RequestedSchema is a restricted subset of JSON Schema.
-	   Only top-level properties are allowed, without nesting.
-	*/
+	// RequestedSchema is a restricted subset of JSON Schema.
+	// Only top-level properties are allowed, without nesting.
 	RequestedSchema json.RawMessage `json:"requestedSchema"`
 }
 
@@ -818,47 +708,24 @@ type ElicitRequestURLParams struct {
 //
 // Schema: 2026-07-28 #/$defs/ElicitResult.
 type ElicitResult struct {
-	/*
-	   Action is the user action in response to the elicitation.
-	   - `"accept"`: User submitted the form/confirmed the action
-	   - `"decline"`: User explicitly declined the action
-	   - `"cancel"`: User dismissed without making an explicit choice
-	*/
+	// Action is the user action in response to the elicitation.
+	// - `"accept"`: User submitted the form/confirmed the action
+	// - `"decline"`: User explicitly declined the action
+	// - `"cancel"`: User dismissed without making an explicit choice
 	Action mcp.Action `json:"action"`
-	/*
-	   Content is the submitted form data, only present when action is `"accept"` and mode was `"form"`.
-	   Contains values matching the requested schema.
-	   Omitted for out-of-band mode responses.
-	*/
+	// Content is the submitted form data, only present when action is `"accept"` and mode was `"form"`.
+	// Contains values matching the requested schema.
+	// Omitted for out-of-band mode responses.
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
-/*
-EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
-
-It is up to the client how best to render embedded resources for the benefit
-of the LLM and/or the user.
-*/
+// EmbeddedResource is the contents of a resource, embedded into a prompt or tool call result.
+//
+// It is up to the client how best to render embedded resources for the benefit
+// of the LLM and/or the user.
 //
 // Schema: 2026-07-28 #/$defs/EmbeddedResource.
 type EmbeddedResource struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations             `json:"annotations,omitempty"`
@@ -936,15 +803,12 @@ type FailedTask struct {
 //
 // Schema: 2026-07-28 #/$defs/GetPromptRequestParams.
 type GetPromptRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for templating the prompt.
 	Arguments map[string]string `json:"arguments,omitzero"`
-	/*
-	   InputResponses is a map of client responses to server-initiated requests.
-	   Keys correspond to the keys in the InputRequests map;
-	   values are the client's result for each request.
-	*/
+	// InputResponses is a map of client responses to server-initiated requests.
+	// Keys correspond to the keys in the InputRequests map;
+	// values are the client's result for each request.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
 	// Name is the name of the prompt or prompt template.
 	Name         string `json:"name"`
@@ -955,20 +819,17 @@ type GetPromptRequestParams struct {
 //
 // Schema: 2026-07-28 #/$defs/GetPromptResult.
 type GetPromptResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Description is an optional description for the prompt.
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -1004,36 +865,28 @@ type GetTaskResultInputRequestsValue struct {
 //
 // Schema: 2026-07-28 #/$defs/Icon.
 type Icon struct {
-	/*
-	   MIMEType: Optional MIME type override if the source MIME type is missing or generic.
-	   For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
-	*/
+	// MIMEType: Optional MIME type override if the source MIME type is missing or generic.
+	// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
 	MIMEType string `json:"mimeType,omitempty"`
-	/*
-	   Sizes: Optional array of strings that specify sizes at which the icon can be used.
-	   Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
-
-	   If not provided, the client should assume that the icon can be used at any size.
-	*/
+	// Sizes: Optional array of strings that specify sizes at which the icon can be used.
+	// Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+	//
+	// If not provided, the client should assume that the icon can be used at any size.
 	Sizes []string `json:"sizes,omitzero"`
-	/*
-	   Src is a standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-	   `data:` URI with Base64-encoded image data.
-
-	   Consumers SHOULD take steps to ensure URLs serving icons are from the
-	   same domain as the client/server or a trusted domain.
-
-	   Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-	   executable JavaScript.
-	*/
+	// Src is a standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
+	// `data:` URI with Base64-encoded image data.
+	//
+	// Consumers SHOULD take steps to ensure URLs serving icons are from the
+	// same domain as the client/server or a trusted domain.
+	//
+	// Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
+	// executable JavaScript.
 	Src string `json:"src"`
-	/*
-	   Theme: Optional specifier for the theme this icon is designed for. `"light"` indicates
-	   the icon is designed to be used with a light background, and `"dark"` indicates
-	   the icon is designed to be used with a dark background.
-
-	   If not provided, the client should assume the icon can be used with any theme.
-	*/
+	// Theme: Optional specifier for the theme this icon is designed for. `"light"` indicates
+	// the icon is designed to be used with a light background, and `"dark"` indicates
+	// the icon is designed to be used with a dark background.
+	//
+	// If not provided, the client should assume the icon can be used with any theme.
 	Theme mcp.Theme `json:"theme,omitempty"`
 }
 
@@ -1041,23 +894,6 @@ type Icon struct {
 //
 // Schema: 2026-07-28 #/$defs/ImageContent.
 type ImageContent struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -1072,36 +908,30 @@ type ImageContent struct {
 //
 // Schema: 2026-07-28 #/$defs/Implementation.
 type Implementation struct {
-	/*
-	   Description is an optional human-readable description of what this implementation does.
-
-	   This can be used by clients or servers to provide context about their purpose
-	   and capabilities. For example, a server might describe the types of resources
-	   or tools it provides, while a client might describe its intended use case.
-	*/
+	// Description is an optional human-readable description of what this implementation does.
+	//
+	// This can be used by clients or servers to provide context about their purpose
+	// and capabilities. For example, a server might describe the types of resources
+	// or tools it provides, while a client might describe its intended use case.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// Version is the version of this implementation.
 	Version string `json:"version"`
@@ -1167,32 +997,25 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-/*
-InputRequiredResult is an InputRequiredResult sent by the server to indicate that additional input is needed
-before the request can be completed.
-
-At least one of `inputRequests` or `requestState` MUST be present.
-*/
+// InputRequiredResult is an InputRequiredResult sent by the server to indicate that additional input is needed
+// before the request can be completed.
+//
+// At least one of `inputRequests` or `requestState` MUST be present.
 //
 // Schema: 2026-07-28 #/$defs/InputRequiredResult.
 type InputRequiredResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   InputRequests is a map of server-initiated requests that the client must fulfill.
-	   Keys are server-assigned identifiers; values are the request objects.
-	*/
+	// InputRequests is a map of server-initiated requests that the client must fulfill.
+	// Keys are server-assigned identifiers; values are the request objects.
 	InputRequests map[string]InputRequest `json:"inputRequests,omitzero"`
 	RequestState  string                  `json:"requestState,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -1276,47 +1099,38 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 //
 // Schema: 2026-07-28 #/$defs/ListPromptsResult.
 type ListPromptsResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string   `json:"nextCursor,omitempty"`
 	Prompts    []Prompt `json:"prompts"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -1324,47 +1138,38 @@ type ListPromptsResult struct {
 //
 // Schema: 2026-07-28 #/$defs/ListResourceTemplatesResult.
 type ListResourceTemplatesResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor        string             `json:"nextCursor,omitempty"`
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -1372,59 +1177,48 @@ type ListResourceTemplatesResult struct {
 //
 // Schema: 2026-07-28 #/$defs/ListResourcesResult.
 type ListResourcesResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string     `json:"nextCursor,omitempty"`
 	Resources  []Resource `json:"resources"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
-/*
-ListRootsRequest: Sent from the server to request a list of root URIs from the client. Roots allow
-servers to ask for specific directories or files to operate on. A common example
-for roots is providing a set of repositories or directories a server should operate
-on.
-
-This request is typically used when the server needs to understand the file system
-structure or access specific locations that the client has permission to read from.
-*/
+// ListRootsRequest: Sent from the server to request a list of root URIs from the client. Roots allow
+// servers to ask for specific directories or files to operate on. A common example
+// for roots is providing a set of repositories or directories a server should operate
+// on.
+//
+// This request is typically used when the server needs to understand the file system
+// structure or access specific locations that the client has permission to read from.
 //
 // Schema: 2026-07-28 #/$defs/ListRootsRequest.
 type ListRootsRequest struct {
@@ -1434,31 +1228,12 @@ type ListRootsRequest struct {
 
 // Schema: 2026-07-28 #/$defs/ListRootsRequest/properties/params.
 type ListRootsRequestParams struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
-/*
-ListRootsResult is the result returned by the client for a ListRootsRequestroots/list request.
-This result contains an array of Root objects, each representing a root directory
-or file that the server can operate on.
-*/
+// ListRootsResult is the result returned by the client for a ListRootsRequestroots/list request.
+// This result contains an array of Root objects, each representing a root directory
+// or file that the server can operate on.
 //
 // Schema: 2026-07-28 #/$defs/ListRootsResult.
 type ListRootsResult struct {
@@ -1469,47 +1244,38 @@ type ListRootsResult struct {
 //
 // Schema: 2026-07-28 #/$defs/ListToolsResult.
 type ListToolsResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope `json:"cacheScope"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 	Tools      []Tool `json:"tools"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -1517,7 +1283,6 @@ type ListToolsResult struct {
 //
 // Schema: 2026-07-28 #/$defs/LoggingMessageNotificationParams.
 type LoggingMessageNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Data is the data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
 	Data json.RawMessage `json:"data"`
@@ -1527,72 +1292,58 @@ type LoggingMessageNotificationParams struct {
 	Logger string `json:"logger,omitempty"`
 }
 
-/*
-ModelHint: Hints to use for model selection.
-
-Keys not declared here are currently left unspecified by the spec and are up
-to the client to interpret.
-*/
+// ModelHint: Hints to use for model selection.
+//
+// Keys not declared here are currently left unspecified by the spec and are up
+// to the client to interpret.
 //
 // Schema: 2026-07-28 #/$defs/ModelHint.
 type ModelHint struct {
-	/*
-	   Name is a hint for a model name.
-
-	   The client SHOULD treat this as a substring of a model name; for example:
-	     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
-	     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
-	     - `claude` should match any Claude model
-
-	   The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
-	     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
-	*/
+	// Name is a hint for a model name.
+	//
+	// The client SHOULD treat this as a substring of a model name; for example:
+	//   - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+	//   - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+	//   - `claude` should match any Claude model
+	//
+	// The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+	//   - `gemini-1.5-flash` could match `claude-3-haiku-20240307`
 	Name string `json:"name,omitempty"`
 }
 
-/*
-ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
-
-Because LLMs can vary along multiple dimensions, choosing the "best" model is
-rarely straightforward.  Different models excel in different areas—some are
-faster but less capable, others are more capable but more expensive, and so
-on. This interface allows servers to express their priorities across multiple
-dimensions to help clients make an appropriate selection for their use case.
-
-These preferences are always advisory. The client MAY ignore them. It is also
-up to the client to decide how to interpret these preferences and how to
-balance them against other considerations.
-*/
+// ModelPreferences is the server's preferences for model selection, requested of the client during sampling.
+//
+// Because LLMs can vary along multiple dimensions, choosing the "best" model is
+// rarely straightforward.  Different models excel in different areas—some are
+// faster but less capable, others are more capable but more expensive, and so
+// on. This interface allows servers to express their priorities across multiple
+// dimensions to help clients make an appropriate selection for their use case.
+//
+// These preferences are always advisory. The client MAY ignore them. It is also
+// up to the client to decide how to interpret these preferences and how to
+// balance them against other considerations.
 //
 // Schema: 2026-07-28 #/$defs/ModelPreferences.
 type ModelPreferences struct {
-	/*
-	   CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
-	   is not important, while a value of 1 means cost is the most important
-	   factor.
-	*/
+	// CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
+	// is not important, while a value of 1 means cost is the most important
+	// factor.
 	CostPriority *float64 `json:"costPriority,omitempty"`
-	/*
-	   Hints: Optional hints to use for model selection.
-
-	   If multiple hints are specified, the client MUST evaluate them in order
-	   (such that the first match is taken).
-
-	   The client SHOULD prioritize these hints over the numeric priorities, but
-	   MAY still use the priorities to select from ambiguous matches.
-	*/
+	// Hints: Optional hints to use for model selection.
+	//
+	// If multiple hints are specified, the client MUST evaluate them in order
+	// (such that the first match is taken).
+	//
+	// The client SHOULD prioritize these hints over the numeric priorities, but
+	// MAY still use the priorities to select from ambiguous matches.
 	Hints []ModelHint `json:"hints,omitzero"`
-	/*
-	   IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
-	   model. A value of 0 means intelligence is not important, while a value of 1
-	   means intelligence is the most important factor.
-	*/
+	// IntelligencePriority: How much to prioritize intelligence and capabilities when selecting a
+	// model. A value of 0 means intelligence is not important, while a value of 1
+	// means intelligence is the most important factor.
 	IntelligencePriority *float64 `json:"intelligencePriority,omitempty"`
-	/*
-	   SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
-	   value of 0 means speed is not important, while a value of 1 means speed is
-	   the most important factor.
-	*/
+	// SpeedPriority: How much to prioritize sampling speed (latency) when selecting a model. A
+	// value of 0 means speed is not important, while a value of 1 means speed is
+	// the most important factor.
 	SpeedPriority *float64 `json:"speedPriority,omitempty"`
 }
 
@@ -1600,7 +1351,6 @@ type ModelPreferences struct {
 //
 // Schema: 2026-07-28 #/$defs/NotificationParams.
 type NotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
@@ -1608,33 +1358,25 @@ type NotificationParams struct {
 //
 // Schema: 2026-07-28 #/$defs/PaginatedRequestParams.
 type PaginatedRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Cursor is an opaque token representing the current pagination position.
-	   If provided, the server should return results starting after this cursor.
-	*/
+	// Cursor is an opaque token representing the current pagination position.
+	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
 }
 
 // Schema: 2026-07-28 #/$defs/PaginatedResult.
 type PaginatedResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   NextCursor is an opaque token representing the pagination position after the last returned result.
-	   If present, there may be more results available.
-	*/
+	// NextCursor is an opaque token representing the pagination position after the last returned result.
+	// If present, there may be more results available.
 	NextCursor string `json:"nextCursor,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -1642,7 +1384,6 @@ type PaginatedResult struct {
 //
 // Schema: 2026-07-28 #/$defs/ProgressNotificationParams.
 type ProgressNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Message is an optional message describing the current progress.
 	Message string `json:"message,omitempty"`
@@ -1658,50 +1399,29 @@ type ProgressNotificationParams struct {
 //
 // Schema: 2026-07-28 #/$defs/Prompt.
 type Prompt struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Arguments is a list of arguments to use for templating the prompt.
 	Arguments []PromptArgument `json:"arguments,omitzero"`
 	// Description is an optional description of what this prompt provides
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
@@ -1715,23 +1435,19 @@ type PromptArgument struct {
 	Name string `json:"name"`
 	// Required: Whether this argument must be provided.
 	Required *bool `json:"required,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
-/*
-PromptMessage: Describes a message returned as part of a prompt.
-
-This is similar to SamplingMessage, but also supports the embedding of
-resources from the MCP server.
-*/
+// PromptMessage: Describes a message returned as part of a prompt.
+//
+// This is similar to SamplingMessage, but also supports the embedding of
+// resources from the MCP server.
 //
 // Schema: 2026-07-28 #/$defs/PromptMessage.
 type PromptMessage struct {
@@ -1746,14 +1462,12 @@ type PromptMessage struct {
 type PromptReference struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string             `json:"title,omitempty"`
 	Type  mcp.ConstRefPrompt `json:"type"`
 }
@@ -1762,13 +1476,10 @@ type PromptReference struct {
 //
 // Schema: 2026-07-28 #/$defs/ReadResourceRequestParams.
 type ReadResourceRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   InputResponses is a map of client responses to server-initiated requests.
-	   Keys correspond to the keys in the InputRequests map;
-	   values are the client's result for each request.
-	*/
+	// InputResponses is a map of client responses to server-initiated requests.
+	// Keys correspond to the keys in the InputRequests map;
+	// values are the client's result for each request.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
 	RequestState   string                   `json:"requestState,omitempty"`
 	// URI is the URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
@@ -1779,42 +1490,35 @@ type ReadResourceRequestParams struct {
 //
 // Schema: 2026-07-28 #/$defs/ReadResourceResult.
 type ReadResourceResult struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
-	   `Cache-Control: public` vs `Cache-Control: private`.
-
-	     - `"public"`: The response does not contain user-specific data. Any
-	       client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-	       the response and serve it across authorization contexts.
-	     - `"private"`: The response MAY be cached and reused only within the
-	       same authorization context. Caches MUST NOT be shared across
-	       authorization contexts (e.g., a different access token requires a
-	       different cache).
-	*/
+	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
+	// `Cache-Control: public` vs `Cache-Control: private`.
+	//
+	//   - `"public"`: The response does not contain user-specific data. Any
+	//     client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+	//     the response and serve it across authorization contexts.
+	//   - `"private"`: The response MAY be cached and reused only within the
+	//     same authorization context. Caches MUST NOT be shared across
+	//     authorization contexts (e.g., a different access token requires a
+	//     different cache).
 	CacheScope mcp.CacheScope                   `json:"cacheScope"`
 	Contents   []ReadResourceResultContentsItem `json:"contents"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
-	/*
-	   TTLMs is a hint from the server indicating how long (in milliseconds) the
-	   client MAY cache this response before re-fetching. Semantics are
-	   analogous to HTTP Cache-Control max-age.
-
-	     - If 0, The response SHOULD be considered immediately stale,
-	       The client MAY re-fetch every time the result is needed.
-	     - If positive, the client SHOULD consider the result fresh for this many
-	       milliseconds after receiving the response.
-	*/
+	// TTLMs is a hint from the server indicating how long (in milliseconds) the
+	// client MAY cache this response before re-fetching. Semantics are
+	// analogous to HTTP Cache-Control max-age.
+	//
+	//   - If 0, The response SHOULD be considered immediately stale,
+	//     The client MAY re-fetch every time the result is needed.
+	//   - If positive, the client SHOULD consider the result fresh for this many
+	//     milliseconds after receiving the response.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -1876,7 +1580,6 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 //
 // Schema: 2026-07-28 #/$defs/RequestParams.
 type RequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
@@ -1884,131 +1587,79 @@ type RequestParams struct {
 //
 // Schema: 2026-07-28 #/$defs/Resource.
 type Resource struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
 }
 
-/*
-ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
-
-Note: resource links returned by tools are not guaranteed to appear in the results of ListResourcesRequestresources/list requests.
-*/
+// ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
+//
+// Note: resource links returned by tools are not guaranteed to appear in the results of ListResourcesRequestresources/list requests.
 //
 // Schema: 2026-07-28 #/$defs/ResourceLink.
 type ResourceLink struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this resource represents.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this resource represents.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
-
-	   This can be used by Hosts to display file sizes and estimate context window usage.
-	*/
+	// Size is the size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+	//
+	// This can be used by Hosts to display file sizes and estimate context window usage.
 	Size *int64 `json:"size,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string                `json:"title,omitempty"`
 	Type  mcp.ConstResourceLink `json:"type"`
 	// URI is the URI of this resource.
@@ -2019,56 +1670,33 @@ type ResourceLink struct {
 //
 // Schema: 2026-07-28 #/$defs/ResourceTemplate.
 type ResourceTemplate struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	/*
-	   Description is a description of what this template is for.
-
-	   This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a description of what this template is for.
+	//
+	// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
 	MIMEType string `json:"mimeType,omitempty"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 	// URITemplate is a URI template (according to RFC 6570) that can be used to construct resource URIs.
 	URITemplate string `json:"uriTemplate"`
@@ -2087,7 +1715,6 @@ type ResourceTemplateReference struct {
 //
 // Schema: 2026-07-28 #/$defs/ResourceUpdatedNotificationParams.
 type ResourceUpdatedNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
 	URI string `json:"uri"`
@@ -2097,17 +1724,14 @@ type ResourceUpdatedNotificationParams struct {
 //
 // Schema: 2026-07-28 #/$defs/Result.
 type Result struct {
-	// Meta: Extends MetaObject with additional result-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -2115,35 +1739,14 @@ type Result struct {
 //
 // Schema: 2026-07-28 #/$defs/Root.
 type Root struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Name is an optional name for the root. This can be used to provide a human-readable
-	   identifier for the root, which may be useful for display purposes or for
-	   referencing the root in other parts of the application.
-	*/
+	// Name is an optional name for the root. This can be used to provide a human-readable
+	// identifier for the root, which may be useful for display purposes or for
+	// referencing the root in other parts of the application.
 	Name string `json:"name,omitempty"`
-	/*
-	   URI is the URI identifying the root. This *must* start with `file://` for now.
-	   This restriction may be relaxed in future versions of the protocol to allow
-	   other URI schemes.
-	*/
+	// URI is the URI identifying the root. This *must* start with `file://` for now.
+	// This restriction may be relaxed in future versions of the protocol to allow
+	// other URI schemes.
 	URI string `json:"uri"`
 }
 
@@ -2151,23 +1754,6 @@ type Root struct {
 //
 // Schema: 2026-07-28 #/$defs/SamplingMessage.
 type SamplingMessage struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta    mcp.Meta               `json:"_meta,omitempty"`
 	Content SamplingMessageContent `json:"content"`
 	// Role is the sender or recipient of messages and data in a conversation.
@@ -2319,14 +1905,12 @@ type ServerCapabilities struct {
 	Completions json.RawMessage `json:"completions,omitempty"`
 	// Experimental: Experimental, non-standard capabilities that the server supports.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
-	/*
-	   Extensions: Optional MCP extensions that the server supports. Keys are extension identifiers
-	   (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-	   objects. An empty object indicates support with no settings.
-
-	   Keys MUST follow the MetaObject`_meta` key naming rules, with a
-	   mandatory prefix.
-	*/
+	// Extensions: Optional MCP extensions that the server supports. Keys are extension identifiers
+	// (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
+	// objects. An empty object indicates support with no settings.
+	//
+	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// mandatory prefix.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// Logging: Present if the server supports sending log messages to the client.
 	Logging json.RawMessage `json:"logging,omitempty"`
@@ -2364,22 +1948,18 @@ type ServerCapabilitiesTools struct {
 	ListChanged *bool `json:"listChanged,omitempty"`
 }
 
-/*
-SubscriptionFilter is the set of notification types a client may opt in to on a
-SubscriptionsListenRequestsubscriptions/listen request.
-
-Each notification type is **opt-in**; the server **MUST NOT** send
-notification types the client has not explicitly requested here.
-*/
+// SubscriptionFilter is the set of notification types a client may opt in to on a
+// SubscriptionsListenRequestsubscriptions/listen request.
+//
+// Each notification type is **opt-in**; the server **MUST NOT** send
+// notification types the client has not explicitly requested here.
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionFilter.
 type SubscriptionFilter struct {
 	// PromptsListChanged: If true, receive PromptListChangedNotificationnotifications/prompts/list_changed.
 	PromptsListChanged *bool `json:"promptsListChanged,omitempty"`
-	/*
-	   ResourceSubscriptions: Subscribe to ResourceUpdatedNotificationnotifications/resources/updated for these resource URIs.
-	   Replaces the former `resources/subscribe` RPC.
-	*/
+	// ResourceSubscriptions: Subscribe to ResourceUpdatedNotificationnotifications/resources/updated for these resource URIs.
+	// Replaces the former `resources/subscribe` RPC.
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
 	// ResourcesListChanged: If true, receive ResourceListChangedNotificationnotifications/resources/list_changed.
 	ResourcesListChanged *bool `json:"resourcesListChanged,omitempty"`
@@ -2391,14 +1971,11 @@ type SubscriptionFilter struct {
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionsAcknowledgedNotificationParams.
 type SubscriptionsAcknowledgedNotificationParams struct {
-	// Meta: Extends MetaObject with additional notification-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Notifications is the subset of requested notification types the server agreed to honor.
-	   Only includes notification types the server actually supports; if the
-	   client requested an unsupported type (e.g., `promptsListChanged` when
-	   the server has no prompts), it is omitted from this set.
-	*/
+	// Notifications is the subset of requested notification types the server agreed to honor.
+	// Only includes notification types the server actually supports; if the
+	// client requested an unsupported type (e.g., `promptsListChanged` when
+	// the server has no prompts), it is omitted from this set.
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
@@ -2406,40 +1983,29 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionsListenRequestParams.
 type SubscriptionsListenRequestParams struct {
-	// Meta: Extends MetaObject with additional request-specific fields. All key naming rules from `MetaObject` apply.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Notifications is the notifications the client opts in to on this stream. The server
-	   **MUST NOT** send notification types the client has not explicitly
-	   requested.
-	*/
+	// Notifications is the notifications the client opts in to on this stream. The server
+	// **MUST NOT** send notification types the client has not explicitly
+	// requested.
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
-/*
-SubscriptionsListenResult is the response to a SubscriptionsListenRequestsubscriptions/listen
-request, signalling that the subscription has ended gracefully (for example,
-during server shutdown). Because the listen stream is long-lived, this result
-is sent only when the server tears the subscription down; an abrupt transport
-close carries no response. The result body is otherwise empty.
-*/
+// SubscriptionsListenResult is the response to a SubscriptionsListenRequestsubscriptions/listen
+// request, signalling that the subscription has ended gracefully (for example,
+// during server shutdown). Because the listen stream is long-lived, this result
+// is sent only when the server tears the subscription down; an abrupt transport
+// close carries no response. The result body is otherwise empty.
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionsListenResult.
 type SubscriptionsListenResult struct {
-	/*
-	   Meta: Extends ResultMetaObject with the subscription-stream identifier carried by a
-	   SubscriptionsListenResult. All key naming rules from `MetaObject` apply.
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   ResultType: Indicates the type of the result, which allows the client to determine
-	   how to parse the result object.
-
-	   Servers implementing this protocol version MUST include this field.
-	   For backward compatibility, when a client receives a result from a
-	   server implementing an earlier protocol version (which does not include
-	   `resultType`), the client MUST treat the absent field as `"complete"`.
-	*/
+	// ResultType: Indicates the type of the result, which allows the client to determine
+	// how to parse the result object.
+	//
+	// Servers implementing this protocol version MUST include this field.
+	// For backward compatibility, when a client receives a result from a
+	// server implementing an earlier protocol version (which does not include
+	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	ResultType string `json:"resultType"`
 }
 
@@ -2489,23 +2055,6 @@ type TaskSubscriptionNotifications struct {
 //
 // Schema: 2026-07-28 #/$defs/TextContent.
 type TextContent struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -2516,23 +2065,6 @@ type TextContent struct {
 
 // Schema: 2026-07-28 #/$defs/TextResourceContents.
 type TextResourceContents struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
@@ -2546,130 +2078,91 @@ type TextResourceContents struct {
 //
 // Schema: 2026-07-28 #/$defs/Tool.
 type Tool struct {
-	/*
-	   Meta: Represents the contents of a `_meta` field, which clients and servers use to attach additional metadata to their interactions.
-
-	   Certain key names are reserved by MCP for protocol-level metadata; implementations MUST NOT make assumptions about values at these keys. Additionally, specific schema definitions may reserve particular names for purpose-specific metadata, as declared in those definitions.
-
-	   Valid keys have two segments:
-
-	   **Prefix:**
-	   - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`), followed by a slash (`/`).
-	   - Labels MUST start with a letter and end with a letter or digit. Interior characters may be letters, digits, or hyphens (`-`).
-	   - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).
-	   - Any prefix where the second label is `modelcontextprotocol` or `mcp` is **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`, `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However, `com.example.mcp/` is NOT reserved, as the second label is `example`.
-
-	   **Name:**
-	   - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
-	   - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`).
-	*/
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Annotations: Optional additional tool information.
-
-	   Display name precedence order is: `title`, `annotations.title`, then `name`.
-	*/
+	// Annotations: Optional additional tool information.
+	//
+	// Display name precedence order is: `title`, `annotations.title`, then `name`.
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	/*
-	   Description is a human-readable description of the tool.
-
-	   This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
-	*/
+	// Description is a human-readable description of the tool.
+	//
+	// This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
 	Description string `json:"description,omitempty"`
-	/*
-	   Icons: Optional set of sized icons that the client can display in a user interface.
-
-	   Clients that support rendering icons MUST support at least the following MIME types:
-	   - `image/png` - PNG images (safe, universal compatibility)
-	   - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
-
-	   Clients that support rendering icons SHOULD also support:
-	   - `image/svg+xml` - SVG images (scalable but requires security precautions)
-	   - `image/webp` - WebP images (modern, efficient format)
-	*/
+	// Icons: Optional set of sized icons that the client can display in a user interface.
+	//
+	// Clients that support rendering icons MUST support at least the following MIME types:
+	// - `image/png` - PNG images (safe, universal compatibility)
+	// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+	//
+	// Clients that support rendering icons SHOULD also support:
+	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+	// - `image/webp` - WebP images (modern, efficient format)
 	Icons []Icon `json:"icons,omitzero"`
-	/*
-	   InputSchema is a JSON Schema object defining the expected parameters for the tool.
-
-	   Tool arguments are always JSON objects, so `type: "object"` is required at the root.
-	   Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
-	   composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-	   (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
-	   standard validation or annotation keywords.
-
-	   Property schemas may carry an `x-mcp-header` annotation to mirror the
-	   argument value into an HTTP header on the Streamable HTTP transport. See
-	   the Streamable HTTP transport specification for the validity and
-	   extraction rules.
-
-	   Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-	*/
+	// InputSchema is a JSON Schema object defining the expected parameters for the tool.
+	//
+	// Tool arguments are always JSON objects, so `type: "object"` is required at the root.
+	// Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
+	// composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
+	// (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
+	// standard validation or annotation keywords.
+	//
+	// Property schemas may carry an `x-mcp-header` annotation to mirror the
+	// argument value into an HTTP header on the Streamable HTTP transport. See
+	// the Streamable HTTP transport specification for the validity and
+	// extraction rules.
+	//
+	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
-	/*
-	   OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
-	   the structuredContent field of a CallToolResult. This can be any valid JSON Schema 2020-12.
-
-	   Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-	*/
+	// OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
+	// the structuredContent field of a CallToolResult. This can be any valid JSON Schema 2020-12.
+	//
+	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	/*
-	   Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-	   even by those unfamiliar with domain-specific terminology.
-
-	   If not provided, the name should be used for display (except for Tool,
-	   where `annotations.title` should be given precedence over using `name`,
-	   if present).
-	*/
+	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+	// even by those unfamiliar with domain-specific terminology.
+	//
+	// If not provided, the name should be used for display (except for Tool,
+	// where `annotations.title` should be given precedence over using `name`,
+	// if present).
 	Title string `json:"title,omitempty"`
 }
 
-/*
-ToolAnnotations: Additional properties describing a Tool to clients.
-
-NOTE: all properties in `ToolAnnotations` are **hints**.
-They are not guaranteed to provide a faithful description of
-tool behavior (including descriptive properties like `title`).
-
-Clients should never make tool use decisions based on `ToolAnnotations`
-received from untrusted servers.
-*/
+// ToolAnnotations: Additional properties describing a Tool to clients.
+//
+// NOTE: all properties in `ToolAnnotations` are **hints**.
+// They are not guaranteed to provide a faithful description of
+// tool behavior (including descriptive properties like `title`).
+//
+// Clients should never make tool use decisions based on `ToolAnnotations`
+// received from untrusted servers.
 //
 // Schema: 2026-07-28 #/$defs/ToolAnnotations.
 type ToolAnnotations struct {
-	/*
-	   DestructiveHint: If true, the tool may perform destructive updates to its environment.
-	   If false, the tool performs only additive updates.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: true
-	*/
+	// DestructiveHint: If true, the tool may perform destructive updates to its environment.
+	// If false, the tool performs only additive updates.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: true
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	/*
-	   IdempotentHint: If true, calling the tool repeatedly with the same arguments
-	   will have no additional effect on its environment.
-
-	   (This property is meaningful only when `readOnlyHint == false`)
-
-	   Default: false
-	*/
+	// IdempotentHint: If true, calling the tool repeatedly with the same arguments
+	// will have no additional effect on its environment.
+	//
+	// (This property is meaningful only when `readOnlyHint == false`)
+	//
+	// Default: false
 	IdempotentHint *bool `json:"idempotentHint,omitempty"`
-	/*
-	   OpenWorldHint: If true, this tool may interact with an "open world" of external
-	   entities. If false, the tool's domain of interaction is closed.
-	   For example, the world of a web search tool is open, whereas that
-	   of a memory tool is not.
-
-	   Default: true
-	*/
+	// OpenWorldHint: If true, this tool may interact with an "open world" of external
+	// entities. If false, the tool's domain of interaction is closed.
+	// For example, the world of a web search tool is open, whereas that
+	// of a memory tool is not.
+	//
+	// Default: true
 	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
-	/*
-	   ReadOnlyHint: If true, the tool does not modify its environment.
-
-	   Default: false
-	*/
+	// ReadOnlyHint: If true, the tool does not modify its environment.
+	//
+	// Default: false
 	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
 	// Title is a human-readable title for the tool.
 	Title string `json:"title,omitempty"`
@@ -2679,12 +2172,10 @@ type ToolAnnotations struct {
 //
 // Schema: 2026-07-28 #/$defs/ToolChoice.
 type ToolChoice struct {
-	/*
-	   Mode: Controls the tool use ability of the model:
-	   - `"auto"`: Model decides whether to use tools (default)
-	   - `"required"`: Model MUST use at least one tool before completing
-	   - `"none"`: Model MUST NOT use any tools
-	*/
+	// Mode: Controls the tool use ability of the model:
+	// - `"auto"`: Model decides whether to use tools (default)
+	// - `"required"`: Model MUST use at least one tool before completing
+	// - `"none"`: Model MUST NOT use any tools
 	Mode mcp.Mode `json:"mode,omitempty"`
 }
 
@@ -2692,37 +2183,27 @@ type ToolChoice struct {
 //
 // Schema: 2026-07-28 #/$defs/ToolResultContent.
 type ToolResultContent struct {
-	/*
-	   Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
-	   including tool results in subsequent sampling requests to enable caching optimizations.
-	*/
+	// Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
+	// including tool results in subsequent sampling requests to enable caching optimizations.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   Content is the unstructured result content of the tool use.
-
-	   This has the same format as CallToolResult.content and can include text, images,
-	   audio, resource links, and embedded resources.
-	*/
+	// Content is the unstructured result content of the tool use.
+	//
+	// This has the same format as CallToolResult.content and can include text, images,
+	// audio, resource links, and embedded resources.
 	Content []ContentBlock `json:"content"`
-	/*
-	   IsError: Whether the tool use resulted in an error.
-
-	   If true, the content typically describes the error that occurred.
-	   Default: false
-	*/
+	// IsError: Whether the tool use resulted in an error.
+	//
+	// If true, the content typically describes the error that occurred.
+	// Default: false
 	IsError *bool `json:"isError,omitempty"`
-	/*
-	   StructuredContent is an optional structured result value.
-
-	   This can be any JSON value (object, array, string, number, boolean, or null).
-	   If the tool defined an Tool.outputSchema, this SHOULD conform to that schema.
-	*/
+	// StructuredContent is an optional structured result value.
+	//
+	// This can be any JSON value (object, array, string, number, boolean, or null).
+	// If the tool defined an Tool.outputSchema, this SHOULD conform to that schema.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	/*
-	   ToolUseID is the ID of the tool use this result corresponds to.
-
-	   This MUST match the ID from a previous ToolUseContent.
-	*/
+	// ToolUseID is the ID of the tool use this result corresponds to.
+	//
+	// This MUST match the ID from a previous ToolUseContent.
 	ToolUseID string              `json:"toolUseId"`
 	Type      mcp.ConstToolResult `json:"type"`
 }
@@ -2731,16 +2212,12 @@ type ToolResultContent struct {
 //
 // Schema: 2026-07-28 #/$defs/ToolUseContent.
 type ToolUseContent struct {
-	/*
-	   Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
-	   including tool uses in subsequent sampling requests to enable caching optimizations.
-	*/
+	// Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
+	// including tool uses in subsequent sampling requests to enable caching optimizations.
 	Meta mcp.Meta `json:"_meta,omitempty"`
-	/*
-	   ID is a unique identifier for this tool use.
-
-	   This ID is used to match tool results to their corresponding tool uses.
-	*/
+	// ID is a unique identifier for this tool use.
+	//
+	// This ID is used to match tool results to their corresponding tool uses.
 	ID string `json:"id"`
 	// Input is the arguments to pass to the tool, conforming to the tool's input schema.
 	Input json.RawMessage `json:"input"`
