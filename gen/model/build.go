@@ -503,7 +503,11 @@ func buildWire(src *load.Revision, exts []*load.Revision, o *Overlay) (*Wire, er
 		}
 		b.methods(w, ext)
 		for _, name := range s.Order {
-			root := strings.HasSuffix(name, "Result") || strings.HasSuffix(name, "Capabilities") || name == "Implementation"
+			// Beyond the methods: results that are not a method's own (CreateTaskResult),
+			// what _meta carries (capabilities, Implementation), the error object, and
+			// the elicitation schema shapes the edge rewrites for older revisions.
+			root := strings.HasSuffix(name, "Result") || strings.HasSuffix(name, "Capabilities") || name == "Implementation" || name == "Error" ||
+				strings.HasSuffix(name, "Schema") && s.Defs[name].AnyOf == nil
 			if ext != "" { // an extension's object types, but not its message envelopes
 				root = root || !strings.HasSuffix(name, "Request") && !strings.HasSuffix(name, "Notification") && s.Defs[name].AnyOf == nil
 			}

@@ -76,7 +76,7 @@ const (
 type Meta map[string]json.RawMessage
 
 // TypeNames lists the hub's object and union types, by name.
-var TypeNames = []string{"Annotations", "AudioContent", "BlobResourceContents", "CacheableResult", "CallToolRequestParams", "CallToolResult", "CancelTaskRequestParams", "CancelTaskResult", "CancelledNotificationParams", "CancelledTask", "ClientCapabilities", "ClientCapabilitiesElicitation", "ClientCapabilitiesSampling", "ClientCapabilitiesTasks", "ClientCapabilitiesTasksRequests", "ClientCapabilitiesTasksRequestsElicitation", "ClientCapabilitiesTasksRequestsSampling", "CompleteRequestParams", "CompleteRequestParamsArgument", "CompleteRequestParamsContext", "CompleteRequestParamsRef", "CompleteResult", "CompleteResultCompletion", "CompletedTask", "ContentBlock", "CreateMessageRequest", "CreateMessageRequestParams", "CreateMessageResult", "CreateMessageResultContent", "CreateTaskResult", "DiscoverResult", "ElicitRequest", "ElicitRequestFormParams", "ElicitRequestParams", "ElicitRequestURLParams", "ElicitResult", "ElicitationCompleteNotificationParams", "EmbeddedResource", "EmbeddedResourceResource", "FailedTask", "GetPromptRequestParams", "GetPromptResult", "GetTaskPayloadRequestParams", "GetTaskPayloadResult", "GetTaskRequestParams", "GetTaskResult", "GetTaskResultInputRequestsValue", "Icon", "ImageContent", "Implementation", "InitializeRequestParams", "InitializeResult", "InputRequest", "InputRequiredResult", "InputRequiredTask", "InputRequiredTaskInputRequestsValue", "InputResponse", "ListPromptsResult", "ListResourceTemplatesResult", "ListResourcesResult", "ListRootsRequest", "ListRootsRequestParams", "ListRootsResult", "ListTasksResult", "ListToolsResult", "LoggingMessageNotificationParams", "ModelHint", "ModelPreferences", "NotificationParams", "PaginatedRequestParams", "PaginatedResult", "ProgressNotificationParams", "Prompt", "PromptArgument", "PromptMessage", "PromptReference", "ReadResourceRequestParams", "ReadResourceResult", "ReadResourceResultContentsItem", "RequestParams", "Resource", "ResourceLink", "ResourceTemplate", "ResourceTemplateReference", "ResourceUpdatedNotificationParams", "Result", "Root", "SamplingMessage", "SamplingMessageContent", "SamplingMessageContentBlock", "ServerCapabilities", "ServerCapabilitiesPrompts", "ServerCapabilitiesResources", "ServerCapabilitiesTasks", "ServerCapabilitiesTasksRequests", "ServerCapabilitiesTasksRequestsTools", "ServerCapabilitiesTools", "SetLevelRequestParams", "SubscribeRequestParams", "SubscriptionFilter", "SubscriptionsAcknowledgedNotificationParams", "SubscriptionsListenRequestParams", "SubscriptionsListenResult", "Task", "TaskMetadata", "TaskStatusNotificationParams", "TaskStatusNotificationParamsInputRequestsValue", "TaskSubscriptionAcknowledgedNotifications", "TaskSubscriptionNotifications", "TextContent", "TextResourceContents", "Tool", "ToolAnnotations", "ToolChoice", "ToolExecution", "ToolResultContent", "ToolUseContent", "UnsubscribeRequestParams", "UpdateTaskRequestParams", "UpdateTaskResult", "WorkingTask"}
+var TypeNames = []string{"Annotations", "AudioContent", "BlobResourceContents", "BooleanSchema", "CacheableResult", "CallToolRequestParams", "CallToolResult", "CancelTaskRequestParams", "CancelTaskResult", "CancelledNotificationParams", "CancelledTask", "ClientCapabilities", "ClientCapabilitiesElicitation", "ClientCapabilitiesSampling", "ClientCapabilitiesTasks", "ClientCapabilitiesTasksRequests", "ClientCapabilitiesTasksRequestsElicitation", "ClientCapabilitiesTasksRequestsSampling", "CompleteRequestParams", "CompleteRequestParamsArgument", "CompleteRequestParamsContext", "CompleteRequestParamsRef", "CompleteResult", "CompleteResultCompletion", "CompletedTask", "ContentBlock", "CreateMessageRequest", "CreateMessageRequestParams", "CreateMessageResult", "CreateMessageResultContent", "CreateTaskResult", "DiscoverResult", "ElicitRequest", "ElicitRequestFormParams", "ElicitRequestParams", "ElicitRequestURLParams", "ElicitResult", "ElicitationCompleteNotificationParams", "EmbeddedResource", "EmbeddedResourceResource", "EnumSchema", "Error", "FailedTask", "GetPromptRequestParams", "GetPromptResult", "GetTaskPayloadRequestParams", "GetTaskPayloadResult", "GetTaskRequestParams", "GetTaskResult", "GetTaskResultInputRequestsValue", "Icon", "ImageContent", "Implementation", "InitializeRequestParams", "InitializeResult", "InputRequest", "InputRequiredResult", "InputRequiredTask", "InputRequiredTaskInputRequestsValue", "InputResponse", "LegacyTitledEnumSchema", "ListPromptsResult", "ListResourceTemplatesResult", "ListResourcesResult", "ListRootsRequest", "ListRootsRequestParams", "ListRootsResult", "ListTasksResult", "ListToolsResult", "LoggingMessageNotificationParams", "ModelHint", "ModelPreferences", "NotificationParams", "NumberSchema", "PaginatedRequestParams", "PaginatedResult", "ProgressNotificationParams", "Prompt", "PromptArgument", "PromptMessage", "PromptReference", "ReadResourceRequestParams", "ReadResourceResult", "ReadResourceResultContentsItem", "RequestParams", "Resource", "ResourceLink", "ResourceTemplate", "ResourceTemplateReference", "ResourceUpdatedNotificationParams", "Result", "Root", "SamplingMessage", "SamplingMessageContent", "SamplingMessageContentBlock", "ServerCapabilities", "ServerCapabilitiesPrompts", "ServerCapabilitiesResources", "ServerCapabilitiesTasks", "ServerCapabilitiesTasksRequests", "ServerCapabilitiesTasksRequestsTools", "ServerCapabilitiesTools", "SetLevelRequestParams", "StringSchema", "SubscribeRequestParams", "SubscriptionFilter", "SubscriptionsAcknowledgedNotificationParams", "SubscriptionsListenRequestParams", "SubscriptionsListenResult", "Task", "TaskMetadata", "TaskStatusNotificationParams", "TaskStatusNotificationParamsInputRequestsValue", "TaskSubscriptionAcknowledgedNotifications", "TaskSubscriptionNotifications", "TextContent", "TextResourceContents", "TitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchemaItems", "TitledMultiSelectEnumSchemaItemsAnyOfItem", "TitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchemaOneOfItem", "Tool", "ToolAnnotations", "ToolChoice", "ToolExecution", "ToolResultContent", "ToolUseContent", "UnsubscribeRequestParams", "UntitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchemaItems", "UntitledSingleSelectEnumSchema", "UpdateTaskRequestParams", "UpdateTaskResult", "WorkingTask"}
 
 // New returns a pointer to a new zero value of the hub type name, or nil.
 func New(name string) any {
@@ -87,6 +87,8 @@ func New(name string) any {
 		return new(AudioContent)
 	case "BlobResourceContents":
 		return new(BlobResourceContents)
+	case "BooleanSchema":
+		return new(BooleanSchema)
 	case "CacheableResult":
 		return new(CacheableResult)
 	case "CallToolRequestParams":
@@ -159,6 +161,10 @@ func New(name string) any {
 		return new(EmbeddedResource)
 	case "EmbeddedResourceResource":
 		return new(EmbeddedResourceResource)
+	case "EnumSchema":
+		return new(EnumSchema)
+	case "Error":
+		return new(Error)
 	case "FailedTask":
 		return new(FailedTask)
 	case "GetPromptRequestParams":
@@ -195,6 +201,8 @@ func New(name string) any {
 		return new(InputRequiredTaskInputRequestsValue)
 	case "InputResponse":
 		return new(InputResponse)
+	case "LegacyTitledEnumSchema":
+		return new(LegacyTitledEnumSchema)
 	case "ListPromptsResult":
 		return new(ListPromptsResult)
 	case "ListResourceTemplatesResult":
@@ -219,6 +227,8 @@ func New(name string) any {
 		return new(ModelPreferences)
 	case "NotificationParams":
 		return new(NotificationParams)
+	case "NumberSchema":
+		return new(NumberSchema)
 	case "PaginatedRequestParams":
 		return new(PaginatedRequestParams)
 	case "PaginatedResult":
@@ -277,6 +287,8 @@ func New(name string) any {
 		return new(ServerCapabilitiesTools)
 	case "SetLevelRequestParams":
 		return new(SetLevelRequestParams)
+	case "StringSchema":
+		return new(StringSchema)
 	case "SubscribeRequestParams":
 		return new(SubscribeRequestParams)
 	case "SubscriptionFilter":
@@ -303,6 +315,16 @@ func New(name string) any {
 		return new(TextContent)
 	case "TextResourceContents":
 		return new(TextResourceContents)
+	case "TitledMultiSelectEnumSchema":
+		return new(TitledMultiSelectEnumSchema)
+	case "TitledMultiSelectEnumSchemaItems":
+		return new(TitledMultiSelectEnumSchemaItems)
+	case "TitledMultiSelectEnumSchemaItemsAnyOfItem":
+		return new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	case "TitledSingleSelectEnumSchema":
+		return new(TitledSingleSelectEnumSchema)
+	case "TitledSingleSelectEnumSchemaOneOfItem":
+		return new(TitledSingleSelectEnumSchemaOneOfItem)
 	case "Tool":
 		return new(Tool)
 	case "ToolAnnotations":
@@ -317,6 +339,12 @@ func New(name string) any {
 		return new(ToolUseContent)
 	case "UnsubscribeRequestParams":
 		return new(UnsubscribeRequestParams)
+	case "UntitledMultiSelectEnumSchema":
+		return new(UntitledMultiSelectEnumSchema)
+	case "UntitledMultiSelectEnumSchemaItems":
+		return new(UntitledMultiSelectEnumSchemaItems)
+	case "UntitledSingleSelectEnumSchema":
+		return new(UntitledSingleSelectEnumSchema)
 	case "UpdateTaskRequestParams":
 		return new(UpdateTaskRequestParams)
 	case "UpdateTaskResult":

@@ -79,6 +79,14 @@ type BlobResourceContents struct {
 	URI string `json:"uri"`
 }
 
+// Schema: #/$defs/BooleanSchema. Revisions: 2025-06-18 to 2026-07-28.
+type BooleanSchema struct {
+	Default     *bool        `json:"default,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Title       string       `json:"title,omitempty"`
+	Type        ConstBoolean `json:"type"`
+}
+
 // CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
 // `Cache-Control: public` vs `Cache-Control: private`.
 //
@@ -489,6 +497,24 @@ type CompletedTask struct {
 	TTLMs          *float64        `json:"ttlMs"`
 }
 
+// ConstArray is the constant "array". Its zero value is that constant on the wire,
+// so a discriminator can never be left unset.
+type ConstArray struct{}
+
+// MarshalJSON writes "array".
+func (ConstArray) MarshalJSON() ([]byte, error) {
+	return []byte("\"array\""), nil
+}
+
+// UnmarshalJSON accepts only "array".
+func (*ConstArray) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil || s != "array" {
+		return fmt.Errorf("want \"array\", got %s", b)
+	}
+	return nil
+}
+
 // ConstAudio is the constant "audio". Its zero value is that constant on the wire,
 // so a discriminator can never be left unset.
 type ConstAudio struct{}
@@ -503,6 +529,24 @@ func (*ConstAudio) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil || s != "audio" {
 		return fmt.Errorf("want \"audio\", got %s", b)
+	}
+	return nil
+}
+
+// ConstBoolean is the constant "boolean". Its zero value is that constant on the wire,
+// so a discriminator can never be left unset.
+type ConstBoolean struct{}
+
+// MarshalJSON writes "boolean".
+func (ConstBoolean) MarshalJSON() ([]byte, error) {
+	return []byte("\"boolean\""), nil
+}
+
+// UnmarshalJSON accepts only "boolean".
+func (*ConstBoolean) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil || s != "boolean" {
+		return fmt.Errorf("want \"boolean\", got %s", b)
 	}
 	return nil
 }
@@ -737,6 +781,24 @@ func (*ConstSamplingCreateMessage) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil || s != "sampling/createMessage" {
 		return fmt.Errorf("want \"sampling/createMessage\", got %s", b)
+	}
+	return nil
+}
+
+// ConstString is the constant "string". Its zero value is that constant on the wire,
+// so a discriminator can never be left unset.
+type ConstString struct{}
+
+// MarshalJSON writes "string".
+func (ConstString) MarshalJSON() ([]byte, error) {
+	return []byte("\"string\""), nil
+}
+
+// UnmarshalJSON accepts only "string".
+func (*ConstString) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil || s != "string" {
+		return fmt.Errorf("want \"string\", got %s", b)
 	}
 	return nil
 }
@@ -1323,6 +1385,25 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Schema: #/definitions/EnumSchema. Revisions: 2025-06-18.
+type EnumSchema struct {
+	Description string      `json:"description,omitempty"`
+	Enum        []string    `json:"enum"`
+	EnumNames   []string    `json:"enumNames,omitzero"`
+	Title       string      `json:"title,omitempty"`
+	Type        ConstString `json:"type"`
+}
+
+// Schema: #/$defs/Error. Revisions: 2025-11-25 to 2026-07-28.
+type Error struct {
+	// Code is the error type that occurred.
+	Code int64 `json:"code"`
+	// Data: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+	Data json.RawMessage `json:"data,omitempty"`
+	// Message is a short description of the error. The message SHOULD be limited to a concise single sentence.
+	Message string `json:"message"`
+}
+
 // Schema: #/$defs/FailedTask. Revisions: 2026-07-28.
 type FailedTask struct {
 	CreatedAt      string          `json:"createdAt"`
@@ -1334,6 +1415,16 @@ type FailedTask struct {
 	TaskID         string          `json:"taskId"`
 	TTLMs          *float64        `json:"ttlMs"`
 }
+
+// Schema: #/$defs/StringSchema/properties/format. Revisions: 2025-06-18 to 2026-07-28.
+type Format string
+
+const (
+	FormatDate     Format = "date"
+	FormatDateTime Format = "date-time"
+	FormatEmail    Format = "email"
+	FormatURI      Format = "uri"
+)
 
 // GetPromptRequestParams: Parameters for a `prompts/get` request.
 //
@@ -1729,6 +1820,21 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// LegacyTitledEnumSchema: Use TitledSingleSelectEnumSchema instead.
+// This interface will be removed in a future version.
+//
+// Schema: #/$defs/LegacyTitledEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+type LegacyTitledEnumSchema struct {
+	Default     string   `json:"default,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enum        []string `json:"enum"`
+	// EnumNames: (Legacy) Display names for enum values.
+	// Non-standard according to JSON schema 2020-12.
+	EnumNames []string    `json:"enumNames,omitzero"`
+	Title     string      `json:"title,omitempty"`
+	Type      ConstString `json:"type"`
+}
+
 // ListPromptsResult is the result returned by the server for a ListPromptsRequestprompts/list request.
 //
 // Schema: #/$defs/ListPromptsResult. Revisions: 2024-11-05 to 2026-07-28.
@@ -2067,6 +2173,17 @@ type ModelPreferences struct {
 type NotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
+}
+
+// Schema: #/$defs/NumberSchema. Revisions: 2025-06-18 to 2026-07-28.
+type NumberSchema struct {
+	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	Default     *float64 `json:"default,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Type        Type     `json:"type"`
 }
 
 // PaginatedRequestParams: Common params for paginated requests.
@@ -2765,6 +2882,18 @@ type SetLevelRequestParams struct {
 	Level LoggingLevel `json:"level"`
 }
 
+// Schema: #/$defs/StringSchema. Revisions: 2025-06-18 to 2026-07-28.
+type StringSchema struct {
+	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	Default     string      `json:"default,omitempty"`
+	Description string      `json:"description,omitempty"`
+	Format      Format      `json:"format,omitempty"`
+	MaxLength   *int64      `json:"maxLength,omitempty"`
+	MinLength   *int64      `json:"minLength,omitempty"`
+	Title       string      `json:"title,omitempty"`
+	Type        ConstString `json:"type"`
+}
+
 // SubscribeRequestParams: Parameters for a `resources/subscribe` request.
 //
 // Schema: #/$defs/SubscribeRequestParams. Revisions: 2024-11-05 to 2025-11-25.
@@ -3000,6 +3129,64 @@ const (
 	ThemeLight Theme = "light"
 )
 
+// TitledMultiSelectEnumSchema: Schema for multiple-selection enumeration with display titles for each option.
+//
+// Schema: #/$defs/TitledMultiSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+type TitledMultiSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default []string `json:"default,omitzero"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Items: Schema for array items with enum options and display labels.
+	Items TitledMultiSelectEnumSchemaItems `json:"items"`
+	// MaxItems: Maximum number of items to select.
+	MaxItems *int64 `json:"maxItems,omitempty"`
+	// MinItems: Minimum number of items to select.
+	MinItems *int64 `json:"minItems,omitempty"`
+	// Title: Optional title for the enum field.
+	Title string     `json:"title,omitempty"`
+	Type  ConstArray `json:"type"`
+}
+
+// TitledMultiSelectEnumSchemaItems: Schema for array items with enum options and display labels.
+//
+// Schema: #/$defs/TitledMultiSelectEnumSchema/properties/items. Revisions: 2025-11-25 to 2026-07-28.
+type TitledMultiSelectEnumSchemaItems struct {
+	// AnyOf: Array of enum options with values and display labels.
+	AnyOf []TitledMultiSelectEnumSchemaItemsAnyOfItem `json:"anyOf"`
+}
+
+// Schema: #/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items. Revisions: 2025-11-25 to 2026-07-28.
+type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
+	// Const is the constant enum value.
+	Const string `json:"const"`
+	// Title: Display title for this option.
+	Title string `json:"title"`
+}
+
+// TitledSingleSelectEnumSchema: Schema for single-selection enumeration with display titles for each option.
+//
+// Schema: #/$defs/TitledSingleSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+type TitledSingleSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default string `json:"default,omitempty"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// OneOf: Array of enum options with values and display labels.
+	OneOf []TitledSingleSelectEnumSchemaOneOfItem `json:"oneOf"`
+	// Title: Optional title for the enum field.
+	Title string      `json:"title,omitempty"`
+	Type  ConstString `json:"type"`
+}
+
+// Schema: #/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items. Revisions: 2025-11-25 to 2026-07-28.
+type TitledSingleSelectEnumSchemaOneOfItem struct {
+	// Const is the enum value.
+	Const string `json:"const"`
+	// Title: Display label for this option.
+	Title string `json:"title"`
+}
+
 // Tool: Definition for a tool the client can call.
 //
 // Schema: #/$defs/Tool. Revisions: 2024-11-05 to 2026-07-28.
@@ -3183,6 +3370,14 @@ type ToolUseContent struct {
 	Type ConstToolUse `json:"type"`
 }
 
+// Schema: #/$defs/NumberSchema/properties/type. Revisions: 2025-06-18 to 2026-07-28.
+type Type string
+
+const (
+	TypeInteger Type = "integer"
+	TypeNumber  Type = "number"
+)
+
 // UnsubscribeRequestParams: Parameters for a `resources/unsubscribe` request.
 //
 // Schema: #/$defs/UnsubscribeRequestParams. Revisions: 2024-11-05 to 2025-11-25.
@@ -3193,6 +3388,49 @@ type UnsubscribeRequestParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
+}
+
+// UntitledMultiSelectEnumSchema: Schema for multiple-selection enumeration without display titles for options.
+//
+// Schema: #/$defs/UntitledMultiSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+type UntitledMultiSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default []string `json:"default,omitzero"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Items: Schema for the array items.
+	Items UntitledMultiSelectEnumSchemaItems `json:"items"`
+	// MaxItems: Maximum number of items to select.
+	MaxItems *int64 `json:"maxItems,omitempty"`
+	// MinItems: Minimum number of items to select.
+	MinItems *int64 `json:"minItems,omitempty"`
+	// Title: Optional title for the enum field.
+	Title string     `json:"title,omitempty"`
+	Type  ConstArray `json:"type"`
+}
+
+// UntitledMultiSelectEnumSchemaItems: Schema for the array items.
+//
+// Schema: #/$defs/UntitledMultiSelectEnumSchema/properties/items. Revisions: 2025-11-25 to 2026-07-28.
+type UntitledMultiSelectEnumSchemaItems struct {
+	// Enum: Array of enum values to choose from.
+	Enum []string    `json:"enum"`
+	Type ConstString `json:"type"`
+}
+
+// UntitledSingleSelectEnumSchema: Schema for single-selection enumeration without display titles for options.
+//
+// Schema: #/$defs/UntitledSingleSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+type UntitledSingleSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default string `json:"default,omitempty"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Enum: Array of enum values to choose from.
+	Enum []string `json:"enum"`
+	// Title: Optional title for the enum field.
+	Title string      `json:"title,omitempty"`
+	Type  ConstString `json:"type"`
 }
 
 // Schema: #/$defs/UpdateTaskRequest/properties/params. Revisions: 2026-07-28.

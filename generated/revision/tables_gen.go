@@ -200,6 +200,9 @@ var Tables = []*Table{{
 		Fields: []string{"_meta", "blob", "mimeType", "uri"},
 		Name:   "BlobResourceContents",
 	}, {
+		Fields: []string{"default", "description", "title", "type"},
+		Name:   "BooleanSchema",
+	}, {
 		Name:   "CacheScope",
 		Values: []string{"private", "public"},
 	}, {
@@ -303,8 +306,14 @@ var Tables = []*Table{{
 		Name:     "EmbeddedResourceResource",
 		Variants: []string{"text", "blob"},
 	}, {
+		Fields: []string{"code", "data", "message"},
+		Name:   "Error",
+	}, {
 		Fields: []string{"createdAt", "error", "lastUpdatedAt", "pollIntervalMs", "status", "statusMessage", "taskId", "ttlMs"},
 		Name:   "FailedTask",
+	}, {
+		Name:   "Format",
+		Values: []string{"date", "date-time", "email", "uri"},
 	}, {
 		Fields: []string{"_meta", "arguments", "inputResponses", "name", "requestState"},
 		Name:   "GetPromptRequestParams",
@@ -349,6 +358,9 @@ var Tables = []*Table{{
 		Name:     "InputResponse",
 		Variants: []string{"model", "roots", "action"},
 	}, {
+		Fields: []string{"default", "description", "enum", "enumNames", "title", "type"},
+		Name:   "LegacyTitledEnumSchema",
+	}, {
 		Fields: []string{"_meta", "cacheScope", "nextCursor", "prompts", "resultType", "ttlMs"},
 		Name:   "ListPromptsResult",
 	}, {
@@ -388,6 +400,9 @@ var Tables = []*Table{{
 	}, {
 		Fields: []string{"_meta"},
 		Name:   "NotificationParams",
+	}, {
+		Fields: []string{"default", "description", "maximum", "minimum", "title", "type"},
+		Name:   "NumberSchema",
 	}, {
 		Fields: []string{"_meta", "cursor"},
 		Name:   "PaginatedRequestParams",
@@ -468,6 +483,9 @@ var Tables = []*Table{{
 		Fields: []string{"listChanged"},
 		Name:   "ServerCapabilitiesTools",
 	}, {
+		Fields: []string{"default", "description", "format", "maxLength", "minLength", "title", "type"},
+		Name:   "StringSchema",
+	}, {
 		Fields: []string{"promptsListChanged", "resourceSubscriptions", "resourcesListChanged", "toolsListChanged"},
 		Name:   "SubscriptionFilter",
 	}, {
@@ -508,6 +526,21 @@ var Tables = []*Table{{
 		Name:   "Theme",
 		Values: []string{"dark", "light"},
 	}, {
+		Fields: []string{"default", "description", "items", "maxItems", "minItems", "title", "type"},
+		Name:   "TitledMultiSelectEnumSchema",
+	}, {
+		Fields: []string{"anyOf"},
+		Name:   "TitledMultiSelectEnumSchemaItems",
+	}, {
+		Fields: []string{"const", "title"},
+		Name:   "TitledMultiSelectEnumSchemaItemsAnyOfItem",
+	}, {
+		Fields: []string{"default", "description", "oneOf", "title", "type"},
+		Name:   "TitledSingleSelectEnumSchema",
+	}, {
+		Fields: []string{"const", "title"},
+		Name:   "TitledSingleSelectEnumSchemaOneOfItem",
+	}, {
 		Dropped: []string{"execution"},
 		Fields:  []string{"_meta", "annotations", "description", "icons", "inputSchema", "name", "outputSchema", "title"},
 		Name:    "Tool",
@@ -523,6 +556,18 @@ var Tables = []*Table{{
 	}, {
 		Fields: []string{"_meta", "id", "input", "name", "type"},
 		Name:   "ToolUseContent",
+	}, {
+		Name:   "Type",
+		Values: []string{"integer", "number"},
+	}, {
+		Fields: []string{"default", "description", "items", "maxItems", "minItems", "title", "type"},
+		Name:   "UntitledMultiSelectEnumSchema",
+	}, {
+		Fields: []string{"enum", "type"},
+		Name:   "UntitledMultiSelectEnumSchemaItems",
+	}, {
+		Fields: []string{"default", "description", "enum", "title", "type"},
+		Name:   "UntitledSingleSelectEnumSchema",
 	}, {
 		Fields: []string{"_meta", "inputResponses", "taskId"},
 		Name:   "UpdateTaskRequestParams",
@@ -716,6 +761,9 @@ var Tables = []*Table{{
 		Fields: []string{"_meta", "blob", "mimeType", "uri"},
 		Name:   "BlobResourceContents",
 	}, {
+		Fields: []string{"default", "description", "title", "type"},
+		Name:   "BooleanSchema",
+	}, {
 		Dropped: []string{"inputResponses", "requestState"},
 		Fields:  []string{"_meta", "arguments", "name", "task"},
 		Name:    "CallToolRequestParams",
@@ -811,6 +859,12 @@ var Tables = []*Table{{
 		Name:     "EmbeddedResourceResource",
 		Variants: []string{"text", "blob"},
 	}, {
+		Fields: []string{"code", "data", "message"},
+		Name:   "Error",
+	}, {
+		Name:   "Format",
+		Values: []string{"date", "date-time", "email", "uri"},
+	}, {
 		Dropped: []string{"inputResponses", "requestState"},
 		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "GetPromptRequestParams",
@@ -851,6 +905,9 @@ var Tables = []*Table{{
 		Fields: []string{"_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"},
 		Name:   "InitializeResult",
 	}, {
+		Fields: []string{"default", "description", "enum", "enumNames", "title", "type"},
+		Name:   "LegacyTitledEnumSchema",
+	}, {
 		Dropped: []string{"cacheScope", "resultType", "ttlMs"},
 		Fields:  []string{"_meta", "nextCursor", "prompts"},
 		Name:    "ListPromptsResult",
@@ -890,6 +947,9 @@ var Tables = []*Table{{
 	}, {
 		Fields: []string{"_meta"},
 		Name:   "NotificationParams",
+	}, {
+		Fields: []string{"default", "description", "maximum", "minimum", "title", "type"},
+		Name:   "NumberSchema",
 	}, {
 		Fields: []string{"_meta", "cursor"},
 		Name:   "PaginatedRequestParams",
@@ -986,6 +1046,9 @@ var Tables = []*Table{{
 		Fields: []string{"_meta", "level"},
 		Name:   "SetLevelRequestParams",
 	}, {
+		Fields: []string{"default", "description", "format", "maxLength", "minLength", "title", "type"},
+		Name:   "StringSchema",
+	}, {
 		Fields: []string{"_meta", "uri"},
 		Name:   "SubscribeRequestParams",
 	}, {
@@ -1014,6 +1077,21 @@ var Tables = []*Table{{
 		Name:   "Theme",
 		Values: []string{"dark", "light"},
 	}, {
+		Fields: []string{"default", "description", "items", "maxItems", "minItems", "title", "type"},
+		Name:   "TitledMultiSelectEnumSchema",
+	}, {
+		Fields: []string{"anyOf"},
+		Name:   "TitledMultiSelectEnumSchemaItems",
+	}, {
+		Fields: []string{"const", "title"},
+		Name:   "TitledMultiSelectEnumSchemaItemsAnyOfItem",
+	}, {
+		Fields: []string{"default", "description", "oneOf", "title", "type"},
+		Name:   "TitledSingleSelectEnumSchema",
+	}, {
+		Fields: []string{"const", "title"},
+		Name:   "TitledSingleSelectEnumSchemaOneOfItem",
+	}, {
 		Fields: []string{"_meta", "annotations", "description", "execution", "icons", "inputSchema", "name", "outputSchema", "title"},
 		Name:   "Tool",
 	}, {
@@ -1032,8 +1110,20 @@ var Tables = []*Table{{
 		Fields: []string{"_meta", "id", "input", "name", "type"},
 		Name:   "ToolUseContent",
 	}, {
+		Name:   "Type",
+		Values: []string{"integer", "number"},
+	}, {
 		Fields: []string{"_meta", "uri"},
 		Name:   "UnsubscribeRequestParams",
+	}, {
+		Fields: []string{"default", "description", "items", "maxItems", "minItems", "title", "type"},
+		Name:   "UntitledMultiSelectEnumSchema",
+	}, {
+		Fields: []string{"enum", "type"},
+		Name:   "UntitledMultiSelectEnumSchemaItems",
+	}, {
+		Fields: []string{"default", "description", "enum", "title", "type"},
+		Name:   "UntitledSingleSelectEnumSchema",
 	}},
 }, {
 	ClientCapabilities: []string{"elicitation", "experimental", "roots", "sampling"},
@@ -1183,6 +1273,9 @@ var Tables = []*Table{{
 		Fields: []string{"_meta", "blob", "mimeType", "uri"},
 		Name:   "BlobResourceContents",
 	}, {
+		Fields: []string{"default", "description", "title", "type"},
+		Name:   "BooleanSchema",
+	}, {
 		Dropped: []string{"_meta", "inputResponses", "requestState", "task"},
 		Fields:  []string{"arguments", "name"},
 		Name:    "CallToolRequestParams",
@@ -1248,6 +1341,12 @@ var Tables = []*Table{{
 		Name:     "EmbeddedResourceResource",
 		Variants: []string{"text", "blob"},
 	}, {
+		Fields: []string{"description", "enum", "enumNames", "title", "type"},
+		Name:   "EnumSchema",
+	}, {
+		Name:   "Format",
+		Values: []string{"date", "date-time", "email", "uri"},
+	}, {
 		Dropped: []string{"_meta", "inputResponses", "requestState"},
 		Fields:  []string{"arguments", "name"},
 		Name:    "GetPromptRequestParams",
@@ -1307,6 +1406,10 @@ var Tables = []*Table{{
 	}, {
 		Fields: []string{"_meta"},
 		Name:   "NotificationParams",
+	}, {
+		Dropped: []string{"default"},
+		Fields:  []string{"description", "maximum", "minimum", "title", "type"},
+		Name:    "NumberSchema",
 	}, {
 		Dropped: []string{"_meta"},
 		Fields:  []string{"cursor"},
@@ -1400,6 +1503,10 @@ var Tables = []*Table{{
 		Fields:  []string{"level"},
 		Name:    "SetLevelRequestParams",
 	}, {
+		Dropped: []string{"default"},
+		Fields:  []string{"description", "format", "maxLength", "minLength", "title", "type"},
+		Name:    "StringSchema",
+	}, {
 		Dropped: []string{"_meta"},
 		Fields:  []string{"uri"},
 		Name:    "SubscribeRequestParams",
@@ -1416,6 +1523,9 @@ var Tables = []*Table{{
 	}, {
 		Fields: []string{"destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint", "title"},
 		Name:   "ToolAnnotations",
+	}, {
+		Name:   "Type",
+		Values: []string{"integer", "number"},
 	}, {
 		Dropped: []string{"_meta"},
 		Fields:  []string{"uri"},

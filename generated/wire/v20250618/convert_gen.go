@@ -106,6 +106,32 @@ func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceCont
 	return out
 }
 
+func downBooleanSchema(in *mcp.BooleanSchema, out *BooleanSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Title = in.Title
+}
+
+func upBooleanSchema(in *BooleanSchema, out *mcp.BooleanSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Title = in.Title
+}
+
+// DowngradeBooleanSchema converts a hub BooleanSchema to its 2025-06-18 shape.
+func DowngradeBooleanSchema(in *mcp.BooleanSchema) *BooleanSchema {
+	out := new(BooleanSchema)
+	downBooleanSchema(in, out)
+	return out
+}
+
+// UpgradeBooleanSchema converts a 2025-06-18 BooleanSchema to the hub shape.
+func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
+	out := new(mcp.BooleanSchema)
+	upBooleanSchema(in, out)
+	return out
+}
+
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
 	out.Arguments = in.Arguments
 	out.Name = in.Name
@@ -782,6 +808,44 @@ func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.Embedded
 	return out
 }
 
+func downEnumSchema(in *mcp.EnumSchema, out *EnumSchema) {
+	out.Description = in.Description
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+	if in.EnumNames != nil {
+		out.EnumNames = make([]string, len(in.EnumNames))
+		copy(out.EnumNames, in.EnumNames)
+	}
+	out.Title = in.Title
+}
+
+func upEnumSchema(in *EnumSchema, out *mcp.EnumSchema) {
+	out.Description = in.Description
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+	if in.EnumNames != nil {
+		out.EnumNames = make([]string, len(in.EnumNames))
+		copy(out.EnumNames, in.EnumNames)
+	}
+	out.Title = in.Title
+}
+
+// DowngradeEnumSchema converts a hub EnumSchema to its 2025-06-18 shape.
+func DowngradeEnumSchema(in *mcp.EnumSchema) *EnumSchema {
+	out := new(EnumSchema)
+	downEnumSchema(in, out)
+	return out
+}
+
+// UpgradeEnumSchema converts a 2025-06-18 EnumSchema to the hub shape.
+func UpgradeEnumSchema(in *EnumSchema) *mcp.EnumSchema {
+	out := new(mcp.EnumSchema)
+	upEnumSchema(in, out)
+	return out
+}
+
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
@@ -1269,6 +1333,36 @@ func DowngradeModelPreferences(in *mcp.ModelPreferences) *ModelPreferences {
 func UpgradeModelPreferences(in *ModelPreferences) *mcp.ModelPreferences {
 	out := new(mcp.ModelPreferences)
 	upModelPreferences(in, out)
+	return out
+}
+
+func downNumberSchema(in *mcp.NumberSchema, out *NumberSchema) {
+	out.Description = in.Description
+	out.Maximum = in.Maximum
+	out.Minimum = in.Minimum
+	out.Title = in.Title
+	out.Type = in.Type
+}
+
+func upNumberSchema(in *NumberSchema, out *mcp.NumberSchema) {
+	out.Description = in.Description
+	out.Maximum = in.Maximum
+	out.Minimum = in.Minimum
+	out.Title = in.Title
+	out.Type = in.Type
+}
+
+// DowngradeNumberSchema converts a hub NumberSchema to its 2025-06-18 shape.
+func DowngradeNumberSchema(in *mcp.NumberSchema) *NumberSchema {
+	out := new(NumberSchema)
+	downNumberSchema(in, out)
+	return out
+}
+
+// UpgradeNumberSchema converts a 2025-06-18 NumberSchema to the hub shape.
+func UpgradeNumberSchema(in *NumberSchema) *mcp.NumberSchema {
+	out := new(mcp.NumberSchema)
+	upNumberSchema(in, out)
 	return out
 }
 
@@ -2004,6 +2098,36 @@ func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelReques
 	return out
 }
 
+func downStringSchema(in *mcp.StringSchema, out *StringSchema) {
+	out.Description = in.Description
+	out.Format = in.Format
+	out.MaxLength = in.MaxLength
+	out.MinLength = in.MinLength
+	out.Title = in.Title
+}
+
+func upStringSchema(in *StringSchema, out *mcp.StringSchema) {
+	out.Description = in.Description
+	out.Format = in.Format
+	out.MaxLength = in.MaxLength
+	out.MinLength = in.MinLength
+	out.Title = in.Title
+}
+
+// DowngradeStringSchema converts a hub StringSchema to its 2025-06-18 shape.
+func DowngradeStringSchema(in *mcp.StringSchema) *StringSchema {
+	out := new(StringSchema)
+	downStringSchema(in, out)
+	return out
+}
+
+// UpgradeStringSchema converts a 2025-06-18 StringSchema to the hub shape.
+func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
+	out := new(mcp.StringSchema)
+	upStringSchema(in, out)
+	return out
+}
+
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
 	out.URI = in.URI
 }
@@ -2242,6 +2366,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(BlobResourceContents)
 		downBlobResourceContents(x, out)
 		return out, true
+	case *mcp.BooleanSchema:
+		out := new(BooleanSchema)
+		downBooleanSchema(x, out)
+		return out, true
 	case *mcp.CallToolRequestParams:
 		out := new(CallToolRequestParams)
 		downCallToolRequestParams(x, out)
@@ -2318,6 +2446,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(EmbeddedResourceResource)
 		downEmbeddedResourceResource(x, out)
 		return out, true
+	case *mcp.EnumSchema:
+		out := new(EnumSchema)
+		downEnumSchema(x, out)
+		return out, true
 	case *mcp.GetPromptRequestParams:
 		out := new(GetPromptRequestParams)
 		downGetPromptRequestParams(x, out)
@@ -2373,6 +2505,10 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.ModelPreferences:
 		out := new(ModelPreferences)
 		downModelPreferences(x, out)
+		return out, true
+	case *mcp.NumberSchema:
+		out := new(NumberSchema)
+		downNumberSchema(x, out)
 		return out, true
 	case *mcp.PaginatedResult:
 		out := new(PaginatedResult)
@@ -2466,6 +2602,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(SetLevelRequestParams)
 		downSetLevelRequestParams(x, out)
 		return out, true
+	case *mcp.StringSchema:
+		out := new(StringSchema)
+		downStringSchema(x, out)
+		return out, true
 	case *mcp.SubscribeRequestParams:
 		out := new(SubscribeRequestParams)
 		downSubscribeRequestParams(x, out)
@@ -2522,6 +2662,10 @@ func Upgrade(v any) (out any, ok bool) {
 	case *BlobResourceContents:
 		out := new(mcp.BlobResourceContents)
 		upBlobResourceContents(x, out)
+		return out, true
+	case *BooleanSchema:
+		out := new(mcp.BooleanSchema)
+		upBooleanSchema(x, out)
 		return out, true
 	case *CallToolRequestParams:
 		out := new(mcp.CallToolRequestParams)
@@ -2599,6 +2743,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.EmbeddedResourceResource)
 		upEmbeddedResourceResource(x, out)
 		return out, true
+	case *EnumSchema:
+		out := new(mcp.EnumSchema)
+		upEnumSchema(x, out)
+		return out, true
 	case *GetPromptRequestParams:
 		out := new(mcp.GetPromptRequestParams)
 		upGetPromptRequestParams(x, out)
@@ -2654,6 +2802,10 @@ func Upgrade(v any) (out any, ok bool) {
 	case *ModelPreferences:
 		out := new(mcp.ModelPreferences)
 		upModelPreferences(x, out)
+		return out, true
+	case *NumberSchema:
+		out := new(mcp.NumberSchema)
+		upNumberSchema(x, out)
 		return out, true
 	case *PaginatedResult:
 		out := new(mcp.PaginatedResult)
@@ -2747,6 +2899,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.SetLevelRequestParams)
 		upSetLevelRequestParams(x, out)
 		return out, true
+	case *StringSchema:
+		out := new(mcp.StringSchema)
+		upStringSchema(x, out)
+		return out, true
 	case *SubscribeRequestParams:
 		out := new(mcp.SubscribeRequestParams)
 		upSubscribeRequestParams(x, out)
@@ -2830,6 +2986,8 @@ func New(hubName string) any {
 		return new(AudioContent)
 	case "BlobResourceContents":
 		return new(BlobResourceContents)
+	case "BooleanSchema":
+		return new(BooleanSchema)
 	case "CallToolRequestParams":
 		return new(CallToolRequestParams)
 	case "CallToolResult":
@@ -2868,6 +3026,8 @@ func New(hubName string) any {
 		return new(EmbeddedResource)
 	case "EmbeddedResourceResource":
 		return new(EmbeddedResourceResource)
+	case "EnumSchema":
+		return new(EnumSchema)
 	case "GetPromptRequestParams":
 		return new(GetPromptRequestParams)
 	case "GetPromptResult":
@@ -2896,6 +3056,8 @@ func New(hubName string) any {
 		return new(ModelHint)
 	case "ModelPreferences":
 		return new(ModelPreferences)
+	case "NumberSchema":
+		return new(NumberSchema)
 	case "PaginatedResult":
 		return new(PaginatedResult)
 	case "ProgressNotificationParams":
@@ -2942,6 +3104,8 @@ func New(hubName string) any {
 		return new(ServerCapabilitiesTools)
 	case "SetLevelRequestParams":
 		return new(SetLevelRequestParams)
+	case "StringSchema":
+		return new(StringSchema)
 	case "SubscribeRequestParams":
 		return new(SubscribeRequestParams)
 	case "TextContent":

@@ -64,6 +64,14 @@ type BlobResourceContents struct {
 	URI string `json:"uri"`
 }
 
+// Schema: 2025-06-18 #/definitions/BooleanSchema.
+type BooleanSchema struct {
+	Default     *bool            `json:"default,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Title       string           `json:"title,omitempty"`
+	Type        mcp.ConstBoolean `json:"type"`
+}
+
 // Schema: 2025-06-18 #/definitions/CallToolRequest/properties/params.
 type CallToolRequestParams struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -517,6 +525,15 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Schema: 2025-06-18 #/definitions/EnumSchema.
+type EnumSchema struct {
+	Description string          `json:"description,omitempty"`
+	Enum        []string        `json:"enum"`
+	EnumNames   []string        `json:"enumNames,omitzero"`
+	Title       string          `json:"title,omitempty"`
+	Type        mcp.ConstString `json:"type"`
+}
+
 // Schema: 2025-06-18 #/definitions/GetPromptRequest/properties/params.
 type GetPromptRequestParams struct {
 	// Arguments: Arguments to use for templating the prompt.
@@ -760,6 +777,15 @@ type ModelPreferences struct {
 	// value of 0 means speed is not important, while a value of 1 means speed is
 	// the most important factor.
 	SpeedPriority *float64 `json:"speedPriority,omitempty"`
+}
+
+// Schema: 2025-06-18 #/definitions/NumberSchema.
+type NumberSchema struct {
+	Description string   `json:"description,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Type        mcp.Type `json:"type"`
 }
 
 // Schema: 2025-06-18 #/definitions/PaginatedResult.
@@ -1191,6 +1217,16 @@ type SetLevelRequestParams struct {
 	// These map to syslog message severities, as specified in RFC-5424:
 	// https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 	Level mcp.LoggingLevel `json:"level"`
+}
+
+// Schema: 2025-06-18 #/definitions/StringSchema.
+type StringSchema struct {
+	Description string          `json:"description,omitempty"`
+	Format      mcp.Format      `json:"format,omitempty"`
+	MaxLength   *int64          `json:"maxLength,omitempty"`
+	MinLength   *int64          `json:"minLength,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Type        mcp.ConstString `json:"type"`
 }
 
 // Schema: 2025-06-18 #/definitions/SubscribeRequest/properties/params.

@@ -104,6 +104,32 @@ func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceCont
 	return out
 }
 
+func downBooleanSchema(in *mcp.BooleanSchema, out *BooleanSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Title = in.Title
+}
+
+func upBooleanSchema(in *BooleanSchema, out *mcp.BooleanSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Title = in.Title
+}
+
+// DowngradeBooleanSchema converts a hub BooleanSchema to its 2025-11-25 shape.
+func DowngradeBooleanSchema(in *mcp.BooleanSchema) *BooleanSchema {
+	out := new(BooleanSchema)
+	downBooleanSchema(in, out)
+	return out
+}
+
+// UpgradeBooleanSchema converts a 2025-11-25 BooleanSchema to the hub shape.
+func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
+	out := new(mcp.BooleanSchema)
+	upBooleanSchema(in, out)
+	return out
+}
+
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
 	out.Meta = filterMeta(in.Meta)
 	out.Arguments = in.Arguments
@@ -1180,6 +1206,32 @@ func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.Embedded
 	return out
 }
 
+func downError(in *mcp.Error, out *Error) {
+	out.Code = in.Code
+	out.Data = in.Data
+	out.Message = in.Message
+}
+
+func upError(in *Error, out *mcp.Error) {
+	out.Code = in.Code
+	out.Data = in.Data
+	out.Message = in.Message
+}
+
+// DowngradeError converts a hub Error to its 2025-11-25 shape.
+func DowngradeError(in *mcp.Error) *Error {
+	out := new(Error)
+	downError(in, out)
+	return out
+}
+
+// UpgradeError converts a 2025-11-25 Error to the hub shape.
+func UpgradeError(in *Error) *mcp.Error {
+	out := new(mcp.Error)
+	upError(in, out)
+	return out
+}
+
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
 	out.Meta = filterMeta(in.Meta)
 	if in.Arguments != nil {
@@ -1524,6 +1576,46 @@ func UpgradeInitializeResult(in *InitializeResult) *mcp.InitializeResult {
 	return out
 }
 
+func downLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema, out *LegacyTitledEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+	if in.EnumNames != nil {
+		out.EnumNames = make([]string, len(in.EnumNames))
+		copy(out.EnumNames, in.EnumNames)
+	}
+	out.Title = in.Title
+}
+
+func upLegacyTitledEnumSchema(in *LegacyTitledEnumSchema, out *mcp.LegacyTitledEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+	if in.EnumNames != nil {
+		out.EnumNames = make([]string, len(in.EnumNames))
+		copy(out.EnumNames, in.EnumNames)
+	}
+	out.Title = in.Title
+}
+
+// DowngradeLegacyTitledEnumSchema converts a hub LegacyTitledEnumSchema to its 2025-11-25 shape.
+func DowngradeLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema) *LegacyTitledEnumSchema {
+	out := new(LegacyTitledEnumSchema)
+	downLegacyTitledEnumSchema(in, out)
+	return out
+}
+
+// UpgradeLegacyTitledEnumSchema converts a 2025-11-25 LegacyTitledEnumSchema to the hub shape.
+func UpgradeLegacyTitledEnumSchema(in *LegacyTitledEnumSchema) *mcp.LegacyTitledEnumSchema {
+	out := new(mcp.LegacyTitledEnumSchema)
+	upLegacyTitledEnumSchema(in, out)
+	return out
+}
+
 func downListPromptsResult(in *mcp.ListPromptsResult, out *ListPromptsResult) {
 	out.Meta = filterMeta(in.Meta)
 	out.NextCursor = in.NextCursor
@@ -1833,6 +1925,38 @@ func DowngradeNotificationParams(in *mcp.NotificationParams) *NotificationParams
 func UpgradeNotificationParams(in *NotificationParams) *mcp.NotificationParams {
 	out := new(mcp.NotificationParams)
 	upNotificationParams(in, out)
+	return out
+}
+
+func downNumberSchema(in *mcp.NumberSchema, out *NumberSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Maximum = in.Maximum
+	out.Minimum = in.Minimum
+	out.Title = in.Title
+	out.Type = in.Type
+}
+
+func upNumberSchema(in *NumberSchema, out *mcp.NumberSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Maximum = in.Maximum
+	out.Minimum = in.Minimum
+	out.Title = in.Title
+	out.Type = in.Type
+}
+
+// DowngradeNumberSchema converts a hub NumberSchema to its 2025-11-25 shape.
+func DowngradeNumberSchema(in *mcp.NumberSchema) *NumberSchema {
+	out := new(NumberSchema)
+	downNumberSchema(in, out)
+	return out
+}
+
+// UpgradeNumberSchema converts a 2025-11-25 NumberSchema to the hub shape.
+func UpgradeNumberSchema(in *NumberSchema) *mcp.NumberSchema {
+	out := new(mcp.NumberSchema)
+	upNumberSchema(in, out)
 	return out
 }
 
@@ -2818,6 +2942,38 @@ func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelReques
 	return out
 }
 
+func downStringSchema(in *mcp.StringSchema, out *StringSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Format = in.Format
+	out.MaxLength = in.MaxLength
+	out.MinLength = in.MinLength
+	out.Title = in.Title
+}
+
+func upStringSchema(in *StringSchema, out *mcp.StringSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Format = in.Format
+	out.MaxLength = in.MaxLength
+	out.MinLength = in.MinLength
+	out.Title = in.Title
+}
+
+// DowngradeStringSchema converts a hub StringSchema to its 2025-11-25 shape.
+func DowngradeStringSchema(in *mcp.StringSchema) *StringSchema {
+	out := new(StringSchema)
+	downStringSchema(in, out)
+	return out
+}
+
+// UpgradeStringSchema converts a 2025-11-25 StringSchema to the hub shape.
+func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
+	out := new(mcp.StringSchema)
+	upStringSchema(in, out)
+	return out
+}
+
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
 	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
@@ -3035,6 +3191,158 @@ func DowngradeTextResourceContents(in *mcp.TextResourceContents) *TextResourceCo
 func UpgradeTextResourceContents(in *TextResourceContents) *mcp.TextResourceContents {
 	out := new(mcp.TextResourceContents)
 	upTextResourceContents(in, out)
+	return out
+}
+
+func downTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema, out *TitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	downTitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+func upTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema, out *mcp.TitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	upTitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+// DowngradeTitledMultiSelectEnumSchema converts a hub TitledMultiSelectEnumSchema to its 2025-11-25 shape.
+func DowngradeTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema) *TitledMultiSelectEnumSchema {
+	out := new(TitledMultiSelectEnumSchema)
+	downTitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeTitledMultiSelectEnumSchema converts a 2025-11-25 TitledMultiSelectEnumSchema to the hub shape.
+func UpgradeTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema) *mcp.TitledMultiSelectEnumSchema {
+	out := new(mcp.TitledMultiSelectEnumSchema)
+	upTitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+func downTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems, out *TitledMultiSelectEnumSchemaItems) {
+	out.AnyOf = make([]TitledMultiSelectEnumSchemaItemsAnyOfItem, len(in.AnyOf))
+	for i := range in.AnyOf {
+		downTitledMultiSelectEnumSchemaItemsAnyOfItem(&in.AnyOf[i], &out.AnyOf[i])
+	}
+}
+
+func upTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems, out *mcp.TitledMultiSelectEnumSchemaItems) {
+	if in.AnyOf != nil {
+		out.AnyOf = make([]mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem, len(in.AnyOf))
+		for i := range in.AnyOf {
+			upTitledMultiSelectEnumSchemaItemsAnyOfItem(&in.AnyOf[i], &out.AnyOf[i])
+		}
+	}
+}
+
+// DowngradeTitledMultiSelectEnumSchemaItems converts a hub TitledMultiSelectEnumSchemaItems to its 2025-11-25 shape.
+func DowngradeTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems) *TitledMultiSelectEnumSchemaItems {
+	out := new(TitledMultiSelectEnumSchemaItems)
+	downTitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+// UpgradeTitledMultiSelectEnumSchemaItems converts a 2025-11-25 TitledMultiSelectEnumSchemaItems to the hub shape.
+func UpgradeTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems) *mcp.TitledMultiSelectEnumSchemaItems {
+	out := new(mcp.TitledMultiSelectEnumSchemaItems)
+	upTitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+func downTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem, out *TitledMultiSelectEnumSchemaItemsAnyOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+func upTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem, out *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+// DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a hub TitledMultiSelectEnumSchemaItemsAnyOfItem to its 2025-11-25 shape.
+func DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) *TitledMultiSelectEnumSchemaItemsAnyOfItem {
+	out := new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	downTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
+	return out
+}
+
+// UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a 2025-11-25 TitledMultiSelectEnumSchemaItemsAnyOfItem to the hub shape.
+func UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem) *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem {
+	out := new(mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	upTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
+	return out
+}
+
+func downTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema, out *TitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.OneOf = make([]TitledSingleSelectEnumSchemaOneOfItem, len(in.OneOf))
+	for i := range in.OneOf {
+		downTitledSingleSelectEnumSchemaOneOfItem(&in.OneOf[i], &out.OneOf[i])
+	}
+	out.Title = in.Title
+}
+
+func upTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema, out *mcp.TitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	if in.OneOf != nil {
+		out.OneOf = make([]mcp.TitledSingleSelectEnumSchemaOneOfItem, len(in.OneOf))
+		for i := range in.OneOf {
+			upTitledSingleSelectEnumSchemaOneOfItem(&in.OneOf[i], &out.OneOf[i])
+		}
+	}
+	out.Title = in.Title
+}
+
+// DowngradeTitledSingleSelectEnumSchema converts a hub TitledSingleSelectEnumSchema to its 2025-11-25 shape.
+func DowngradeTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema) *TitledSingleSelectEnumSchema {
+	out := new(TitledSingleSelectEnumSchema)
+	downTitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeTitledSingleSelectEnumSchema converts a 2025-11-25 TitledSingleSelectEnumSchema to the hub shape.
+func UpgradeTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema) *mcp.TitledSingleSelectEnumSchema {
+	out := new(mcp.TitledSingleSelectEnumSchema)
+	upTitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
+func downTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem, out *TitledSingleSelectEnumSchemaOneOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+func upTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOneOfItem, out *mcp.TitledSingleSelectEnumSchemaOneOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+// DowngradeTitledSingleSelectEnumSchemaOneOfItem converts a hub TitledSingleSelectEnumSchemaOneOfItem to its 2025-11-25 shape.
+func DowngradeTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem) *TitledSingleSelectEnumSchemaOneOfItem {
+	out := new(TitledSingleSelectEnumSchemaOneOfItem)
+	downTitledSingleSelectEnumSchemaOneOfItem(in, out)
+	return out
+}
+
+// UpgradeTitledSingleSelectEnumSchemaOneOfItem converts a 2025-11-25 TitledSingleSelectEnumSchemaOneOfItem to the hub shape.
+func UpgradeTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOneOfItem) *mcp.TitledSingleSelectEnumSchemaOneOfItem {
+	out := new(mcp.TitledSingleSelectEnumSchemaOneOfItem)
+	upTitledSingleSelectEnumSchemaOneOfItem(in, out)
 	return out
 }
 
@@ -3264,6 +3572,102 @@ func UpgradeUnsubscribeRequestParams(in *UnsubscribeRequestParams) *mcp.Unsubscr
 	return out
 }
 
+func downUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema, out *UntitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	downUntitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+func upUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema, out *mcp.UntitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	upUntitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+// DowngradeUntitledMultiSelectEnumSchema converts a hub UntitledMultiSelectEnumSchema to its 2025-11-25 shape.
+func DowngradeUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema) *UntitledMultiSelectEnumSchema {
+	out := new(UntitledMultiSelectEnumSchema)
+	downUntitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeUntitledMultiSelectEnumSchema converts a 2025-11-25 UntitledMultiSelectEnumSchema to the hub shape.
+func UpgradeUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema) *mcp.UntitledMultiSelectEnumSchema {
+	out := new(mcp.UntitledMultiSelectEnumSchema)
+	upUntitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+func downUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems, out *UntitledMultiSelectEnumSchemaItems) {
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+}
+
+func upUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems, out *mcp.UntitledMultiSelectEnumSchemaItems) {
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+}
+
+// DowngradeUntitledMultiSelectEnumSchemaItems converts a hub UntitledMultiSelectEnumSchemaItems to its 2025-11-25 shape.
+func DowngradeUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems) *UntitledMultiSelectEnumSchemaItems {
+	out := new(UntitledMultiSelectEnumSchemaItems)
+	downUntitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+// UpgradeUntitledMultiSelectEnumSchemaItems converts a 2025-11-25 UntitledMultiSelectEnumSchemaItems to the hub shape.
+func UpgradeUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems) *mcp.UntitledMultiSelectEnumSchemaItems {
+	out := new(mcp.UntitledMultiSelectEnumSchemaItems)
+	upUntitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+func downUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema, out *UntitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+	out.Title = in.Title
+}
+
+func upUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema, out *mcp.UntitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+	out.Title = in.Title
+}
+
+// DowngradeUntitledSingleSelectEnumSchema converts a hub UntitledSingleSelectEnumSchema to its 2025-11-25 shape.
+func DowngradeUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema) *UntitledSingleSelectEnumSchema {
+	out := new(UntitledSingleSelectEnumSchema)
+	downUntitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeUntitledSingleSelectEnumSchema converts a 2025-11-25 UntitledSingleSelectEnumSchema to the hub shape.
+func UpgradeUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema) *mcp.UntitledSingleSelectEnumSchema {
+	out := new(mcp.UntitledSingleSelectEnumSchema)
+	upUntitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
 // foreignMetaKeys are the reserved _meta keys that other revisions define and
 // 2025-11-25 does not: they never reach a 2025-11-25 peer.
 var foreignMetaKeys = []string{"io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel", "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/serverInfo", "io.modelcontextprotocol/subscriptionId"}
@@ -3300,6 +3704,10 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.BlobResourceContents:
 		out := new(BlobResourceContents)
 		downBlobResourceContents(x, out)
+		return out, true
+	case *mcp.BooleanSchema:
+		out := new(BooleanSchema)
+		downBooleanSchema(x, out)
 		return out, true
 	case *mcp.CallToolRequestParams:
 		out := new(CallToolRequestParams)
@@ -3421,6 +3829,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(EmbeddedResourceResource)
 		downEmbeddedResourceResource(x, out)
 		return out, true
+	case *mcp.Error:
+		out := new(Error)
+		downError(x, out)
+		return out, true
 	case *mcp.GetPromptRequestParams:
 		out := new(GetPromptRequestParams)
 		downGetPromptRequestParams(x, out)
@@ -3465,6 +3877,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(InitializeResult)
 		downInitializeResult(x, out)
 		return out, true
+	case *mcp.LegacyTitledEnumSchema:
+		out := new(LegacyTitledEnumSchema)
+		downLegacyTitledEnumSchema(x, out)
+		return out, true
 	case *mcp.ListPromptsResult:
 		out := new(ListPromptsResult)
 		downListPromptsResult(x, out)
@@ -3504,6 +3920,10 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.NotificationParams:
 		out := new(NotificationParams)
 		downNotificationParams(x, out)
+		return out, true
+	case *mcp.NumberSchema:
+		out := new(NumberSchema)
+		downNumberSchema(x, out)
 		return out, true
 	case *mcp.PaginatedRequestParams:
 		out := new(PaginatedRequestParams)
@@ -3621,6 +4041,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(SetLevelRequestParams)
 		downSetLevelRequestParams(x, out)
 		return out, true
+	case *mcp.StringSchema:
+		out := new(StringSchema)
+		downStringSchema(x, out)
+		return out, true
 	case *mcp.SubscribeRequestParams:
 		out := new(SubscribeRequestParams)
 		downSubscribeRequestParams(x, out)
@@ -3644,6 +4068,26 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.TextResourceContents:
 		out := new(TextResourceContents)
 		downTextResourceContents(x, out)
+		return out, true
+	case *mcp.TitledMultiSelectEnumSchema:
+		out := new(TitledMultiSelectEnumSchema)
+		downTitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *mcp.TitledMultiSelectEnumSchemaItems:
+		out := new(TitledMultiSelectEnumSchemaItems)
+		downTitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem:
+		out := new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+		downTitledMultiSelectEnumSchemaItemsAnyOfItem(x, out)
+		return out, true
+	case *mcp.TitledSingleSelectEnumSchema:
+		out := new(TitledSingleSelectEnumSchema)
+		downTitledSingleSelectEnumSchema(x, out)
+		return out, true
+	case *mcp.TitledSingleSelectEnumSchemaOneOfItem:
+		out := new(TitledSingleSelectEnumSchemaOneOfItem)
+		downTitledSingleSelectEnumSchemaOneOfItem(x, out)
 		return out, true
 	case *mcp.Tool:
 		out := new(Tool)
@@ -3673,6 +4117,18 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(UnsubscribeRequestParams)
 		downUnsubscribeRequestParams(x, out)
 		return out, true
+	case *mcp.UntitledMultiSelectEnumSchema:
+		out := new(UntitledMultiSelectEnumSchema)
+		downUntitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *mcp.UntitledMultiSelectEnumSchemaItems:
+		out := new(UntitledMultiSelectEnumSchemaItems)
+		downUntitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *mcp.UntitledSingleSelectEnumSchema:
+		out := new(UntitledSingleSelectEnumSchema)
+		downUntitledSingleSelectEnumSchema(x, out)
+		return out, true
 	default:
 		return nil, false
 	}
@@ -3693,6 +4149,10 @@ func Upgrade(v any) (out any, ok bool) {
 	case *BlobResourceContents:
 		out := new(mcp.BlobResourceContents)
 		upBlobResourceContents(x, out)
+		return out, true
+	case *BooleanSchema:
+		out := new(mcp.BooleanSchema)
+		upBooleanSchema(x, out)
 		return out, true
 	case *CallToolRequestParams:
 		out := new(mcp.CallToolRequestParams)
@@ -3814,6 +4274,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.EmbeddedResourceResource)
 		upEmbeddedResourceResource(x, out)
 		return out, true
+	case *Error:
+		out := new(mcp.Error)
+		upError(x, out)
+		return out, true
 	case *GetPromptRequestParams:
 		out := new(mcp.GetPromptRequestParams)
 		upGetPromptRequestParams(x, out)
@@ -3858,6 +4322,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.InitializeResult)
 		upInitializeResult(x, out)
 		return out, true
+	case *LegacyTitledEnumSchema:
+		out := new(mcp.LegacyTitledEnumSchema)
+		upLegacyTitledEnumSchema(x, out)
+		return out, true
 	case *ListPromptsResult:
 		out := new(mcp.ListPromptsResult)
 		upListPromptsResult(x, out)
@@ -3897,6 +4365,10 @@ func Upgrade(v any) (out any, ok bool) {
 	case *NotificationParams:
 		out := new(mcp.NotificationParams)
 		upNotificationParams(x, out)
+		return out, true
+	case *NumberSchema:
+		out := new(mcp.NumberSchema)
+		upNumberSchema(x, out)
 		return out, true
 	case *PaginatedRequestParams:
 		out := new(mcp.PaginatedRequestParams)
@@ -4014,6 +4486,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.SetLevelRequestParams)
 		upSetLevelRequestParams(x, out)
 		return out, true
+	case *StringSchema:
+		out := new(mcp.StringSchema)
+		upStringSchema(x, out)
+		return out, true
 	case *SubscribeRequestParams:
 		out := new(mcp.SubscribeRequestParams)
 		upSubscribeRequestParams(x, out)
@@ -4037,6 +4513,26 @@ func Upgrade(v any) (out any, ok bool) {
 	case *TextResourceContents:
 		out := new(mcp.TextResourceContents)
 		upTextResourceContents(x, out)
+		return out, true
+	case *TitledMultiSelectEnumSchema:
+		out := new(mcp.TitledMultiSelectEnumSchema)
+		upTitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *TitledMultiSelectEnumSchemaItems:
+		out := new(mcp.TitledMultiSelectEnumSchemaItems)
+		upTitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *TitledMultiSelectEnumSchemaItemsAnyOfItem:
+		out := new(mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem)
+		upTitledMultiSelectEnumSchemaItemsAnyOfItem(x, out)
+		return out, true
+	case *TitledSingleSelectEnumSchema:
+		out := new(mcp.TitledSingleSelectEnumSchema)
+		upTitledSingleSelectEnumSchema(x, out)
+		return out, true
+	case *TitledSingleSelectEnumSchemaOneOfItem:
+		out := new(mcp.TitledSingleSelectEnumSchemaOneOfItem)
+		upTitledSingleSelectEnumSchemaOneOfItem(x, out)
 		return out, true
 	case *Tool:
 		out := new(mcp.Tool)
@@ -4066,6 +4562,18 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.UnsubscribeRequestParams)
 		upUnsubscribeRequestParams(x, out)
 		return out, true
+	case *UntitledMultiSelectEnumSchema:
+		out := new(mcp.UntitledMultiSelectEnumSchema)
+		upUntitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *UntitledMultiSelectEnumSchemaItems:
+		out := new(mcp.UntitledMultiSelectEnumSchemaItems)
+		upUntitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *UntitledSingleSelectEnumSchema:
+		out := new(mcp.UntitledSingleSelectEnumSchema)
+		upUntitledSingleSelectEnumSchema(x, out)
+		return out, true
 	default:
 		return nil, false
 	}
@@ -4081,6 +4589,8 @@ func New(hubName string) any {
 		return new(AudioContent)
 	case "BlobResourceContents":
 		return new(BlobResourceContents)
+	case "BooleanSchema":
+		return new(BooleanSchema)
 	case "CallToolRequestParams":
 		return new(CallToolRequestParams)
 	case "CallToolResult":
@@ -4141,6 +4651,8 @@ func New(hubName string) any {
 		return new(EmbeddedResource)
 	case "EmbeddedResourceResource":
 		return new(EmbeddedResourceResource)
+	case "Error":
+		return new(Error)
 	case "GetPromptRequestParams":
 		return new(GetPromptRequestParams)
 	case "GetPromptResult":
@@ -4163,6 +4675,8 @@ func New(hubName string) any {
 		return new(InitializeRequestParams)
 	case "InitializeResult":
 		return new(InitializeResult)
+	case "LegacyTitledEnumSchema":
+		return new(LegacyTitledEnumSchema)
 	case "ListPromptsResult":
 		return new(ListPromptsResult)
 	case "ListResourceTemplatesResult":
@@ -4183,6 +4697,8 @@ func New(hubName string) any {
 		return new(ModelPreferences)
 	case "NotificationParams":
 		return new(NotificationParams)
+	case "NumberSchema":
+		return new(NumberSchema)
 	case "PaginatedRequestParams":
 		return new(PaginatedRequestParams)
 	case "PaginatedResult":
@@ -4241,6 +4757,8 @@ func New(hubName string) any {
 		return new(ServerCapabilitiesTools)
 	case "SetLevelRequestParams":
 		return new(SetLevelRequestParams)
+	case "StringSchema":
+		return new(StringSchema)
 	case "SubscribeRequestParams":
 		return new(SubscribeRequestParams)
 	case "Task":
@@ -4253,6 +4771,16 @@ func New(hubName string) any {
 		return new(TextContent)
 	case "TextResourceContents":
 		return new(TextResourceContents)
+	case "TitledMultiSelectEnumSchema":
+		return new(TitledMultiSelectEnumSchema)
+	case "TitledMultiSelectEnumSchemaItems":
+		return new(TitledMultiSelectEnumSchemaItems)
+	case "TitledMultiSelectEnumSchemaItemsAnyOfItem":
+		return new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	case "TitledSingleSelectEnumSchema":
+		return new(TitledSingleSelectEnumSchema)
+	case "TitledSingleSelectEnumSchemaOneOfItem":
+		return new(TitledSingleSelectEnumSchemaOneOfItem)
 	case "Tool":
 		return new(Tool)
 	case "ToolAnnotations":
@@ -4267,6 +4795,12 @@ func New(hubName string) any {
 		return new(ToolUseContent)
 	case "UnsubscribeRequestParams":
 		return new(UnsubscribeRequestParams)
+	case "UntitledMultiSelectEnumSchema":
+		return new(UntitledMultiSelectEnumSchema)
+	case "UntitledMultiSelectEnumSchemaItems":
+		return new(UntitledMultiSelectEnumSchemaItems)
+	case "UntitledSingleSelectEnumSchema":
+		return new(UntitledSingleSelectEnumSchema)
 	default:
 		return nil
 	}

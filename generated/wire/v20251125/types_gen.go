@@ -64,6 +64,14 @@ type BlobResourceContents struct {
 	URI string `json:"uri"`
 }
 
+// Schema: 2025-11-25 #/$defs/BooleanSchema.
+type BooleanSchema struct {
+	Default     *bool            `json:"default,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Title       string           `json:"title,omitempty"`
+	Type        mcp.ConstBoolean `json:"type"`
+}
+
 // CallToolRequestParams: Parameters for a `tools/call` request.
 //
 // Schema: 2025-11-25 #/$defs/CallToolRequestParams.
@@ -746,6 +754,16 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Schema: 2025-11-25 #/$defs/Error.
+type Error struct {
+	// Code is the error type that occurred.
+	Code int64 `json:"code"`
+	// Data: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+	Data json.RawMessage `json:"data,omitempty"`
+	// Message is a short description of the error. The message SHOULD be limited to a concise single sentence.
+	Message string `json:"message"`
+}
+
 // GetPromptRequestParams: Parameters for a `prompts/get` request.
 //
 // Schema: 2025-11-25 #/$defs/GetPromptRequestParams.
@@ -927,6 +945,21 @@ type InitializeResult struct {
 	ServerInfo Implementation `json:"serverInfo"`
 }
 
+// LegacyTitledEnumSchema: Use TitledSingleSelectEnumSchema instead.
+// This interface will be removed in a future version.
+//
+// Schema: 2025-11-25 #/$defs/LegacyTitledEnumSchema.
+type LegacyTitledEnumSchema struct {
+	Default     string   `json:"default,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enum        []string `json:"enum"`
+	// EnumNames: (Legacy) Display names for enum values.
+	// Non-standard according to JSON schema 2020-12.
+	EnumNames []string        `json:"enumNames,omitzero"`
+	Title     string          `json:"title,omitempty"`
+	Type      mcp.ConstString `json:"type"`
+}
+
 // ListPromptsResult is the server's response to a prompts/list request from the client.
 //
 // Schema: 2025-11-25 #/$defs/ListPromptsResult.
@@ -1071,6 +1104,16 @@ type ModelPreferences struct {
 type NotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta mcp.Meta `json:"_meta,omitempty"`
+}
+
+// Schema: 2025-11-25 #/$defs/NumberSchema.
+type NumberSchema struct {
+	Default     *float64 `json:"default,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Type        mcp.Type `json:"type"`
 }
 
 // PaginatedRequestParams: Common parameters for paginated requests.
@@ -1663,6 +1706,17 @@ type SetLevelRequestParams struct {
 	Level mcp.LoggingLevel `json:"level"`
 }
 
+// Schema: 2025-11-25 #/$defs/StringSchema.
+type StringSchema struct {
+	Default     string          `json:"default,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Format      mcp.Format      `json:"format,omitempty"`
+	MaxLength   *int64          `json:"maxLength,omitempty"`
+	MinLength   *int64          `json:"minLength,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Type        mcp.ConstString `json:"type"`
+}
+
 // SubscribeRequestParams: Parameters for a `resources/subscribe` request.
 //
 // Schema: 2025-11-25 #/$defs/SubscribeRequestParams.
@@ -1755,6 +1809,64 @@ type TextResourceContents struct {
 	Text string `json:"text"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
+}
+
+// TitledMultiSelectEnumSchema: Schema for multiple-selection enumeration with display titles for each option.
+//
+// Schema: 2025-11-25 #/$defs/TitledMultiSelectEnumSchema.
+type TitledMultiSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default []string `json:"default,omitzero"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Items: Schema for array items with enum options and display labels.
+	Items TitledMultiSelectEnumSchemaItems `json:"items"`
+	// MaxItems: Maximum number of items to select.
+	MaxItems *int64 `json:"maxItems,omitempty"`
+	// MinItems: Minimum number of items to select.
+	MinItems *int64 `json:"minItems,omitempty"`
+	// Title: Optional title for the enum field.
+	Title string         `json:"title,omitempty"`
+	Type  mcp.ConstArray `json:"type"`
+}
+
+// TitledMultiSelectEnumSchemaItems: Schema for array items with enum options and display labels.
+//
+// Schema: 2025-11-25 #/$defs/TitledMultiSelectEnumSchema/properties/items.
+type TitledMultiSelectEnumSchemaItems struct {
+	// AnyOf: Array of enum options with values and display labels.
+	AnyOf []TitledMultiSelectEnumSchemaItemsAnyOfItem `json:"anyOf"`
+}
+
+// Schema: 2025-11-25 #/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items.
+type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
+	// Const is the constant enum value.
+	Const string `json:"const"`
+	// Title: Display title for this option.
+	Title string `json:"title"`
+}
+
+// TitledSingleSelectEnumSchema: Schema for single-selection enumeration with display titles for each option.
+//
+// Schema: 2025-11-25 #/$defs/TitledSingleSelectEnumSchema.
+type TitledSingleSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default string `json:"default,omitempty"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// OneOf: Array of enum options with values and display labels.
+	OneOf []TitledSingleSelectEnumSchemaOneOfItem `json:"oneOf"`
+	// Title: Optional title for the enum field.
+	Title string          `json:"title,omitempty"`
+	Type  mcp.ConstString `json:"type"`
+}
+
+// Schema: 2025-11-25 #/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items.
+type TitledSingleSelectEnumSchemaOneOfItem struct {
+	// Const is the enum value.
+	Const string `json:"const"`
+	// Title: Display label for this option.
+	Title string `json:"title"`
 }
 
 // Tool: Definition for a tool the client can call.
@@ -1927,6 +2039,49 @@ type UnsubscribeRequestParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
+}
+
+// UntitledMultiSelectEnumSchema: Schema for multiple-selection enumeration without display titles for options.
+//
+// Schema: 2025-11-25 #/$defs/UntitledMultiSelectEnumSchema.
+type UntitledMultiSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default []string `json:"default,omitzero"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Items: Schema for the array items.
+	Items UntitledMultiSelectEnumSchemaItems `json:"items"`
+	// MaxItems: Maximum number of items to select.
+	MaxItems *int64 `json:"maxItems,omitempty"`
+	// MinItems: Minimum number of items to select.
+	MinItems *int64 `json:"minItems,omitempty"`
+	// Title: Optional title for the enum field.
+	Title string         `json:"title,omitempty"`
+	Type  mcp.ConstArray `json:"type"`
+}
+
+// UntitledMultiSelectEnumSchemaItems: Schema for the array items.
+//
+// Schema: 2025-11-25 #/$defs/UntitledMultiSelectEnumSchema/properties/items.
+type UntitledMultiSelectEnumSchemaItems struct {
+	// Enum: Array of enum values to choose from.
+	Enum []string        `json:"enum"`
+	Type mcp.ConstString `json:"type"`
+}
+
+// UntitledSingleSelectEnumSchema: Schema for single-selection enumeration without display titles for options.
+//
+// Schema: 2025-11-25 #/$defs/UntitledSingleSelectEnumSchema.
+type UntitledSingleSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default string `json:"default,omitempty"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Enum: Array of enum values to choose from.
+	Enum []string `json:"enum"`
+	// Title: Optional title for the enum field.
+	Title string          `json:"title,omitempty"`
+	Type  mcp.ConstString `json:"type"`
 }
 
 // startsArray reports whether the JSON value b is an array.

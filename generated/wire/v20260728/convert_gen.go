@@ -103,6 +103,32 @@ func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceCont
 	return out
 }
 
+func downBooleanSchema(in *mcp.BooleanSchema, out *BooleanSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Title = in.Title
+}
+
+func upBooleanSchema(in *BooleanSchema, out *mcp.BooleanSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Title = in.Title
+}
+
+// DowngradeBooleanSchema converts a hub BooleanSchema to its 2026-07-28 shape.
+func DowngradeBooleanSchema(in *mcp.BooleanSchema) *BooleanSchema {
+	out := new(BooleanSchema)
+	downBooleanSchema(in, out)
+	return out
+}
+
+// UpgradeBooleanSchema converts a 2026-07-28 BooleanSchema to the hub shape.
+func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
+	out := new(mcp.BooleanSchema)
+	upBooleanSchema(in, out)
+	return out
+}
+
 func downCacheableResult(in *mcp.CacheableResult, out *CacheableResult) {
 	out.Meta = filterMeta(in.Meta)
 	out.CacheScope = in.CacheScope
@@ -1191,6 +1217,32 @@ func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.Embedded
 	return out
 }
 
+func downError(in *mcp.Error, out *Error) {
+	out.Code = in.Code
+	out.Data = in.Data
+	out.Message = in.Message
+}
+
+func upError(in *Error, out *mcp.Error) {
+	out.Code = in.Code
+	out.Data = in.Data
+	out.Message = in.Message
+}
+
+// DowngradeError converts a hub Error to its 2026-07-28 shape.
+func DowngradeError(in *mcp.Error) *Error {
+	out := new(Error)
+	downError(in, out)
+	return out
+}
+
+// UpgradeError converts a 2026-07-28 Error to the hub shape.
+func UpgradeError(in *Error) *mcp.Error {
+	out := new(mcp.Error)
+	upError(in, out)
+	return out
+}
+
 func downFailedTask(in *mcp.FailedTask, out *FailedTask) {
 	out.CreatedAt = in.CreatedAt
 	out.Error = in.Error
@@ -1747,6 +1799,46 @@ func UpgradeInputResponse(in *InputResponse) *mcp.InputResponse {
 	return out
 }
 
+func downLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema, out *LegacyTitledEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+	if in.EnumNames != nil {
+		out.EnumNames = make([]string, len(in.EnumNames))
+		copy(out.EnumNames, in.EnumNames)
+	}
+	out.Title = in.Title
+}
+
+func upLegacyTitledEnumSchema(in *LegacyTitledEnumSchema, out *mcp.LegacyTitledEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+	if in.EnumNames != nil {
+		out.EnumNames = make([]string, len(in.EnumNames))
+		copy(out.EnumNames, in.EnumNames)
+	}
+	out.Title = in.Title
+}
+
+// DowngradeLegacyTitledEnumSchema converts a hub LegacyTitledEnumSchema to its 2026-07-28 shape.
+func DowngradeLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema) *LegacyTitledEnumSchema {
+	out := new(LegacyTitledEnumSchema)
+	downLegacyTitledEnumSchema(in, out)
+	return out
+}
+
+// UpgradeLegacyTitledEnumSchema converts a 2026-07-28 LegacyTitledEnumSchema to the hub shape.
+func UpgradeLegacyTitledEnumSchema(in *LegacyTitledEnumSchema) *mcp.LegacyTitledEnumSchema {
+	out := new(mcp.LegacyTitledEnumSchema)
+	upLegacyTitledEnumSchema(in, out)
+	return out
+}
+
 func downListPromptsResult(in *mcp.ListPromptsResult, out *ListPromptsResult) {
 	out.Meta = filterMeta(in.Meta)
 	out.CacheScope = in.CacheScope
@@ -2094,6 +2186,38 @@ func DowngradeNotificationParams(in *mcp.NotificationParams) *NotificationParams
 func UpgradeNotificationParams(in *NotificationParams) *mcp.NotificationParams {
 	out := new(mcp.NotificationParams)
 	upNotificationParams(in, out)
+	return out
+}
+
+func downNumberSchema(in *mcp.NumberSchema, out *NumberSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Maximum = in.Maximum
+	out.Minimum = in.Minimum
+	out.Title = in.Title
+	out.Type = in.Type
+}
+
+func upNumberSchema(in *NumberSchema, out *mcp.NumberSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Maximum = in.Maximum
+	out.Minimum = in.Minimum
+	out.Title = in.Title
+	out.Type = in.Type
+}
+
+// DowngradeNumberSchema converts a hub NumberSchema to its 2026-07-28 shape.
+func DowngradeNumberSchema(in *mcp.NumberSchema) *NumberSchema {
+	out := new(NumberSchema)
+	downNumberSchema(in, out)
+	return out
+}
+
+// UpgradeNumberSchema converts a 2026-07-28 NumberSchema to the hub shape.
+func UpgradeNumberSchema(in *NumberSchema) *mcp.NumberSchema {
+	out := new(mcp.NumberSchema)
+	upNumberSchema(in, out)
 	return out
 }
 
@@ -2995,6 +3119,38 @@ func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapa
 	return out
 }
 
+func downStringSchema(in *mcp.StringSchema, out *StringSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Format = in.Format
+	out.MaxLength = in.MaxLength
+	out.MinLength = in.MinLength
+	out.Title = in.Title
+}
+
+func upStringSchema(in *StringSchema, out *mcp.StringSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Format = in.Format
+	out.MaxLength = in.MaxLength
+	out.MinLength = in.MinLength
+	out.Title = in.Title
+}
+
+// DowngradeStringSchema converts a hub StringSchema to its 2026-07-28 shape.
+func DowngradeStringSchema(in *mcp.StringSchema) *StringSchema {
+	out := new(StringSchema)
+	downStringSchema(in, out)
+	return out
+}
+
+// UpgradeStringSchema converts a 2026-07-28 StringSchema to the hub shape.
+func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
+	out := new(mcp.StringSchema)
+	upStringSchema(in, out)
+	return out
+}
+
 func downSubscriptionFilter(in *mcp.SubscriptionFilter, out *SubscriptionFilter) {
 	out.PromptsListChanged = in.PromptsListChanged
 	if in.ResourceSubscriptions != nil {
@@ -3331,6 +3487,158 @@ func UpgradeTextResourceContents(in *TextResourceContents) *mcp.TextResourceCont
 	return out
 }
 
+func downTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema, out *TitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	downTitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+func upTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema, out *mcp.TitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	upTitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+// DowngradeTitledMultiSelectEnumSchema converts a hub TitledMultiSelectEnumSchema to its 2026-07-28 shape.
+func DowngradeTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema) *TitledMultiSelectEnumSchema {
+	out := new(TitledMultiSelectEnumSchema)
+	downTitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeTitledMultiSelectEnumSchema converts a 2026-07-28 TitledMultiSelectEnumSchema to the hub shape.
+func UpgradeTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema) *mcp.TitledMultiSelectEnumSchema {
+	out := new(mcp.TitledMultiSelectEnumSchema)
+	upTitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+func downTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems, out *TitledMultiSelectEnumSchemaItems) {
+	out.AnyOf = make([]TitledMultiSelectEnumSchemaItemsAnyOfItem, len(in.AnyOf))
+	for i := range in.AnyOf {
+		downTitledMultiSelectEnumSchemaItemsAnyOfItem(&in.AnyOf[i], &out.AnyOf[i])
+	}
+}
+
+func upTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems, out *mcp.TitledMultiSelectEnumSchemaItems) {
+	if in.AnyOf != nil {
+		out.AnyOf = make([]mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem, len(in.AnyOf))
+		for i := range in.AnyOf {
+			upTitledMultiSelectEnumSchemaItemsAnyOfItem(&in.AnyOf[i], &out.AnyOf[i])
+		}
+	}
+}
+
+// DowngradeTitledMultiSelectEnumSchemaItems converts a hub TitledMultiSelectEnumSchemaItems to its 2026-07-28 shape.
+func DowngradeTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems) *TitledMultiSelectEnumSchemaItems {
+	out := new(TitledMultiSelectEnumSchemaItems)
+	downTitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+// UpgradeTitledMultiSelectEnumSchemaItems converts a 2026-07-28 TitledMultiSelectEnumSchemaItems to the hub shape.
+func UpgradeTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems) *mcp.TitledMultiSelectEnumSchemaItems {
+	out := new(mcp.TitledMultiSelectEnumSchemaItems)
+	upTitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+func downTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem, out *TitledMultiSelectEnumSchemaItemsAnyOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+func upTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem, out *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+// DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a hub TitledMultiSelectEnumSchemaItemsAnyOfItem to its 2026-07-28 shape.
+func DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) *TitledMultiSelectEnumSchemaItemsAnyOfItem {
+	out := new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	downTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
+	return out
+}
+
+// UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a 2026-07-28 TitledMultiSelectEnumSchemaItemsAnyOfItem to the hub shape.
+func UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem) *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem {
+	out := new(mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	upTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
+	return out
+}
+
+func downTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema, out *TitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.OneOf = make([]TitledSingleSelectEnumSchemaOneOfItem, len(in.OneOf))
+	for i := range in.OneOf {
+		downTitledSingleSelectEnumSchemaOneOfItem(&in.OneOf[i], &out.OneOf[i])
+	}
+	out.Title = in.Title
+}
+
+func upTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema, out *mcp.TitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	if in.OneOf != nil {
+		out.OneOf = make([]mcp.TitledSingleSelectEnumSchemaOneOfItem, len(in.OneOf))
+		for i := range in.OneOf {
+			upTitledSingleSelectEnumSchemaOneOfItem(&in.OneOf[i], &out.OneOf[i])
+		}
+	}
+	out.Title = in.Title
+}
+
+// DowngradeTitledSingleSelectEnumSchema converts a hub TitledSingleSelectEnumSchema to its 2026-07-28 shape.
+func DowngradeTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema) *TitledSingleSelectEnumSchema {
+	out := new(TitledSingleSelectEnumSchema)
+	downTitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeTitledSingleSelectEnumSchema converts a 2026-07-28 TitledSingleSelectEnumSchema to the hub shape.
+func UpgradeTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema) *mcp.TitledSingleSelectEnumSchema {
+	out := new(mcp.TitledSingleSelectEnumSchema)
+	upTitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
+func downTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem, out *TitledSingleSelectEnumSchemaOneOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+func upTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOneOfItem, out *mcp.TitledSingleSelectEnumSchemaOneOfItem) {
+	out.Const = in.Const
+	out.Title = in.Title
+}
+
+// DowngradeTitledSingleSelectEnumSchemaOneOfItem converts a hub TitledSingleSelectEnumSchemaOneOfItem to its 2026-07-28 shape.
+func DowngradeTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem) *TitledSingleSelectEnumSchemaOneOfItem {
+	out := new(TitledSingleSelectEnumSchemaOneOfItem)
+	downTitledSingleSelectEnumSchemaOneOfItem(in, out)
+	return out
+}
+
+// UpgradeTitledSingleSelectEnumSchemaOneOfItem converts a 2026-07-28 TitledSingleSelectEnumSchemaOneOfItem to the hub shape.
+func UpgradeTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOneOfItem) *mcp.TitledSingleSelectEnumSchemaOneOfItem {
+	out := new(mcp.TitledSingleSelectEnumSchemaOneOfItem)
+	upTitledSingleSelectEnumSchemaOneOfItem(in, out)
+	return out
+}
+
 func downTool(in *mcp.Tool, out *Tool) {
 	out.Meta = filterMeta(in.Meta)
 	if in.Annotations != nil {
@@ -3501,6 +3809,102 @@ func UpgradeToolUseContent(in *ToolUseContent) *mcp.ToolUseContent {
 	return out
 }
 
+func downUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema, out *UntitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	downUntitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+func upUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema, out *mcp.UntitledMultiSelectEnumSchema) {
+	if in.Default != nil {
+		out.Default = make([]string, len(in.Default))
+		copy(out.Default, in.Default)
+	}
+	out.Description = in.Description
+	upUntitledMultiSelectEnumSchemaItems(&in.Items, &out.Items)
+	out.MaxItems = in.MaxItems
+	out.MinItems = in.MinItems
+	out.Title = in.Title
+}
+
+// DowngradeUntitledMultiSelectEnumSchema converts a hub UntitledMultiSelectEnumSchema to its 2026-07-28 shape.
+func DowngradeUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema) *UntitledMultiSelectEnumSchema {
+	out := new(UntitledMultiSelectEnumSchema)
+	downUntitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeUntitledMultiSelectEnumSchema converts a 2026-07-28 UntitledMultiSelectEnumSchema to the hub shape.
+func UpgradeUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema) *mcp.UntitledMultiSelectEnumSchema {
+	out := new(mcp.UntitledMultiSelectEnumSchema)
+	upUntitledMultiSelectEnumSchema(in, out)
+	return out
+}
+
+func downUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems, out *UntitledMultiSelectEnumSchemaItems) {
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+}
+
+func upUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems, out *mcp.UntitledMultiSelectEnumSchemaItems) {
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+}
+
+// DowngradeUntitledMultiSelectEnumSchemaItems converts a hub UntitledMultiSelectEnumSchemaItems to its 2026-07-28 shape.
+func DowngradeUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems) *UntitledMultiSelectEnumSchemaItems {
+	out := new(UntitledMultiSelectEnumSchemaItems)
+	downUntitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+// UpgradeUntitledMultiSelectEnumSchemaItems converts a 2026-07-28 UntitledMultiSelectEnumSchemaItems to the hub shape.
+func UpgradeUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems) *mcp.UntitledMultiSelectEnumSchemaItems {
+	out := new(mcp.UntitledMultiSelectEnumSchemaItems)
+	upUntitledMultiSelectEnumSchemaItems(in, out)
+	return out
+}
+
+func downUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema, out *UntitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	out.Enum = make([]string, len(in.Enum))
+	copy(out.Enum, in.Enum)
+	out.Title = in.Title
+}
+
+func upUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema, out *mcp.UntitledSingleSelectEnumSchema) {
+	out.Default = in.Default
+	out.Description = in.Description
+	if in.Enum != nil {
+		out.Enum = make([]string, len(in.Enum))
+		copy(out.Enum, in.Enum)
+	}
+	out.Title = in.Title
+}
+
+// DowngradeUntitledSingleSelectEnumSchema converts a hub UntitledSingleSelectEnumSchema to its 2026-07-28 shape.
+func DowngradeUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema) *UntitledSingleSelectEnumSchema {
+	out := new(UntitledSingleSelectEnumSchema)
+	downUntitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
+// UpgradeUntitledSingleSelectEnumSchema converts a 2026-07-28 UntitledSingleSelectEnumSchema to the hub shape.
+func UpgradeUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema) *mcp.UntitledSingleSelectEnumSchema {
+	out := new(mcp.UntitledSingleSelectEnumSchema)
+	upUntitledSingleSelectEnumSchema(in, out)
+	return out
+}
+
 func downUpdateTaskRequestParams(in *mcp.UpdateTaskRequestParams, out *UpdateTaskRequestParams) {
 	out.Meta = filterMeta(in.Meta)
 	out.InputResponses = in.InputResponses
@@ -3617,6 +4021,10 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.BlobResourceContents:
 		out := new(BlobResourceContents)
 		downBlobResourceContents(x, out)
+		return out, true
+	case *mcp.BooleanSchema:
+		out := new(BooleanSchema)
+		downBooleanSchema(x, out)
 		return out, true
 	case *mcp.CacheableResult:
 		out := new(CacheableResult)
@@ -3742,6 +4150,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(EmbeddedResourceResource)
 		downEmbeddedResourceResource(x, out)
 		return out, true
+	case *mcp.Error:
+		out := new(Error)
+		downError(x, out)
+		return out, true
 	case *mcp.FailedTask:
 		out := new(FailedTask)
 		downFailedTask(x, out)
@@ -3798,6 +4210,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(InputResponse)
 		downInputResponse(x, out)
 		return out, true
+	case *mcp.LegacyTitledEnumSchema:
+		out := new(LegacyTitledEnumSchema)
+		downLegacyTitledEnumSchema(x, out)
+		return out, true
 	case *mcp.ListPromptsResult:
 		out := new(ListPromptsResult)
 		downListPromptsResult(x, out)
@@ -3841,6 +4257,10 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.NotificationParams:
 		out := new(NotificationParams)
 		downNotificationParams(x, out)
+		return out, true
+	case *mcp.NumberSchema:
+		out := new(NumberSchema)
+		downNumberSchema(x, out)
 		return out, true
 	case *mcp.PaginatedRequestParams:
 		out := new(PaginatedRequestParams)
@@ -3942,6 +4362,10 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(ServerCapabilitiesTools)
 		downServerCapabilitiesTools(x, out)
 		return out, true
+	case *mcp.StringSchema:
+		out := new(StringSchema)
+		downStringSchema(x, out)
+		return out, true
 	case *mcp.SubscriptionFilter:
 		out := new(SubscriptionFilter)
 		downSubscriptionFilter(x, out)
@@ -3986,6 +4410,26 @@ func Downgrade(v any) (out any, ok bool) {
 		out := new(TextResourceContents)
 		downTextResourceContents(x, out)
 		return out, true
+	case *mcp.TitledMultiSelectEnumSchema:
+		out := new(TitledMultiSelectEnumSchema)
+		downTitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *mcp.TitledMultiSelectEnumSchemaItems:
+		out := new(TitledMultiSelectEnumSchemaItems)
+		downTitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem:
+		out := new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+		downTitledMultiSelectEnumSchemaItemsAnyOfItem(x, out)
+		return out, true
+	case *mcp.TitledSingleSelectEnumSchema:
+		out := new(TitledSingleSelectEnumSchema)
+		downTitledSingleSelectEnumSchema(x, out)
+		return out, true
+	case *mcp.TitledSingleSelectEnumSchemaOneOfItem:
+		out := new(TitledSingleSelectEnumSchemaOneOfItem)
+		downTitledSingleSelectEnumSchemaOneOfItem(x, out)
+		return out, true
 	case *mcp.Tool:
 		out := new(Tool)
 		downTool(x, out)
@@ -4005,6 +4449,18 @@ func Downgrade(v any) (out any, ok bool) {
 	case *mcp.ToolUseContent:
 		out := new(ToolUseContent)
 		downToolUseContent(x, out)
+		return out, true
+	case *mcp.UntitledMultiSelectEnumSchema:
+		out := new(UntitledMultiSelectEnumSchema)
+		downUntitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *mcp.UntitledMultiSelectEnumSchemaItems:
+		out := new(UntitledMultiSelectEnumSchemaItems)
+		downUntitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *mcp.UntitledSingleSelectEnumSchema:
+		out := new(UntitledSingleSelectEnumSchema)
+		downUntitledSingleSelectEnumSchema(x, out)
 		return out, true
 	case *mcp.UpdateTaskRequestParams:
 		out := new(UpdateTaskRequestParams)
@@ -4038,6 +4494,10 @@ func Upgrade(v any) (out any, ok bool) {
 	case *BlobResourceContents:
 		out := new(mcp.BlobResourceContents)
 		upBlobResourceContents(x, out)
+		return out, true
+	case *BooleanSchema:
+		out := new(mcp.BooleanSchema)
+		upBooleanSchema(x, out)
 		return out, true
 	case *CacheableResult:
 		out := new(mcp.CacheableResult)
@@ -4163,6 +4623,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.EmbeddedResourceResource)
 		upEmbeddedResourceResource(x, out)
 		return out, true
+	case *Error:
+		out := new(mcp.Error)
+		upError(x, out)
+		return out, true
 	case *FailedTask:
 		out := new(mcp.FailedTask)
 		upFailedTask(x, out)
@@ -4219,6 +4683,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.InputResponse)
 		upInputResponse(x, out)
 		return out, true
+	case *LegacyTitledEnumSchema:
+		out := new(mcp.LegacyTitledEnumSchema)
+		upLegacyTitledEnumSchema(x, out)
+		return out, true
 	case *ListPromptsResult:
 		out := new(mcp.ListPromptsResult)
 		upListPromptsResult(x, out)
@@ -4262,6 +4730,10 @@ func Upgrade(v any) (out any, ok bool) {
 	case *NotificationParams:
 		out := new(mcp.NotificationParams)
 		upNotificationParams(x, out)
+		return out, true
+	case *NumberSchema:
+		out := new(mcp.NumberSchema)
+		upNumberSchema(x, out)
 		return out, true
 	case *PaginatedRequestParams:
 		out := new(mcp.PaginatedRequestParams)
@@ -4363,6 +4835,10 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.ServerCapabilitiesTools)
 		upServerCapabilitiesTools(x, out)
 		return out, true
+	case *StringSchema:
+		out := new(mcp.StringSchema)
+		upStringSchema(x, out)
+		return out, true
 	case *SubscriptionFilter:
 		out := new(mcp.SubscriptionFilter)
 		upSubscriptionFilter(x, out)
@@ -4407,6 +4883,26 @@ func Upgrade(v any) (out any, ok bool) {
 		out := new(mcp.TextResourceContents)
 		upTextResourceContents(x, out)
 		return out, true
+	case *TitledMultiSelectEnumSchema:
+		out := new(mcp.TitledMultiSelectEnumSchema)
+		upTitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *TitledMultiSelectEnumSchemaItems:
+		out := new(mcp.TitledMultiSelectEnumSchemaItems)
+		upTitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *TitledMultiSelectEnumSchemaItemsAnyOfItem:
+		out := new(mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem)
+		upTitledMultiSelectEnumSchemaItemsAnyOfItem(x, out)
+		return out, true
+	case *TitledSingleSelectEnumSchema:
+		out := new(mcp.TitledSingleSelectEnumSchema)
+		upTitledSingleSelectEnumSchema(x, out)
+		return out, true
+	case *TitledSingleSelectEnumSchemaOneOfItem:
+		out := new(mcp.TitledSingleSelectEnumSchemaOneOfItem)
+		upTitledSingleSelectEnumSchemaOneOfItem(x, out)
+		return out, true
 	case *Tool:
 		out := new(mcp.Tool)
 		upTool(x, out)
@@ -4426,6 +4922,18 @@ func Upgrade(v any) (out any, ok bool) {
 	case *ToolUseContent:
 		out := new(mcp.ToolUseContent)
 		upToolUseContent(x, out)
+		return out, true
+	case *UntitledMultiSelectEnumSchema:
+		out := new(mcp.UntitledMultiSelectEnumSchema)
+		upUntitledMultiSelectEnumSchema(x, out)
+		return out, true
+	case *UntitledMultiSelectEnumSchemaItems:
+		out := new(mcp.UntitledMultiSelectEnumSchemaItems)
+		upUntitledMultiSelectEnumSchemaItems(x, out)
+		return out, true
+	case *UntitledSingleSelectEnumSchema:
+		out := new(mcp.UntitledSingleSelectEnumSchema)
+		upUntitledSingleSelectEnumSchema(x, out)
 		return out, true
 	case *UpdateTaskRequestParams:
 		out := new(mcp.UpdateTaskRequestParams)
@@ -4454,6 +4962,8 @@ func New(hubName string) any {
 		return new(AudioContent)
 	case "BlobResourceContents":
 		return new(BlobResourceContents)
+	case "BooleanSchema":
+		return new(BooleanSchema)
 	case "CacheableResult":
 		return new(CacheableResult)
 	case "CallToolRequestParams":
@@ -4516,6 +5026,8 @@ func New(hubName string) any {
 		return new(EmbeddedResource)
 	case "EmbeddedResourceResource":
 		return new(EmbeddedResourceResource)
+	case "Error":
+		return new(Error)
 	case "FailedTask":
 		return new(FailedTask)
 	case "GetPromptRequestParams":
@@ -4544,6 +5056,8 @@ func New(hubName string) any {
 		return new(InputRequiredTaskInputRequestsValue)
 	case "InputResponse":
 		return new(InputResponse)
+	case "LegacyTitledEnumSchema":
+		return new(LegacyTitledEnumSchema)
 	case "ListPromptsResult":
 		return new(ListPromptsResult)
 	case "ListResourceTemplatesResult":
@@ -4566,6 +5080,8 @@ func New(hubName string) any {
 		return new(ModelPreferences)
 	case "NotificationParams":
 		return new(NotificationParams)
+	case "NumberSchema":
+		return new(NumberSchema)
 	case "PaginatedRequestParams":
 		return new(PaginatedRequestParams)
 	case "PaginatedResult":
@@ -4616,6 +5132,8 @@ func New(hubName string) any {
 		return new(ServerCapabilitiesResources)
 	case "ServerCapabilitiesTools":
 		return new(ServerCapabilitiesTools)
+	case "StringSchema":
+		return new(StringSchema)
 	case "SubscriptionFilter":
 		return new(SubscriptionFilter)
 	case "SubscriptionsAcknowledgedNotificationParams":
@@ -4638,6 +5156,16 @@ func New(hubName string) any {
 		return new(TextContent)
 	case "TextResourceContents":
 		return new(TextResourceContents)
+	case "TitledMultiSelectEnumSchema":
+		return new(TitledMultiSelectEnumSchema)
+	case "TitledMultiSelectEnumSchemaItems":
+		return new(TitledMultiSelectEnumSchemaItems)
+	case "TitledMultiSelectEnumSchemaItemsAnyOfItem":
+		return new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
+	case "TitledSingleSelectEnumSchema":
+		return new(TitledSingleSelectEnumSchema)
+	case "TitledSingleSelectEnumSchemaOneOfItem":
+		return new(TitledSingleSelectEnumSchemaOneOfItem)
 	case "Tool":
 		return new(Tool)
 	case "ToolAnnotations":
@@ -4648,6 +5176,12 @@ func New(hubName string) any {
 		return new(ToolResultContent)
 	case "ToolUseContent":
 		return new(ToolUseContent)
+	case "UntitledMultiSelectEnumSchema":
+		return new(UntitledMultiSelectEnumSchema)
+	case "UntitledMultiSelectEnumSchemaItems":
+		return new(UntitledMultiSelectEnumSchemaItems)
+	case "UntitledSingleSelectEnumSchema":
+		return new(UntitledSingleSelectEnumSchema)
 	case "UpdateTaskRequestParams":
 		return new(UpdateTaskRequestParams)
 	case "UpdateTaskResult":

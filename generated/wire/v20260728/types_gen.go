@@ -62,6 +62,14 @@ type BlobResourceContents struct {
 	URI string `json:"uri"`
 }
 
+// Schema: 2026-07-28 #/$defs/BooleanSchema.
+type BooleanSchema struct {
+	Default     *bool            `json:"default,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Title       string           `json:"title,omitempty"`
+	Type        mcp.ConstBoolean `json:"type"`
+}
+
 // CacheableResult is a result that supports a time-to-live (TTL) hint for client-side caching.
 //
 // Schema: 2026-07-28 #/$defs/CacheableResult.
@@ -787,6 +795,16 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Schema: 2026-07-28 #/$defs/Error.
+type Error struct {
+	// Code is the error type that occurred.
+	Code int64 `json:"code"`
+	// Data: Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+	Data json.RawMessage `json:"data,omitempty"`
+	// Message is a short description of the error. The message SHOULD be limited to a concise single sentence.
+	Message string `json:"message"`
+}
+
 // Schema: 2026-07-28 #/$defs/FailedTask.
 type FailedTask struct {
 	CreatedAt      string          `json:"createdAt"`
@@ -1095,6 +1113,21 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// LegacyTitledEnumSchema: Use TitledSingleSelectEnumSchema instead.
+// This interface will be removed in a future version.
+//
+// Schema: 2026-07-28 #/$defs/LegacyTitledEnumSchema.
+type LegacyTitledEnumSchema struct {
+	Default     string   `json:"default,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enum        []string `json:"enum"`
+	// EnumNames: (Legacy) Display names for enum values.
+	// Non-standard according to JSON schema 2020-12.
+	EnumNames []string        `json:"enumNames,omitzero"`
+	Title     string          `json:"title,omitempty"`
+	Type      mcp.ConstString `json:"type"`
+}
+
 // ListPromptsResult is the result returned by the server for a ListPromptsRequestprompts/list request.
 //
 // Schema: 2026-07-28 #/$defs/ListPromptsResult.
@@ -1352,6 +1385,16 @@ type ModelPreferences struct {
 // Schema: 2026-07-28 #/$defs/NotificationParams.
 type NotificationParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
+}
+
+// Schema: 2026-07-28 #/$defs/NumberSchema.
+type NumberSchema struct {
+	Default     *float64 `json:"default,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Type        mcp.Type `json:"type"`
 }
 
 // PaginatedRequestParams: Common params for paginated requests.
@@ -1948,6 +1991,17 @@ type ServerCapabilitiesTools struct {
 	ListChanged *bool `json:"listChanged,omitempty"`
 }
 
+// Schema: 2026-07-28 #/$defs/StringSchema.
+type StringSchema struct {
+	Default     string          `json:"default,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Format      mcp.Format      `json:"format,omitempty"`
+	MaxLength   *int64          `json:"maxLength,omitempty"`
+	MinLength   *int64          `json:"minLength,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Type        mcp.ConstString `json:"type"`
+}
+
 // SubscriptionFilter is the set of notification types a client may opt in to on a
 // SubscriptionsListenRequestsubscriptions/listen request.
 //
@@ -2072,6 +2126,64 @@ type TextResourceContents struct {
 	Text string `json:"text"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
+}
+
+// TitledMultiSelectEnumSchema: Schema for multiple-selection enumeration with display titles for each option.
+//
+// Schema: 2026-07-28 #/$defs/TitledMultiSelectEnumSchema.
+type TitledMultiSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default []string `json:"default,omitzero"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Items: Schema for array items with enum options and display labels.
+	Items TitledMultiSelectEnumSchemaItems `json:"items"`
+	// MaxItems: Maximum number of items to select.
+	MaxItems *int64 `json:"maxItems,omitempty"`
+	// MinItems: Minimum number of items to select.
+	MinItems *int64 `json:"minItems,omitempty"`
+	// Title: Optional title for the enum field.
+	Title string         `json:"title,omitempty"`
+	Type  mcp.ConstArray `json:"type"`
+}
+
+// TitledMultiSelectEnumSchemaItems: Schema for array items with enum options and display labels.
+//
+// Schema: 2026-07-28 #/$defs/TitledMultiSelectEnumSchema/properties/items.
+type TitledMultiSelectEnumSchemaItems struct {
+	// AnyOf: Array of enum options with values and display labels.
+	AnyOf []TitledMultiSelectEnumSchemaItemsAnyOfItem `json:"anyOf"`
+}
+
+// Schema: 2026-07-28 #/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items.
+type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
+	// Const is the constant enum value.
+	Const string `json:"const"`
+	// Title: Display title for this option.
+	Title string `json:"title"`
+}
+
+// TitledSingleSelectEnumSchema: Schema for single-selection enumeration with display titles for each option.
+//
+// Schema: 2026-07-28 #/$defs/TitledSingleSelectEnumSchema.
+type TitledSingleSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default string `json:"default,omitempty"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// OneOf: Array of enum options with values and display labels.
+	OneOf []TitledSingleSelectEnumSchemaOneOfItem `json:"oneOf"`
+	// Title: Optional title for the enum field.
+	Title string          `json:"title,omitempty"`
+	Type  mcp.ConstString `json:"type"`
+}
+
+// Schema: 2026-07-28 #/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items.
+type TitledSingleSelectEnumSchemaOneOfItem struct {
+	// Const is the enum value.
+	Const string `json:"const"`
+	// Title: Display label for this option.
+	Title string `json:"title"`
 }
 
 // Tool: Definition for a tool the client can call.
@@ -2224,6 +2336,49 @@ type ToolUseContent struct {
 	// Name is the name of the tool to call.
 	Name string           `json:"name"`
 	Type mcp.ConstToolUse `json:"type"`
+}
+
+// UntitledMultiSelectEnumSchema: Schema for multiple-selection enumeration without display titles for options.
+//
+// Schema: 2026-07-28 #/$defs/UntitledMultiSelectEnumSchema.
+type UntitledMultiSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default []string `json:"default,omitzero"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Items: Schema for the array items.
+	Items UntitledMultiSelectEnumSchemaItems `json:"items"`
+	// MaxItems: Maximum number of items to select.
+	MaxItems *int64 `json:"maxItems,omitempty"`
+	// MinItems: Minimum number of items to select.
+	MinItems *int64 `json:"minItems,omitempty"`
+	// Title: Optional title for the enum field.
+	Title string         `json:"title,omitempty"`
+	Type  mcp.ConstArray `json:"type"`
+}
+
+// UntitledMultiSelectEnumSchemaItems: Schema for the array items.
+//
+// Schema: 2026-07-28 #/$defs/UntitledMultiSelectEnumSchema/properties/items.
+type UntitledMultiSelectEnumSchemaItems struct {
+	// Enum: Array of enum values to choose from.
+	Enum []string        `json:"enum"`
+	Type mcp.ConstString `json:"type"`
+}
+
+// UntitledSingleSelectEnumSchema: Schema for single-selection enumeration without display titles for options.
+//
+// Schema: 2026-07-28 #/$defs/UntitledSingleSelectEnumSchema.
+type UntitledSingleSelectEnumSchema struct {
+	// Default: Optional default value.
+	Default string `json:"default,omitempty"`
+	// Description: Optional description for the enum field.
+	Description string `json:"description,omitempty"`
+	// Enum: Array of enum values to choose from.
+	Enum []string `json:"enum"`
+	// Title: Optional title for the enum field.
+	Title string          `json:"title,omitempty"`
+	Type  mcp.ConstString `json:"type"`
 }
 
 // Schema: 2026-07-28 #/$defs/UpdateTaskRequest/properties/params.
