@@ -6,7 +6,6 @@ package load
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -32,29 +31,6 @@ type Revision struct {
 type Set struct {
 	Revisions  []*Revision
 	Extensions []*Revision
-}
-
-// ByteFormat is the "byte" string format (base64, standard encoding) the MCP
-// schemas use for binary data; jsonschema/v6 does not know it by default.
-var ByteFormat = &jsonschema.Format{
-	Name: "byte",
-	Validate: func(v any) error {
-		s, ok := v.(string)
-		if !ok {
-			return nil
-		}
-		_, err := base64.StdEncoding.DecodeString(s)
-		return err
-	},
-}
-
-// NewCompiler returns a compiler configured as mcpx uses it everywhere:
-// formats asserted, "byte" registered.
-func NewCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	c.RegisterFormat(ByteFormat)
-	return c
 }
 
 // URL is the resource URL under which a schema file is registered.
@@ -116,7 +92,7 @@ func Compile(s schemas.Schema, b []byte) (*Revision, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("mcpx-gen: %s: the schema has no definitions", s.ID)
 	}
-	c := NewCompiler()
+	c := schemas.NewCompiler()
 	url := URL(s)
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("mcpx-gen: %s: %w", s.ID, err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/gen/load"
+	"github.com/mcpx-dev/mcpx/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -521,7 +522,7 @@ func buildWire(src *load.Revision, exts []*load.Revision, o *Overlay) (*Wire, er
 			return nil, b.err
 		}
 		for k := range b.meta {
-			if isReservedKey(k) {
+			if schemas.IsReservedMetaKey(k) {
 				w.MetaKeys = append(w.MetaKeys, k)
 			}
 		}
@@ -541,17 +542,6 @@ func dedup(s []string) []string {
 		}
 	}
 	return out
-}
-
-// isReservedKey reports whether a _meta key uses a prefix the specification
-// reserves: one whose second label is modelcontextprotocol or mcp.
-func isReservedKey(k string) bool {
-	prefix, _, ok := strings.Cut(k, "/")
-	if !ok {
-		return false
-	}
-	labels := strings.Split(prefix, ".")
-	return len(labels) >= 2 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
 }
 
 // methods adds the revision's methods: the members of the ClientRequest,

@@ -44,7 +44,7 @@ func Build(set *load.Set, o *Overlay) (*Hub, error) {
 		}
 		for _, r := range h.Revs {
 			if e.Covers(r) {
-				e.used = true
+				o.use(e)
 				h.MetaKeys[e.Key] = h.MetaKeys[e.Key].add(r)
 			}
 		}
@@ -276,7 +276,7 @@ func (m *merger) fields(h, w *Type) {
 			if e.Kind == "rename" && e.Wire == wf.Wire && e.Covers(rev) {
 				typ, field, _ := cut(e.At)
 				if typ == h.Name || typ == w.Name {
-					e.used = true
+					m.o.use(e)
 					hubWire = field
 				}
 			}

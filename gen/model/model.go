@@ -16,7 +16,8 @@ package model
 
 import (
 	"sort"
-	"strings"
+
+	"github.com/mcpx-dev/mcpx/schemas"
 )
 
 // Kind is the shape of a [Type].
@@ -207,42 +208,5 @@ func sortTypes(m map[string]*Type) []*Type {
 	return out
 }
 
-// GoName turns a wire name into an exported Go name: "uriTemplate" ->
-// "URITemplate", "_meta" -> "Meta", "ref/prompt" -> "RefPrompt".
-func GoName(s string) string {
-	var parts []string
-	cur := []rune{}
-	flush := func() {
-		if len(cur) > 0 {
-			parts = append(parts, string(cur))
-			cur = cur[:0]
-		}
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			flush()
-			cur = append(cur, r)
-		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
-			cur = append(cur, r)
-		default:
-			flush()
-		}
-	}
-	flush()
-	var b strings.Builder
-	for _, p := range parts {
-		if up := strings.ToUpper(p); initialisms[up] {
-			b.WriteString(up)
-			continue
-		}
-		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
-	}
-	out := b.String()
-	if out == "" || out[0] >= '0' && out[0] <= '9' {
-		out = "X" + out
-	}
-	return out
-}
-
-var initialisms = map[string]bool{"ID": true, "URI": true, "URL": true, "MIME": true, "TTL": true, "JSON": true, "RPC": true, "HTTP": true, "API": true}
+// GoName is [schemas.GoName]: the Go name of a wire name.
+func GoName(s string) string { return schemas.GoName(s) }

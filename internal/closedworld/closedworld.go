@@ -50,8 +50,6 @@ package closedworld
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -164,13 +162,11 @@ func load(dir string, overlay []byte) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	ov, err := parseOverlay(overlay)
+	ov, err := schemas.ParseOverlay(overlay)
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	c.RegisterFormat(&jsonschema.Format{Name: "byte", Validate: validateByte})
+	c := schemas.NewCompiler()
 	v := &Validator{
 		revs:     map[string]*revision{},
 		compiler: c,
@@ -204,8 +200,8 @@ func load(dir string, overlay []byte) (*Validator, error) {
 			collectReservedKeys(d.defs, r.metaKeys)
 		}
 		r.open = map[string]bool{}
-		for _, e := range ov {
-			if !inRange(r.id, e.Revisions) {
+		for _, e := range ov.Entries {
+			if !e.Covers(r.id) {
 				continue
 			}
 			switch e.Kind {
@@ -267,18 +263,6 @@ func loadDocument(c *jsonschema.Compiler, dir string, s schemas.Schema) (*docume
 		return nil, fmt.Errorf("schema %s: %w", s.ID, err)
 	}
 	return d, nil
-}
-
-// validateByte is the "byte" format: standard base64 with padding.
-func validateByte(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return nil
-	}
-	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
-		return errors.New("not standard base64")
-	}
-	return nil
 }
 
 // compile returns the compiled schema at loc (a schema URL with a JSON
@@ -427,49 +411,6 @@ func fragment(ptr string) string {
 	return strings.Join(parts, "/")
 }
 
-// overlayEntry is the part of a schemas/overlay.json entry this package uses.
-type overlayEntry struct {
-	Kind      string `json:"kind"`
-	At        string `json:"at"`
-	Key       string `json:"key"`
-	Revisions string `json:"revisions"`
-}
-
-func parseOverlay(b []byte) ([]overlayEntry, error) {
-	var ov struct {
-		Entries []overlayEntry `json:"entries"`
-	}
-	if err := json.Unmarshal(b, &ov); err != nil {
-		return nil, fmt.Errorf("schemas/overlay.json: %w", err)
-	}
-	return ov.Entries, nil
-}
-
-// inRange reports whether revision id is in spec: "" (every revision), "X"
-// (exactly X), "A..B", "..B" or "A.." (inclusive; ids compare as dates).
-func inRange(id, spec string) bool {
-	if spec == "" {
-		return true
-	}
-	lo, hi, ok := strings.Cut(spec, "..")
-	if !ok {
-		return id == spec
-	}
-	return (lo == "" || id >= lo) && (hi == "" || id <= hi)
-}
-
-// reservedKey reports whether a _meta key uses a prefix MCP reserves: one
-// whose second dot-separated label is "modelcontextprotocol" or "mcp", as in
-// "io.modelcontextprotocol/serverInfo".
-func reservedKey(key string) bool {
-	prefix, _, ok := strings.Cut(key, "/")
-	if !ok {
-		return false
-	}
-	labels := strings.Split(prefix, ".")
-	return len(labels) >= 2 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
-}
-
 // collectReservedKeys adds every reserved-prefix property name declared
 // anywhere in x to keys. Such names only ever appear as _meta keys.
 func collectReservedKeys(x any, keys map[string]bool) {
@@ -477,7 +418,7 @@ func collectReservedKeys(x any, keys map[string]bool) {
 	case map[string]any:
 		if props, ok := x["properties"].(map[string]any); ok {
 			for k := range props {
-				if reservedKey(k) {
+				if schemas.IsReservedMetaKey(k) {
 					keys[k] = true
 				}
 			}

@@ -334,7 +334,7 @@ func TestOverlayMatters(t *testing.T) {
 
 	// 2024-11-05 InitializeRequest.params is an inline object, so its
 	// synthesized name is InitializeRequestParams.
-	opened, err := load(schemas.SourceDir(), []byte(`{"entries":[{"kind":"open","at":"InitializeRequestParams.capabilities"}]}`))
+	opened, err := load(schemas.SourceDir(), []byte(`{"entries":[{"kind":"open","at":"InitializeRequestParams.capabilities","why":"test"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,55 +433,6 @@ func TestConcurrentUse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
-	}
-}
-
-func TestRevisionRanges(t *testing.T) {
-	for _, c := range []struct {
-		id, spec string
-		want     bool
-	}{
-		{"2025-11-25", "2025-11-25", true},
-		{"2025-06-18", "2025-11-25", false},
-		{"2025-06-18", "2025-06-18..2025-11-25", true},
-		{"2026-07-28", "2025-06-18..2025-11-25", false},
-		{"2024-11-05", "..2024-11-05", true},
-		{"2025-03-26", "..2024-11-05", false},
-		{"2026-07-28", "2025-11-25..", true},
-		{"2025-06-18", "2025-11-25..", false},
-		{"2025-06-18", "", true},
-	} {
-		if got := inRange(c.id, c.spec); got != c.want {
-			t.Errorf("inRange(%q, %q) = %v, want %v", c.id, c.spec, got, c.want)
-		}
-	}
-}
-
-func TestReservedKeys(t *testing.T) {
-	for key, want := range map[string]bool{
-		"io.modelcontextprotocol/serverInfo": true,
-		"dev.mcp/x":                          true,
-		"com.example/x":                      false,
-		"modelcontextprotocol.io/x":          false,
-		"progressToken":                      false,
-		"io.modelcontextprotocol":            false, // no prefix without a slash
-	} {
-		if got := reservedKey(key); got != want {
-			t.Errorf("reservedKey(%q) = %v, want %v", key, got, want)
-		}
-	}
-}
-
-func TestSynthesizedNames(t *testing.T) {
-	for in, want := range map[string]string{
-		"_meta":             "Meta",
-		"params":            "Params",
-		"structuredContent": "StructuredContent",
-		"uri-template":      "UriTemplate",
-	} {
-		if got := pascal(in); got != want {
-			t.Errorf("pascal(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/mcpx-dev/mcpx/schemas"
 )
 
 // node is a place in a schema document: the raw sub-schema, where it is (for
@@ -282,7 +282,7 @@ func (w *walker) checkObject(alt []node, obj map[string]any, path []string, meta
 			props, hasProps := m["properties"].(map[string]any)
 			if s, ok := props[k]; ok {
 				declared = true
-				subs = append(subs, n.child([]string{"properties", k}, s, n.name+pascal(k)))
+				subs = append(subs, n.child([]string{"properties", k}, s, n.name+schemas.GoName(k)))
 				if w.rev.open[n.name+"."+k] {
 					open = true
 				}
@@ -315,7 +315,7 @@ func (w *walker) checkObject(alt []node, obj map[string]any, path []string, meta
 		}
 		at := append(path[:len(path):len(path)], k)
 		if meta && !declared {
-			if reservedKey(k) && !w.rev.metaKeys[k] {
+			if schemas.IsReservedMetaKey(k) && !w.rev.metaKeys[k] {
 				return &cwError{pointer: jsonPointer(at), reason: "reserved _meta key not declared by this revision"}
 			}
 			continue // an ordinary _meta key: open, not walked
@@ -366,20 +366,6 @@ func (w *walker) checkArray(alt []node, arr []any, path []string) *cwError {
 		}
 	}
 	return nil
-}
-
-// pascal is the PascalCase of a property name as used in synthesized type
-// names: "_meta" is "Meta", "structuredContent" is "StructuredContent".
-func pascal(s string) string {
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(s, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		r, size := utf8.DecodeRuneInString(part)
-		b.WriteRune(unicode.ToUpper(r))
-		b.WriteString(part[size:])
-	}
-	return b.String()
 }
 
 var patterns sync.Map // pattern string -> *regexp.Regexp (nil if it does not compile)

@@ -1,0 +1,70 @@
+package schemas
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Overlay holds the facts about the wire that the schemas cannot state, one
+// entry per fact, as written in overlay.json. gen/README.md explains each
+// kind; the generator fails on an entry that matches nothing.
+type Overlay struct {
+	Entries []*Entry `json:"entries"`
+}
+
+// Entry is one overlay fact.
+type Entry struct {
+	Kind      string `json:"kind"`      // one of OverlayKinds
+	At        string `json:"at"`        // a hub type, or "Type.member"
+	Key       string `json:"key"`       // meta-key: the _meta key
+	Revisions string `json:"revisions"` // "X", "A..B", "..B" or "A.."; "" is every revision
+	Wire      string `json:"wire"`      // rename: the member's name in those revisions
+	Field     string `json:"field"`     // nest: the member the type's members sit under
+	Variant   string `json:"variant"`   // fallback: the union variant's tag
+	As        string `json:"as"`        // fallback: the tag of the variant Func turns it into
+	Func      string `json:"func"`      // fallback, keep-if: the function in package override
+	Why       string `json:"why"`       // one line
+}
+
+// OverlayKinds lists the kinds of entry overlay.json may hold.
+var OverlayKinds = []string{"open", "meta-key", "rename", "nest", "fallback", "keep-if", "add-meta"}
+
+// ParseOverlay reads and checks an overlay document: every entry has a
+// known kind and a reason.
+func ParseOverlay(b []byte) (*Overlay, error) {
+	var o Overlay
+	if err := json.Unmarshal(b, &o); err != nil {
+		return nil, fmt.Errorf("schemas/overlay.json: %w", err)
+	}
+	for i, e := range o.Entries {
+		known := false
+		for _, k := range OverlayKinds {
+			known = known || e.Kind == k
+		}
+		if !known {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d: unknown kind %q (want one of %s)", i, e.Kind, strings.Join(OverlayKinds, ", "))
+		}
+		if strings.TrimSpace(e.Why) == "" {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): every entry needs a one-line \"why\"", i, e.Kind, e.At+e.Key)
+		}
+	}
+	return &o, nil
+}
+
+// LoadOverlay parses the embedded overlay.json.
+func LoadOverlay() (*Overlay, error) { return ParseOverlay(overlayJSON) }
+
+// Covers reports whether the entry's revisions include rev. Revision ids
+// are dates, so they compare as strings.
+func (e *Entry) Covers(rev string) bool {
+	r := e.Revisions
+	if r == "" {
+		return true
+	}
+	lo, hi, isRange := strings.Cut(r, "..")
+	if !isRange {
+		return rev == r
+	}
+	return (lo == "" || rev >= lo) && (hi == "" || rev <= hi)
+}
