@@ -85,9 +85,6 @@ func Load() (*Manifest, error) {
 	return &m, nil
 }
 
-// ManifestJSON returns the embedded manifest's bytes (for provenance hashes).
-func ManifestJSON() []byte { return manifestJSON }
-
 // OverlayJSON returns the embedded overlay's bytes.
 func OverlayJSON() []byte { return overlayJSON }
 

@@ -49,15 +49,6 @@ func fn(dir string, w, h *model.Type) string {
 	return dir + w.Name + "From" + h.Name
 }
 
-func (c *convWriter) hubOf(wt *model.Type) *model.Type {
-	for _, h := range c.w.Pairs[wt] {
-		if h.Kind == wt.Kind {
-			return h
-		}
-	}
-	return nil
-}
-
 func (c *convWriter) write() {
 	for _, p := range c.pairs() {
 		if p.w.Kind == model.Object {
@@ -200,9 +191,6 @@ func (c *convWriter) convert(dir string, wt, ht *model.Type, srcPtr, dstPtr bool
 	case to.Kind == model.Array || to.Kind == model.Map:
 		elemW, elemH := wt.Elem, ht.Elem
 		make_ := jen.Make(goType(to, toPkg), jen.Len(src))
-		if to.Kind == model.Map {
-			make_ = jen.Make(goType(to, toPkg), jen.Len(src))
-		}
 		var loop jen.Code
 		if to.Kind == model.Array {
 			loop = jen.For(jen.Id("i").Op(":=").Range().Add(cp(src))).Block(

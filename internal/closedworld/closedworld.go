@@ -304,10 +304,6 @@ func (v *Validator) Has(rev, def string) bool {
 	return err == nil && d != nil
 }
 
-// Revisions returns the revision ids the validator knows, oldest first.
-func (v *Validator) Revisions() []string {
-	return append([]string(nil), v.ids...)
-}
 
 // Validate checks instance (JSON bytes) against definition def (e.g.
 // "ListToolsResult", "Tool", "CallToolRequestParams") of revision rev
