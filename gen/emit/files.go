@@ -90,6 +90,36 @@ func hubConstants(h *model.Hub, source string) *File {
 	g.Comment("New returns a pointer to a new zero value of the hub type name, or nil.")
 	g.Func().Id("New").Params(jen.Id("name").String()).Any().Block(jen.Switch(jen.Id("name")).Block(cases...))
 	g.Line()
+	g.Comment("Envelope points at the members a result may carry besides its own: the edge")
+	g.Comment("fills them for 2026-07-28 (resultType, ttlMs, cacheScope, serverInfo in _meta).")
+	g.Comment("A nil pointer is a member the type does not have.")
+	g.Type().Id("Envelope").Struct(
+		jen.Id("Meta").Op("*").Id("Meta"),
+		jen.Id("ResultType").Op("*").String(),
+		jen.Id("TTLMs").Op("*").Int64(),
+		jen.Id("CacheScope").Op("*").Id("CacheScope"),
+	)
+	g.Line()
+	g.Comment("Enveloped is implemented by every hub type with a _meta.")
+	g.Type().Id("Enveloped").Interface(jen.Id("Envelope").Params().Id("Envelope"))
+	g.Line()
+	for _, t := range h.SortedTypes() {
+		if t.Kind != model.Object || t.Field("_meta") == nil {
+			continue
+		}
+		d := jen.Dict{jen.Id("Meta"): jen.Op("&").Id("t").Dot("Meta")}
+		if f := t.Field("resultType"); f != nil && f.Type.Kind == model.String && f.Required {
+			d[jen.Id("ResultType")] = jen.Op("&").Id("t").Dot(f.Name)
+		}
+		if f := t.Field("ttlMs"); f != nil && f.Type.Kind == model.Integer && f.Required {
+			d[jen.Id("TTLMs")] = jen.Op("&").Id("t").Dot(f.Name)
+		}
+		if f := t.Field("cacheScope"); f != nil && f.Type.Kind == model.Enum && f.Type.Name == "CacheScope" && f.Required {
+			d[jen.Id("CacheScope")] = jen.Op("&").Id("t").Dot(f.Name)
+		}
+		g.Func().Params(jen.Id("t").Op("*").Id(t.Name)).Id("Envelope").Params().Id("Envelope").Block(jen.Return(jen.Id("Envelope").Values(d)))
+	}
+	g.Line()
 	g.Comment("Ptr returns a pointer to v, for optional members.")
 	g.Func().Id("Ptr").Types(jen.Id("T").Any()).Params(jen.Id("v").Id("T")).Op("*").Id("T").Block(jen.Return(jen.Op("&").Id("v")))
 	return f

@@ -356,6 +356,270 @@ func New(name string) any {
 	}
 }
 
+// Envelope points at the members a result may carry besides its own: the edge
+// fills them for 2026-07-28 (resultType, ttlMs, cacheScope, serverInfo in _meta).
+// A nil pointer is a member the type does not have.
+type Envelope struct {
+	Meta       *Meta
+	ResultType *string
+	TTLMs      *int64
+	CacheScope *CacheScope
+}
+
+// Enveloped is implemented by every hub type with a _meta.
+type Enveloped interface {
+	Envelope() Envelope
+}
+
+func (t *AudioContent) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *BlobResourceContents) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CacheableResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *CallToolRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CallToolResult) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *CancelTaskRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CancelTaskResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CancelledNotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CompleteRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CompleteResult) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *CreateMessageRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CreateMessageResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *CreateTaskResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *DiscoverResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *ElicitRequestFormParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ElicitRequestURLParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ElicitResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *EmbeddedResource) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *GetPromptRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *GetPromptResult) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *GetTaskPayloadResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *GetTaskRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *GetTaskResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ImageContent) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *InitializeRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *InitializeResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *InputRequiredResult) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *ListPromptsResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *ListResourceTemplatesResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *ListResourcesResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *ListRootsRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ListRootsResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ListTasksResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ListToolsResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *LoggingMessageNotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *NotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *PaginatedRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *PaginatedResult) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *ProgressNotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *Prompt) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ReadResourceRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ReadResourceResult) Envelope() Envelope {
+	return Envelope{
+		CacheScope: &t.CacheScope,
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+		TTLMs:      &t.TTLMs,
+	}
+}
+func (t *RequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *Resource) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ResourceLink) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ResourceTemplate) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ResourceUpdatedNotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *Result) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *Root) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *SamplingMessage) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *SetLevelRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *SubscribeRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *SubscriptionsAcknowledgedNotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *SubscriptionsListenRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *SubscriptionsListenResult) Envelope() Envelope {
+	return Envelope{
+		Meta:       &t.Meta,
+		ResultType: &t.ResultType,
+	}
+}
+func (t *TaskStatusNotificationParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *TextContent) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *TextResourceContents) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *Tool) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ToolResultContent) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *ToolUseContent) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *UnsubscribeRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *UpdateTaskRequestParams) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+func (t *UpdateTaskResult) Envelope() Envelope {
+	return Envelope{Meta: &t.Meta}
+}
+
 // Ptr returns a pointer to v, for optional members.
 func Ptr[T any](v T) *T {
 	return &v

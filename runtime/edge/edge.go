@@ -1,0 +1,337 @@
+// Package edge is the one place mcpx tells protocol revisions apart.
+//
+// Every message a client sends passes through [Edge.Handle]:
+//
+//	bytes -> transport -> jsonrpc.Decode
+//	      -> edge: which revision? initialize (legacy session), _meta (2026-07-28),
+//	               else the transport's default
+//	      -> edge: decode params in that revision's types, upgrade to the hub
+//	      -> server (hub types only)
+//	      -> edge: 2026-07-28 envelope (resultType, serverInfo, ttlMs/cacheScope),
+//	               downgrade to the revision, encode
+//	      -> jsonrpc.Message -> transport
+//
+// Outside this package and the transports no code compares revisions.
+// Behaviour per revision follows ../shared/design/mcpx-revisions.md; the
+// specification is at https://modelcontextprotocol.io/specification.
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/generated/convert"
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// The revisions by role.
+const (
+	// Modern is the revision served per request.
+	Modern = mcp.Rev20260728
+	// LatestLegacy answers an initialize that names a revision mcpx does
+	// not serve that way: every legacy lifecycle page says the server MUST
+	// then respond with another version it supports.
+	LatestLegacy = mcp.Rev20251125
+	// Headerless is assumed for a Streamable HTTP request with no
+	// MCP-Protocol-Version header and no session, and for a stdio batch
+	// before initialize (mcpx-revisions.md, "Per-revision fields").
+	Headerless = mcp.Rev20250326
+	// Oldest spells results for a stdio client that declared nothing:
+	// guessing downward is the safe direction.
+	Oldest = mcp.Rev20241105
+)
+
+// AllowsBatch reports whether rev has JSON-RPC batches: only 2025-03-26
+// defines them (2025-06-18 removed them again).
+func AllowsBatch(rev mcp.Revision) bool { return rev == mcp.Rev20250326 }
+
+// IsModern reports whether rev is served per request (no initialize).
+func IsModern(rev mcp.Revision) bool { return rev == Modern }
+
+// Known reports whether rev is a revision mcpx serves.
+func Known(rev mcp.Revision) bool { return slices.Contains(mcp.Revisions, rev) }
+
+// Edge serves one server to clients of every revision.
+type Edge struct {
+	Server *server.Server
+	// Log receives mcpx's own log lines (never sent to clients). Nil means
+	// slog.Default().
+	Log *slog.Logger
+}
+
+func (e *Edge) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.Default()
+}
+
+// Session is what the edge remembers about one client between messages.
+// A 2026-07-28 client needs none of it (each request says everything); a
+// legacy client's session holds what initialize negotiated. The zero value
+// is a session before initialize.
+type Session struct {
+	mu       sync.Mutex
+	rev      mcp.Revision // negotiated by initialize; "" before
+	caps     mcp.ClientCapabilities
+	logLevel mcp.LoggingLevel
+	inflight map[string]func() // cancels a running request, by raw id
+	subs     map[string]bool   // legacy resources/subscribe
+}
+
+// Revision returns the revision initialize negotiated, or "".
+func (s *Session) Revision() mcp.Revision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rev
+}
+
+// In is one message and what the transport knows about it.
+type In struct {
+	Msg *jsonrpc.Message
+	// Default is the revision to assume when neither the message nor the
+	// session names one.
+	Default mcp.Revision
+	// Header is the MCP-Protocol-Version HTTP header, already checked by
+	// the transport to be a known revision, or "".
+	Header mcp.Revision
+}
+
+// Reply is the edge's answer to one message.
+type Reply struct {
+	// Msg is the response, or nil when there is none to send (a
+	// notification, a request the client cancelled).
+	Msg *jsonrpc.Message
+	// Status is the HTTP status the answer calls for: 200, 202 for a
+	// notification, 400 or 404 where 2026-07-28 requires them.
+	Status int
+	// Rev is the revision the answer was written in.
+	Rev mcp.Revision
+	// Initialized is set when the message was a successful initialize: a
+	// Streamable HTTP transport mints a session for it.
+	Initialized bool
+}
+
+// Sink receives the notifications a request produces while it runs
+// (progress, log messages), already in the client's revision.
+type Sink func(*jsonrpc.Message)
+
+// call is one request on its way through the edge.
+type call struct {
+	ctx    context.Context
+	sess   *Session
+	rev    mcp.Revision
+	meta   requestMeta
+	params any // pointer to the hub params type, or nil
+	id     json.RawMessage
+	sink   Sink
+}
+
+// Handle serves one message from a client on sess. sink may be nil when
+// the transport cannot deliver notifications for this request.
+func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Reply {
+	m := in.Msg
+	switch {
+	case m.IsResponse():
+		return Reply{Status: http.StatusAccepted} // mcpx sends clients no requests yet
+	case m.IsNotification():
+		e.notification(sess, m)
+		return Reply{Status: http.StatusAccepted}
+	}
+	meta, err := readMeta(m.Params)
+	if err != nil {
+		return e.fail(m.ID, in.Default, err)
+	}
+	rev, err := e.revisionOf(sess, in, meta)
+	if err != nil {
+		return e.fail(m.ID, rev, err)
+	}
+	if m.Method == mcp.MethodInitialize && !IsModern(rev) {
+		return e.initialize(ctx, sess, m, meta)
+	}
+	if IsModern(rev) {
+		if err := meta.checkModern(); err != nil {
+			return e.fail(m.ID, rev, err)
+		}
+	}
+	method, ok := revision.Lookup(rev).Method(m.Method)
+	if !ok || !method.FromClient || method.Notification {
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %q does not exist in protocol revision %s", m.Method, rev))
+	}
+	h := handlers[m.Method]
+	if h == nil {
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %q is not served by mcpx", m.Method))
+	}
+	params, err := decodeParams(rev, method.Params, m.Params)
+	if err != nil {
+		return e.fail(m.ID, rev, err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sess.track(string(m.ID), func() { cancel(errCancelled) })
+	defer sess.untrack(string(m.ID))
+
+	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
+	result, err := h(e, c)
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
+		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
+	}
+	if err != nil {
+		return e.fail(m.ID, rev, err)
+	}
+	raw, err := e.encodeResult(rev, result)
+	if err != nil {
+		e.log().Error("encode result", "method", m.Method, "revision", rev, "err", err)
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the result cannot be written in protocol revision %s", rev))
+	}
+	return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
+}
+
+var errCancelled = errors.New("cancelled by the client")
+
+func (s *Session) track(id string, cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight == nil {
+		s.inflight = map[string]func(){}
+	}
+	s.inflight[id] = cancel
+}
+
+func (s *Session) untrack(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inflight, id)
+}
+
+// Cancel cancels the request with this raw id, as notifications/cancelled
+// asks; an unknown or finished request is ignored (cancellation page).
+func (s *Session) Cancel(id json.RawMessage) {
+	s.mu.Lock()
+	cancel := s.inflight[string(id)]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// revisionOf decides which revision a request is in.
+func (e *Edge) revisionOf(sess *Session, in In, meta requestMeta) (mcp.Revision, error) {
+	if v, ok := meta.protocolVersion(); ok {
+		if !IsModern(mcp.Revision(v)) {
+			return Modern, &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion, Message: fmt.Sprintf("protocol version %q is not served per request; use %s, or initialize for the others", v, Modern),
+				Data: mustJSON(map[string]any{"supported": supportedVersions(), "requested": v})}
+		}
+		if in.Header != "" && in.Header != Modern {
+			return Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "the MCP-Protocol-Version header (%s) does not match _meta protocolVersion (%s)", in.Header, v)
+		}
+		return Modern, nil
+	}
+	if in.Header == Modern || meta.looksModern() {
+		return Modern, missingMeta(protocolVersionKey)
+	}
+	if rev := sess.Revision(); rev != "" {
+		return rev, nil
+	}
+	if in.Header != "" {
+		return in.Header, nil
+	}
+	return in.Default, nil
+}
+
+// supportedVersions lists every revision mcpx serves, newest first, in
+// server/discover and in -32022: the 2026-07-28 versioning page's own
+// example of a dual-era server lists a legacy revision there, and a client
+// that cannot speak 2026-07-28 learns which revisions it may initialize with.
+func supportedVersions() []string {
+	out := make([]string, len(mcp.Revisions))
+	for i, r := range mcp.Revisions {
+		out[i] = string(r)
+	}
+	return out
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// decodeParams decodes params in rev's type for hub type name and
+// upgrades them. Absent params are the zero value.
+func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, error) {
+	if name == "" {
+		return nil, nil
+	}
+	wire := convert.New(rev, name)
+	if wire == nil {
+		return mcp.New(name), nil
+	}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, wire); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %v", err)
+		}
+	}
+	return convert.Upgrade(rev, wire)
+}
+
+// encodeResult adds the 2026-07-28 envelope and writes result in rev.
+func (e *Edge) encodeResult(rev mcp.Revision, result any) (json.RawMessage, error) {
+	if IsModern(rev) {
+		if env, ok := result.(mcp.Enveloped); ok {
+			e.envelope(env.Envelope())
+		}
+	}
+	wire, err := convert.Downgrade(rev, result)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(wire)
+}
+
+// envelope fills what every 2026-07-28 result carries: resultType (MUST)
+// and the server's identity in _meta (SHOULD), merged into a copy of
+// whatever _meta the result has. ttlMs and cacheScope are the server's.
+func (e *Edge) envelope(env mcp.Envelope) {
+	if env.ResultType != nil && *env.ResultType == "" {
+		*env.ResultType = "complete"
+	}
+	if env.Meta != nil {
+		m := make(mcp.Meta, len(*env.Meta)+1)
+		for k, v := range *env.Meta {
+			m[k] = v
+		}
+		m[mcp.MetaKeyServerInfo] = e.serverInfo()
+		*env.Meta = m
+	}
+}
+
+func (e *Edge) serverInfo() json.RawMessage {
+	b, _ := json.Marshal(e.Server.Info)
+	return b
+}
+
+// notification handles what a client notifies.
+func (e *Edge) notification(sess *Session, m *jsonrpc.Message) {
+	switch m.Method {
+	case mcp.MethodNotificationsCancelled:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
+			sess.Cancel(p.RequestID)
+		}
+	}
+	// notifications/initialized, roots/list_changed, progress: nothing to do.
+}

@@ -1,0 +1,69 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"encoding/json"
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// fail turns err into the error response rev expects, with the HTTP status
+// 2026-07-28 requires for it.
+func (e *Edge) fail(id json.RawMessage, rev mcp.Revision, err error) Reply {
+	je := e.rpcError(rev, err)
+	status := http.StatusOK
+	if IsModern(rev) {
+		switch {
+		case je.Code == jsonrpc.MethodNotFound:
+			status = http.StatusNotFound
+		case je.Code == jsonrpc.HeaderMismatch, je.Code == jsonrpc.MissingRequiredClientCapability, je.Code == jsonrpc.UnsupportedProtocolVersion:
+			status = http.StatusBadRequest
+		case je.Code == jsonrpc.InvalidParams && errors.As(err, new(*metaError)):
+			status = http.StatusBadRequest
+		}
+	}
+	if je.Code == jsonrpc.ParseError || je.Code == jsonrpc.InvalidRequest {
+		status = http.StatusBadRequest
+	}
+	return Reply{Msg: jsonrpc.ErrorResponse(id, je), Status: status, Rev: rev}
+}
+
+// metaError marks a missing or malformed required _meta member: HTTP 400.
+type metaError struct{ rpc *jsonrpc.Error }
+
+func (e *metaError) Error() string { return e.rpc.Error() }
+
+func (e *Edge) rpcError(rev mcp.Revision, err error) *jsonrpc.Error {
+	var (
+		je       *jsonrpc.Error
+		me       *metaError
+		notFound *server.ResourceNotFoundError
+		invalid  *server.InvalidParamsError
+	)
+	switch {
+	case errors.As(err, &me):
+		return me.rpc
+	case errors.As(err, &je):
+		return je
+	case errors.As(err, &notFound):
+		// 2026-07-28 moved resource not found to -32602 and forbids -32002;
+		// every earlier revision SHOULD use -32002. Both carry data.uri.
+		code := int64(jsonrpc.ResourceNotFound)
+		if IsModern(rev) {
+			code = jsonrpc.InvalidParams
+		}
+		return jsonrpc.Errorf(code, map[string]string{"uri": notFound.URI}, "resource not found: %s", notFound.URI)
+	case errors.As(err, &invalid), errors.Is(err, server.ErrUnknownTool), errors.Is(err, server.ErrUnknownPrompt):
+		return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s", err.Error())
+	case errors.Is(err, server.ErrUnsupported):
+		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "%s", err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the request timed out")
+	}
+	e.log().Warn("request failed", "revision", rev, "err", err)
+	return jsonrpc.Errorf(jsonrpc.InternalError, nil, "%s", err.Error())
+}

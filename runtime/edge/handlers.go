@@ -1,0 +1,141 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// handler answers one method with a hub result. Methods a revision lacks
+// never get here: the revision tables are checked first.
+type handler func(e *Edge, c *call) (any, error)
+
+var handlers = map[string]handler{
+	mcp.MethodPing:                   func(*Edge, *call) (any, error) { return &mcp.Result{}, nil },
+	mcp.MethodLoggingSetLevel:        (*Edge).setLevel,
+	mcp.MethodResourcesSubscribe:     (*Edge).subscribe,
+	mcp.MethodResourcesUnsubscribe:   (*Edge).unsubscribe,
+	mcp.MethodServerDiscover:         (*Edge).discover,
+	mcp.MethodSubscriptionsListen:    (*Edge).listen,
+	mcp.MethodToolsList:              serve((*server.Server).ListTools),
+	mcp.MethodToolsCall:              serve((*server.Server).CallTool),
+	mcp.MethodResourcesList:          serve((*server.Server).ListResources),
+	mcp.MethodResourcesTemplatesList: serve((*server.Server).ListResourceTemplates),
+	mcp.MethodResourcesRead:          serve((*server.Server).ReadResource),
+	mcp.MethodPromptsList:            serve((*server.Server).ListPrompts),
+	mcp.MethodPromptsGet:             serve((*server.Server).GetPrompt),
+	mcp.MethodCompletionComplete:     serve((*server.Server).Complete),
+}
+
+// serve adapts a server method on hub params P to a handler, giving it a
+// context that carries the request's notifier.
+func serve[P, R any](f func(*server.Server, contextType, *P) (*R, error)) handler {
+	return func(e *Edge, c *call) (any, error) {
+		p, _ := c.params.(*P)
+		if p == nil {
+			p = new(P)
+		}
+		ctx := server.WithNotifier(c.ctx, e.notifier(c))
+		r, err := f(e.Server, ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}
+
+// initialize negotiates a legacy session. An unknown or modern version gets
+// the latest legacy revision: every legacy lifecycle page says a server
+// that does not support the requested version MUST answer with another it
+// supports, and -32022 means nothing to a legacy client.
+func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ requestMeta) Reply {
+	var probe struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(m.Params, &probe)
+	rev := mcp.Revision(probe.ProtocolVersion)
+	if !Known(rev) || IsModern(rev) {
+		rev = LatestLegacy
+	}
+	params, err := decodeParams(rev, "InitializeRequestParams", m.Params)
+	if err != nil {
+		return e.fail(m.ID, rev, err)
+	}
+	p := params.(*mcp.InitializeRequestParams)
+	sess.mu.Lock()
+	sess.rev, sess.caps = rev, p.Capabilities
+	sess.mu.Unlock()
+	res := &mcp.InitializeResult{
+		ProtocolVersion: string(rev),
+		Capabilities:    e.Server.Capabilities(),
+		ServerInfo:      e.Server.Info,
+		Instructions:    e.Server.Instructions,
+	}
+	raw, err := e.encodeResult(rev, res)
+	if err != nil {
+		return e.fail(m.ID, rev, err)
+	}
+	return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev, Initialized: true}
+}
+
+func (e *Edge) setLevel(c *call) (any, error) {
+	p := c.params.(*mcp.SetLevelRequestParams)
+	if !server.ValidLevel(p.Level) {
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"supported": levels()}, "unknown log level %q", p.Level)
+	}
+	c.sess.mu.Lock()
+	c.sess.logLevel = p.Level
+	c.sess.mu.Unlock()
+	return &mcp.Result{}, nil
+}
+
+func (e *Edge) subscribe(c *call) (any, error) {
+	p := c.params.(*mcp.SubscribeRequestParams)
+	c.sess.mu.Lock()
+	defer c.sess.mu.Unlock()
+	if c.sess.subs == nil {
+		c.sess.subs = map[string]bool{}
+	}
+	c.sess.subs[p.URI] = true
+	return &mcp.Result{}, nil
+}
+
+func (e *Edge) unsubscribe(c *call) (any, error) {
+	p := c.params.(*mcp.UnsubscribeRequestParams)
+	c.sess.mu.Lock()
+	defer c.sess.mu.Unlock()
+	delete(c.sess.subs, p.URI)
+	return &mcp.Result{}, nil
+}
+
+// discover answers server/discover: the versions mcpx serves, its
+// capabilities, and (in _meta, added with the envelope) its identity.
+func (e *Edge) discover(c *call) (any, error) {
+	return &mcp.DiscoverResult{
+		SupportedVersions: supportedVersions(),
+		Capabilities:      e.Server.Capabilities(),
+		Instructions:      e.Server.Instructions,
+		TTLMs:             e.Server.TTLMs,
+		CacheScope:        mcp.CacheScopePublic,
+	}, nil
+}
+
+// listen answers subscriptions/listen: the acknowledgement first, tagged
+// with the listen id, then the stream stays open until the client ends it.
+// mcpx's namespaces do not change yet, so nothing follows the
+// acknowledgement; the agreed filter is therefore empty.
+func (e *Edge) listen(c *call) (any, error) {
+	if c.sink == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "this transport cannot hold a subscription stream")
+	}
+	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{
+		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
+		Notifications: mcp.SubscriptionFilter{},
+	}
+	e.notifier(c).Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
+	<-c.ctx.Done()
+	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: c.id}}, nil
+}

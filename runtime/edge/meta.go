@@ -1,0 +1,103 @@
+package edge
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+const (
+	protocolVersionKey    = mcp.MetaKeyProtocolVersion
+	clientCapabilitiesKey = mcp.MetaKeyClientCapabilities
+	logLevelKey           = mcp.MetaKeyLogLevel
+)
+
+// requestMeta is a request's params._meta, read before the revision is
+// known: it may name the revision.
+type requestMeta map[string]json.RawMessage
+
+func readMeta(params json.RawMessage) (requestMeta, error) {
+	if len(params) == 0 || params[0] != '{' {
+		return nil, nil
+	}
+	var p struct {
+		Meta requestMeta `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %v", err)
+	}
+	return p.Meta, nil
+}
+
+func (m requestMeta) protocolVersion() (string, bool) {
+	raw, ok := m[protocolVersionKey]
+	if !ok {
+		return "", false
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw), true // not a string: reported as unsupported
+	}
+	return v, true
+}
+
+// looksModern reports whether the _meta carries 2026-07-28 request keys
+// without a protocol version: a modern request missing a required member,
+// not a legacy one.
+func (m requestMeta) looksModern() bool {
+	_, caps := m[clientCapabilitiesKey]
+	_, info := m[mcp.MetaKeyClientInfo]
+	return caps || info
+}
+
+func missingMeta(key string) error {
+	return &metaError{rpc: jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]string{"missing": key},
+		"params._meta[%q] is required on every 2026-07-28 request", key)}
+}
+
+// checkModern checks the members every 2026-07-28 request must carry.
+func (m requestMeta) checkModern() error {
+	raw, ok := m[clientCapabilitiesKey]
+	if !ok {
+		return missingMeta(clientCapabilitiesKey)
+	}
+	var caps mcp.ClientCapabilities
+	if err := json.Unmarshal(raw, &caps); err != nil || len(raw) == 0 || raw[0] != '{' {
+		return &metaError{rpc: jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "params._meta[%q] must be a ClientCapabilities object", clientCapabilitiesKey)}
+	}
+	if _, err := m.logLevel(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// logLevel is the 2026-07-28 per-request log level: "" when absent, an
+// invalid-params error when it names no level (logging page: SHOULD).
+func (m requestMeta) logLevel() (mcp.LoggingLevel, error) {
+	raw, ok := m[logLevelKey]
+	if !ok {
+		return "", nil
+	}
+	var l mcp.LoggingLevel
+	if json.Unmarshal(raw, &l) != nil || !server.ValidLevel(l) {
+		return "", jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"requested": json.RawMessage(raw), "supported": levels()},
+			"params._meta[%q] must be one of %s", logLevelKey, strings.Join(levels(), ", "))
+	}
+	return l, nil
+}
+
+func levels() []string {
+	return []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+}
+
+// progressToken is the request's progress token, or nil.
+func (m requestMeta) progressToken() json.RawMessage {
+	t := m["progressToken"]
+	if len(t) == 0 || string(t) == "null" {
+		return nil
+	}
+	return t
+}

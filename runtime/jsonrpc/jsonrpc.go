@@ -1,0 +1,173 @@
+// Package jsonrpc reads and writes JSON-RPC 2.0 messages as MCP uses them.
+// Request ids are kept as the raw JSON the peer sent (a string stays a
+// string, 7 stays 7, 7.0 stays 7.0), params and results stay raw JSON: the
+// edge decodes them into the revision's types.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Message is one request, notification or response.
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// IsRequest reports whether m expects a response.
+func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
+
+// IsNotification reports whether m is a notification.
+func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
+
+// IsResponse reports whether m answers a request.
+func (m *Message) IsResponse() bool { return m.Method == "" }
+
+// Request returns a request message.
+func Request(id json.RawMessage, method string, params json.RawMessage) *Message {
+	return &Message{JSONRPC: "2.0", ID: id, Method: method, Params: params}
+}
+
+// Notification returns a notification message.
+func Notification(method string, params json.RawMessage) *Message {
+	return &Message{JSONRPC: "2.0", Method: method, Params: params}
+}
+
+// Response returns a result response to id.
+func Response(id json.RawMessage, result json.RawMessage) *Message {
+	return &Message{JSONRPC: "2.0", ID: id, Result: result}
+}
+
+// ErrorResponse returns an error response to id (nil when the id could not
+// be read: it is then written as null).
+func ErrorResponse(id json.RawMessage, err *Error) *Message {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	return &Message{JSONRPC: "2.0", ID: id, Error: err}
+}
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+
+// Is makes errors.Is match two errors with the same code.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	return errors.As(target, &t) && t.Code == e.Code
+}
+
+// Errorf returns an error with code and a formatted message; data, if not
+// nil, is encoded as the error's data.
+func Errorf(code int64, data any, format string, args ...any) *Error {
+	e := &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	if data != nil {
+		if b, err := json.Marshal(data); err == nil {
+			e.Data = b
+		}
+	}
+	return e
+}
+
+// Decode reads one message or, if batches is true, a batch of them. It
+// checks what JSON-RPC itself requires (jsonrpc "2.0", an id that is a
+// string, a number or absent, a method that is a string, a response with
+// exactly one of result and error) and reports the first violation as the
+// error the peer should get: -32700 for bytes that are not JSON, -32600 for
+// JSON that is not a message. A batch is decoded member by member; a bad
+// member yields a nil entry and an error at the same index.
+func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool) {
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) {
+		return nil, []*Error{{Code: ParseError, Message: "the message is not valid JSON"}}, false
+	}
+	if len(b) > 0 && b[0] == '[' {
+		if !batches {
+			return nil, []*Error{{Code: InvalidRequest, Message: "batches are not part of this protocol revision; send one message at a time"}}, false
+		}
+		var raw []json.RawMessage
+		if err := json.Unmarshal(b, &raw); err != nil || len(raw) == 0 {
+			return nil, []*Error{{Code: InvalidRequest, Message: "a batch must be a non-empty array of messages"}}, true
+		}
+		msgs, errs = make([]*Message, len(raw)), make([]*Error, len(raw))
+		for i, r := range raw {
+			msgs[i], errs[i] = decodeOne(r)
+		}
+		return msgs, errs, true
+	}
+	m, err := decodeOne(b)
+	return []*Message{m}, []*Error{err}, false
+}
+
+// wire is Message with presence kept for the members whose absence matters.
+type wire struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+func decodeOne(b []byte) (*Message, *Error) {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
+	}
+	invalid := func(msg string) (*Message, *Error) { return nil, &Error{Code: InvalidRequest, Message: msg} }
+	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
+		return invalid(`"jsonrpc" must be "2.0"`)
+	}
+	m := &Message{JSONRPC: "2.0", Params: w.Params, Result: w.Result}
+	if w.ID != nil {
+		switch w.ID[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			m.ID = w.ID
+		case 'n': // null: only a response to an unreadable request has it
+			if w.Method != nil {
+				return invalid(`"id" must be a string or a number, not null`)
+			}
+			m.ID = w.ID
+		default:
+			return invalid(`"id" must be a string or a number`)
+		}
+	}
+	if w.Method != nil {
+		if err := json.Unmarshal(w.Method, &m.Method); err != nil || m.Method == "" {
+			return invalid(`"method" must be a non-empty string`)
+		}
+		if w.Params != nil && w.Params[0] != '{' && w.Params[0] != '[' {
+			return m, &Error{Code: InvalidRequest, Message: `"params" must be an object`}
+		}
+		return m, nil
+	}
+	// A response.
+	if m.ID == nil {
+		return invalid(`a message needs a "method" or an "id"`)
+	}
+	if (w.Result == nil) == (w.Error == nil) {
+		return invalid(`a response has exactly one of "result" and "error"`)
+	}
+	if w.Error != nil {
+		m.Error = new(Error)
+		if err := json.Unmarshal(w.Error, m.Error); err != nil {
+			return invalid(`"error" must be an object with a code and a message`)
+		}
+	}
+	return m, nil
+}
+
+// Encode writes m as one line of JSON, without a trailing newline.
+func Encode(m *Message) ([]byte, error) { return json.Marshal(m) }

@@ -1,0 +1,67 @@
+// Package server serves MCP methods in hub types: it knows what a tools/list
+// or a resources/read means and asks a [Namespace] for the content. It never
+// sees a revision: package edge upgrades every request to the hub shape
+// before it arrives here and downgrades every result after it leaves.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
+
+// Namespace is a source of tools, resources, prompts and completions in hub
+// types: the built-in demo, the conformance fixture, and (later) each
+// upstream server. A method a namespace does not support returns
+// [ErrUnsupported]; [Server] then leaves its capability undeclared.
+//
+// Lists are returned whole; the server paginates them. Handlers may call
+// [Progress] and [Log] with the context they are given, and must stop when
+// it is cancelled.
+type Namespace interface {
+	// Capabilities reports which features the namespace has; a nil member
+	// is a feature it lacks.
+	Capabilities() mcp.ServerCapabilities
+
+	ListTools(ctx context.Context) ([]mcp.Tool, error)
+	CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error)
+
+	ListResources(ctx context.Context) ([]mcp.Resource, error)
+	ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error)
+	ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error)
+
+	ListPrompts(ctx context.Context) ([]mcp.Prompt, error)
+	GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error)
+
+	Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error)
+}
+
+// Errors a namespace returns; the edge turns them into the JSON-RPC error
+// each revision expects.
+var (
+	// ErrUnsupported: the namespace has no such feature (method not found).
+	ErrUnsupported = errors.New("not supported by this namespace")
+	// ErrUnknownTool, ErrUnknownPrompt: no such name (invalid params).
+	ErrUnknownTool   = errors.New("unknown tool")
+	ErrUnknownPrompt = errors.New("unknown prompt")
+)
+
+// ResourceNotFoundError says a resource does not exist. Revisions disagree
+// on its code (-32002 before 2026-07-28, -32602 from it), so it is a type
+// the edge recognises, not a code.
+type ResourceNotFoundError struct{ URI string }
+
+func (e *ResourceNotFoundError) Error() string { return fmt.Sprintf("resource not found: %s", e.URI) }
+
+// InvalidParamsError is a request the namespace cannot serve as given: a
+// missing prompt argument, a bad completion reference. It becomes -32602.
+type InvalidParamsError struct{ Reason string }
+
+func (e *InvalidParamsError) Error() string { return e.Reason }
+
+// InvalidParams returns an [InvalidParamsError] with a formatted reason.
+func InvalidParams(format string, args ...any) error {
+	return &InvalidParamsError{Reason: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
+
+// Server answers the methods a namespace backs, in hub types: it
+// paginates lists and reports capabilities. Its zero value is not usable;
+// set NS.
+type Server struct {
+	NS           Namespace
+	Info         mcp.Implementation
+	Instructions string
+	// PageSize is how many items a list page holds; 0 means 100.
+	PageSize int
+	// TTLMs is the caching hint for 2026-07-28 list results and reads; the
+	// namespace's content is static unless it says otherwise. 0 means
+	// immediately stale.
+	TTLMs int64
+}
+
+// Capabilities reports what the server offers: the namespace's capabilities.
+func (s *Server) Capabilities() mcp.ServerCapabilities { return s.NS.Capabilities() }
+
+func (s *Server) pageSize() int {
+	if s.PageSize > 0 {
+		return s.PageSize
+	}
+	return 100
+}
+
+// page cuts items at the opaque cursor. A cursor mcpx did not hand out is
+// invalid params, as the pagination page says.
+func page[T any](s *Server, items []T, cursor string) ([]T, string, error) {
+	start := 0
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 || n > len(items) {
+			return nil, "", InvalidParams("invalid cursor %q: pass a nextCursor from a previous page, or none", cursor)
+		}
+		start = n
+	}
+	end := min(start+s.pageSize(), len(items))
+	next := ""
+	if end < len(items) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	}
+	out := items[start:end]
+	if out == nil {
+		out = []T{}
+	}
+	return out, next, nil
+}
+
+func cursorOf(p *mcp.PaginatedRequestParams) string {
+	if p == nil {
+		return ""
+	}
+	return p.Cursor
+}
+
+// ListTools answers tools/list.
+func (s *Server) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+	all, err := s.NS.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(s, all, cursorOf(p))
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListToolsResult{Tools: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+}
+
+// CallTool answers tools/call.
+func (s *Server) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	return s.NS.CallTool(ctx, p)
+}
+
+// ListResources answers resources/list.
+func (s *Server) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+	all, err := s.NS.ListResources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(s, all, cursorOf(p))
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourcesResult{Resources: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+}
+
+// ListResourceTemplates answers resources/templates/list.
+func (s *Server) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+	all, err := s.NS.ListResourceTemplates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(s, all, cursorOf(p))
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+}
+
+// ReadResource answers resources/read. A namespace must never answer a
+// resource that does not exist with empty contents (2026-07-28 MUST NOT);
+// an empty answer becomes not found.
+func (s *Server) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+	r, err := s.NS.ReadResource(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || len(r.Contents) == 0 {
+		return nil, &ResourceNotFoundError{URI: p.URI}
+	}
+	r.TTLMs, r.CacheScope = s.TTLMs, mcp.CacheScopePublic
+	return r, nil
+}
+
+// ListPrompts answers prompts/list.
+func (s *Server) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+	all, err := s.NS.ListPrompts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(s, all, cursorOf(p))
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListPromptsResult{Prompts: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+}
+
+// GetPrompt answers prompts/get.
+func (s *Server) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+	return s.NS.GetPrompt(ctx, p)
+}
+
+// Complete answers completion/complete; at most 100 values go out, as every
+// revision's schema says.
+func (s *Server) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	r, err := s.NS.Complete(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(r.Completion.Values); n > 100 {
+		r.Completion.Values = r.Completion.Values[:100]
+		r.Completion.HasMore = mcp.Ptr(true)
+		if r.Completion.Total == nil {
+			r.Completion.Total = mcp.Ptr(int64(n))
+		}
+	}
+	if r.Completion.Values == nil {
+		r.Completion.Values = []string{}
+	}
+	return r, nil
+}
+
+// IsUnsupported reports whether err says the namespace lacks a feature.
+func IsUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }

@@ -1,0 +1,209 @@
+// Package stdio serves MCP over standard input and output: one JSON-RPC
+// message per line, nothing but protocol on stdout (logs go to stderr).
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// Options are the limits of one stdio connection. The zero value uses the
+// defaults named on each field.
+type Options struct {
+	// MaxMessage is the longest line accepted, in bytes; 0 means 16 MiB.
+	// A longer line is answered with -32700 and skipped.
+	MaxMessage int
+	// MaxInFlight is how many requests run at once; 0 means 64. Reading
+	// pauses while that many are running.
+	MaxInFlight int
+}
+
+// Serve reads messages from r and writes answers to w until r ends, a read
+// fails, or ctx is done. On the way out it cancels the requests still
+// running and waits for them, so nothing is written after it returns.
+func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Options) error {
+	if opt.MaxMessage <= 0 {
+		opt.MaxMessage = 16 << 20
+	}
+	if opt.MaxInFlight <= 0 {
+		opt.MaxInFlight = 64
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &conn{e: e, w: w, sess: new(edge.Session), slots: make(chan struct{}, opt.MaxInFlight)}
+	defer c.wg.Wait()
+	defer cancel()
+
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br, opt.MaxMessage)
+		if errors.Is(err, errTooLong) {
+			c.write(jsonrpc.ErrorResponse(nil, &jsonrpc.Error{Code: jsonrpc.ParseError, Message: fmt.Sprintf("the message is longer than %d bytes", opt.MaxMessage)}))
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.handle(ctx, line)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+var errTooLong = errors.New("line too long")
+
+// readLine reads up to a newline; a line over max is discarded whole.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			return nil, errTooLong
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+type conn struct {
+	e     *edge.Edge
+	sess  *edge.Session
+	slots chan struct{}
+	wg    sync.WaitGroup
+
+	mu sync.Mutex // serialises writes
+	w  io.Writer
+}
+
+func (c *conn) write(m *jsonrpc.Message) {
+	buf, err := jsonrpc.Encode(m)
+	if err == nil {
+		c.writeLine(buf)
+	}
+}
+
+// writeBatch writes the responses to a batch as one array.
+func (c *conn) writeBatch(msgs []*jsonrpc.Message) {
+	buf, err := json.Marshal(msgs)
+	if err == nil {
+		c.writeLine(buf)
+	}
+}
+
+func (c *conn) writeLine(buf []byte) {
+	buf = append(buf, '\n')
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.w.Write(buf)
+}
+
+// handle decodes one line and serves what it holds. Requests run in their
+// own goroutines so that a notifications/cancelled read later can reach them.
+func (c *conn) handle(ctx context.Context, line []byte) {
+	rev := c.sess.Revision()
+	batchRev := rev
+	if batchRev == "" {
+		batchRev = edge.Headerless // only a client that believes in batches sends one
+	}
+	msgs, errs, batch := jsonrpc.Decode(line, edge.AllowsBatch(batchRev))
+	def := edge.Oldest
+	if batch {
+		def = edge.Headerless
+	}
+	if !batch {
+		if errs[0] != nil {
+			var id json.RawMessage
+			if msgs[0] != nil {
+				id = msgs[0].ID
+			}
+			c.write(jsonrpc.ErrorResponse(id, errs[0]))
+			return
+		}
+		m := msgs[0]
+		if !m.IsRequest() {
+			c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, nil)
+			return
+		}
+		c.run(ctx, func() {
+			if r := c.serve(ctx, m, def); r != nil {
+				c.write(r)
+			}
+		})
+		return
+	}
+	if msgs == nil { // the batch itself was unreadable
+		c.write(jsonrpc.ErrorResponse(nil, errs[0]))
+		return
+	}
+	c.run(ctx, func() { c.batch(ctx, msgs, errs, def) })
+}
+
+func (c *conn) run(ctx context.Context, f func()) {
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer func() { <-c.slots; c.wg.Done() }()
+		f()
+	}()
+}
+
+func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) *jsonrpc.Message {
+	reply := c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, func(n *jsonrpc.Message) { c.write(n) })
+	if ctx.Err() != nil {
+		return nil // shutting down: nothing more is written
+	}
+	return reply.Msg
+}
+
+// batch serves the members of a batch one after another (2025-03-26
+// initialize must not be batched, and order is the client's) and answers
+// with one array of the responses, or nothing if all were notifications.
+func (c *conn) batch(ctx context.Context, msgs []*jsonrpc.Message, errs []*jsonrpc.Error, def mcp.Revision) {
+	var out []*jsonrpc.Message
+	for i, m := range msgs {
+		switch {
+		case errs[i] != nil:
+			var id json.RawMessage
+			if m != nil {
+				id = m.ID
+			}
+			out = append(out, jsonrpc.ErrorResponse(id, errs[i]))
+		case m.IsRequest() && m.Method == mcp.MethodInitialize:
+			out = append(out, jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"}))
+		case m.IsRequest():
+			if r := c.serve(ctx, m, def); r != nil {
+				out = append(out, r)
+			}
+		default:
+			c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, nil)
+		}
+	}
+	if len(out) > 0 {
+		c.writeBatch(out)
+	}
+}
