@@ -87,19 +87,21 @@ func Errorf(code int64, data any, format string, args ...any) *Error {
 // exactly one of result and error) and reports the first violation as the
 // error the peer should get: -32700 for bytes that are not JSON, -32600 for
 // JSON that is not a message. A batch is decoded member by member; a bad
-// member yields a nil entry and an error at the same index.
+// member yields an error at the same index (and the message, when its id
+// could be read, so the answer can carry it). msgs and errs always have the
+// same length; a batch that cannot be read at all is one error, batch false.
 func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool) {
 	b = bytes.TrimSpace(b)
 	if !json.Valid(b) {
-		return nil, []*Error{{Code: ParseError, Message: "the message is not valid JSON"}}, false
+		return []*Message{nil}, []*Error{{Code: ParseError, Message: "the message is not valid JSON"}}, false
 	}
 	if len(b) > 0 && b[0] == '[' {
 		if !batches {
-			return nil, []*Error{{Code: InvalidRequest, Message: "batches are not part of this protocol revision; send one message at a time"}}, false
+			return []*Message{nil}, []*Error{{Code: InvalidRequest, Message: "batches are not part of this protocol revision; send one message at a time"}}, false
 		}
 		var raw []json.RawMessage
 		if err := json.Unmarshal(b, &raw); err != nil || len(raw) == 0 {
-			return nil, []*Error{{Code: InvalidRequest, Message: "a batch must be a non-empty array of messages"}}, true
+			return []*Message{nil}, []*Error{{Code: InvalidRequest, Message: "a batch must be a non-empty array of messages"}}, false
 		}
 		msgs, errs = make([]*Message, len(raw)), make([]*Error, len(raw))
 		for i, r := range raw {
@@ -126,15 +128,17 @@ func decodeOne(b []byte) (*Message, *Error) {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}
-	invalid := func(msg string) (*Message, *Error) { return nil, &Error{Code: InvalidRequest, Message: msg} }
+	m := &Message{JSONRPC: "2.0", Params: w.Params, Result: w.Result}
+	invalid := func(msg string) (*Message, *Error) { return m, &Error{Code: InvalidRequest, Message: msg} }
+	if w.ID != nil && (w.ID[0] == '"' || w.ID[0] == '-' || w.ID[0] >= '0' && w.ID[0] <= '9') {
+		m.ID = w.ID // so that an invalid request's error can carry its id
+	}
 	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
-	m := &Message{JSONRPC: "2.0", Params: w.Params, Result: w.Result}
 	if w.ID != nil {
 		switch w.ID[0] {
 		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			m.ID = w.ID
 		case 'n': // null: only a response to an unreadable request has it
 			if w.Method != nil {
 				return invalid(`"id" must be a string or a number, not null`)
@@ -149,7 +153,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if w.Params != nil && w.Params[0] != '{' && w.Params[0] != '[' {
-			return m, &Error{Code: InvalidRequest, Message: `"params" must be an object`}
+			return invalid(`"params" must be an object`)
 		}
 		return m, nil
 	}

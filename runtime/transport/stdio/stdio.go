@@ -152,10 +152,6 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 		})
 		return
 	}
-	if msgs == nil { // the batch itself was unreadable
-		c.write(jsonrpc.ErrorResponse(nil, errs[0]))
-		return
-	}
 	c.run(ctx, func() { c.batch(ctx, msgs, errs, def) })
 }
 

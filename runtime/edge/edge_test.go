@@ -1,0 +1,402 @@
+package edge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// fakeNS is a namespace with one of everything.
+type fakeNS struct{}
+
+func (fakeNS) Capabilities() mcp.ServerCapabilities {
+	return mcp.ServerCapabilities{Tools: &mcp.ServerCapabilitiesTools{}, Resources: &mcp.ServerCapabilitiesResources{}, Prompts: &mcp.ServerCapabilitiesPrompts{}, Completions: json.RawMessage(`{}`)}
+}
+func (fakeNS) ListTools(context.Context) ([]mcp.Tool, error) {
+	return []mcp.Tool{{Name: "echo", Title: "Echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Ptr(true)}}}, nil
+}
+func (fakeNS) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	if p.Name != "echo" {
+		return nil, fmt.Errorf("%w: %s", server.ErrUnknownTool, p.Name)
+	}
+	server.Progress(ctx, 1, 2, "half")
+	server.Log(ctx, mcp.LoggingLevelInfo, "fake", "a tool may log; mcpx itself does not")
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{{Value: &mcp.TextContent{Text: string(p.Arguments)}}}}, nil
+}
+func (fakeNS) ListResources(context.Context) ([]mcp.Resource, error) {
+	return []mcp.Resource{{URI: "test://a", Name: "a", Title: "A"}}, nil
+}
+func (fakeNS) ListResourceTemplates(context.Context) ([]mcp.ResourceTemplate, error) {
+	return []mcp.ResourceTemplate{{URITemplate: "test://t/{id}", Name: "t"}}, nil
+}
+func (fakeNS) ReadResource(_ context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+	if p.URI != "test://a" {
+		return nil, &server.ResourceNotFoundError{URI: p.URI}
+	}
+	return &mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{{Value: &mcp.TextResourceContents{URI: p.URI, Text: "hello"}}}}, nil
+}
+func (fakeNS) ListPrompts(context.Context) ([]mcp.Prompt, error) {
+	return []mcp.Prompt{{Name: "greet", Arguments: []mcp.PromptArgument{{Name: "name", Required: mcp.Ptr(true)}}}}, nil
+}
+func (fakeNS) GetPrompt(_ context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+	if p.Name != "greet" {
+		return nil, fmt.Errorf("%w: %s", server.ErrUnknownPrompt, p.Name)
+	}
+	return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: mcp.ContentBlock{Value: &mcp.TextContent{Text: "hi " + p.Arguments["name"]}}}}}, nil
+}
+func (fakeNS) Complete(context.Context, *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	return &mcp.CompleteResult{Completion: mcp.CompleteResultCompletion{Values: []string{"a", "b"}}}, nil
+}
+
+func newEdge() *edge.Edge {
+	return &edge.Edge{Server: &server.Server{NS: fakeNS{}, Info: mcp.Implementation{Name: "mcpx-test", Version: "0.0.1"}, TTLMs: 60000}}
+}
+
+// modernMeta is the _meta every 2026-07-28 request carries.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// client drives an edge as one connection would, recording what it sends.
+type client struct {
+	t    *testing.T
+	e    *edge.Edge
+	sess *edge.Session
+	def  mcp.Revision
+	mu   sync.Mutex
+	sent []*jsonrpc.Message // notifications
+}
+
+func newClient(t *testing.T) *client {
+	return &client{t: t, e: newEdge(), sess: new(edge.Session), def: edge.Headerless}
+}
+
+func (c *client) do(method, params string) edge.Reply {
+	c.t.Helper()
+	m := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`7`), Method: method}
+	if params != "" {
+		m.Params = json.RawMessage(params)
+	}
+	return c.e.Handle(context.Background(), c.sess, edge.In{Msg: m, Default: c.def}, func(n *jsonrpc.Message) {
+		c.mu.Lock()
+		c.sent = append(c.sent, n)
+		c.mu.Unlock()
+	})
+}
+
+func (c *client) initialize(rev string) mcp.Revision {
+	c.t.Helper()
+	r := c.do("initialize", `{"protocolVersion":"`+rev+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	if r.Msg == nil || r.Msg.Error != nil {
+		c.t.Fatalf("initialize %s: %+v", rev, r.Msg)
+	}
+	var res struct{ ProtocolVersion string }
+	json.Unmarshal(r.Msg.Result, &res)
+	return mcp.Revision(res.ProtocolVersion)
+}
+
+func result(t *testing.T, r edge.Reply) map[string]any {
+	t.Helper()
+	if r.Msg == nil || r.Msg.Error != nil {
+		t.Fatalf("want a result, got %+v (error %+v)", r.Msg, r.Msg.Error)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(r.Msg.Result, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func rpcError(t *testing.T, r edge.Reply) *jsonrpc.Error {
+	t.Helper()
+	if r.Msg == nil || r.Msg.Error == nil {
+		t.Fatalf("want an error, got %+v", r.Msg)
+	}
+	return r.Msg.Error
+}
+
+// closedWorld checks a result against rev's schema, no undeclared member.
+func closedWorld(t *testing.T, rev mcp.Revision, method string, r edge.Reply) {
+	t.Helper()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := revision.Lookup(rev).Method(method)
+	if !ok {
+		t.Fatalf("%s has no %s", rev, method)
+	}
+	def := m.Result
+	if !v.Has(string(rev), def) {
+		def = "Result"
+	}
+	if err := v.Validate(string(rev), def, r.Msg.Result); err != nil {
+		t.Errorf("%s %s result %s:\n%v", rev, method, r.Msg.Result, err)
+	}
+}
+
+// TestModernEnvelope — "The modern envelope": every 2026-07-28 result has
+// resultType and serverInfo in _meta; discover, the four lists and
+// resources/read also ttlMs and cacheScope; nothing else has them.
+func TestModernEnvelope(t *testing.T) {
+	c := newClient(t)
+	cacheable := map[string]string{
+		"server/discover":          `{` + modernMeta + `}`,
+		"tools/list":               `{` + modernMeta + `}`,
+		"resources/list":           `{` + modernMeta + `}`,
+		"resources/templates/list": `{` + modernMeta + `}`,
+		"prompts/list":             `{` + modernMeta + `}`,
+		"resources/read":           `{` + modernMeta + `,"uri":"test://a"}`,
+	}
+	other := map[string]string{
+		"tools/call":          `{` + modernMeta + `,"name":"echo","arguments":{}}`,
+		"prompts/get":         `{` + modernMeta + `,"name":"greet","arguments":{"name":"x"}}`,
+		"completion/complete": `{` + modernMeta + `,"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"name","value":""}}`,
+	}
+	for method, params := range cacheable {
+		r := c.do(method, params)
+		res := result(t, r)
+		if res["resultType"] != "complete" || res["ttlMs"] == nil || res["cacheScope"] != "public" {
+			t.Errorf("%s: %s", method, r.Msg.Result)
+		}
+		if meta, _ := res["_meta"].(map[string]any); meta["io.modelcontextprotocol/serverInfo"] == nil {
+			t.Errorf("%s: no serverInfo in _meta: %s", method, r.Msg.Result)
+		}
+		closedWorld(t, edge.Modern, method, r)
+	}
+	for method, params := range other {
+		r := c.do(method, params)
+		res := result(t, r)
+		if res["resultType"] != "complete" || res["ttlMs"] != nil || res["cacheScope"] != nil {
+			t.Errorf("%s: %s", method, r.Msg.Result)
+		}
+		closedWorld(t, edge.Modern, method, r)
+	}
+}
+
+// TestLegacyGetsNoEnvelope — "Legacy clients get none of it".
+func TestLegacyGetsNoEnvelope(t *testing.T) {
+	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		c := newClient(t)
+		if got := c.initialize(rev); string(got) != rev {
+			t.Fatalf("initialize %s negotiated %s", rev, got)
+		}
+		for _, method := range []string{"tools/list", "resources/list", "resources/templates/list", "prompts/list"} {
+			r := c.do(method, `{}`)
+			body := string(r.Msg.Result)
+			for _, bad := range []string{"resultType", "ttlMs", "cacheScope", "serverInfo"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("%s %s carries %s: %s", rev, method, bad, body)
+				}
+			}
+			closedWorld(t, mcp.Revision(rev), method, r)
+		}
+	}
+}
+
+// TestDiscover — "server/discover ... is supportedVersions now, with the
+// identity in _meta".
+func TestDiscover(t *testing.T) {
+	c := newClient(t)
+	r := c.do("server/discover", `{`+modernMeta+`}`)
+	res := result(t, r)
+	if res["serverInfo"] != nil || res["protocolVersions"] != nil {
+		t.Errorf("discover has members no DiscoverResult has: %s", r.Msg.Result)
+	}
+	got, _ := json.Marshal(res["supportedVersions"])
+	if string(got) != `["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]` {
+		t.Errorf("supportedVersions = %s", got)
+	}
+	closedWorld(t, edge.Modern, "server/discover", r)
+}
+
+// TestModernRequiredMeta — "A modern request missing
+// io.modelcontextprotocol/clientCapabilities, or naming a log level that
+// does not exist, is -32602."
+func TestModernRequiredMeta(t *testing.T) {
+	c := newClient(t)
+	for name, tc := range map[string]struct {
+		params string
+		status int
+	}{
+		"missing clientCapabilities": {`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, http.StatusBadRequest},
+		"missing protocolVersion":    {`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, http.StatusBadRequest},
+		"unknown log level":          {`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}`, http.StatusOK},
+	} {
+		r := c.do("tools/list", tc.params)
+		if e := rpcError(t, r); e.Code != jsonrpc.InvalidParams || r.Status != tc.status {
+			t.Errorf("%s: code %d status %d, want -32602 and %d", name, e.Code, r.Status, tc.status)
+		}
+	}
+}
+
+// TestUnsupportedVersion — -32022 with data.supported and data.requested,
+// HTTP 400.
+func TestUnsupportedVersion(t *testing.T) {
+	c := newClient(t)
+	r := c.do("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`)
+	e := rpcError(t, r)
+	var data struct {
+		Supported []string
+		Requested string
+	}
+	json.Unmarshal(e.Data, &data)
+	if e.Code != jsonrpc.UnsupportedProtocolVersion || r.Status != 400 || data.Requested != "1900-01-01" || len(data.Supported) != 5 {
+		t.Errorf("got %d %d %s", e.Code, r.Status, e.Data)
+	}
+}
+
+// TestNoLogMessages — "mcpx emits no notifications/message at all": a
+// client asking for debug logs on a request gets progress it asked for and
+// no log message from mcpx's own code.
+func TestNoLogMessages(t *testing.T) {
+	c := newClient(t)
+	c.e.Server.NS = quietNS{}
+	r := c.do("tools/call", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":"p1"},"name":"echo"}`)
+	result(t, r)
+	for _, n := range c.sent {
+		if n.Method == "notifications/message" {
+			t.Errorf("mcpx sent a log message: %s", n.Params)
+		}
+	}
+}
+
+// quietNS is fakeNS whose tool does not log.
+type quietNS struct{ fakeNS }
+
+func (quietNS) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	server.Progress(ctx, 1, 1, "")
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{}}, nil
+}
+
+// TestLogLevelGates: a namespace's log messages reach a request only when
+// its level asks for them (2026-07-28 _meta logLevel; legacy setLevel).
+func TestLogLevelGates(t *testing.T) {
+	c := newClient(t)
+	c.do("tools/call", `{`+modernMeta+`,"name":"echo"}`)
+	for _, n := range c.sent {
+		if n.Method == "notifications/message" {
+			t.Errorf("log message without a logLevel: %s", n.Params)
+		}
+	}
+	c.sent = nil
+	c.do("tools/call", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"},"name":"echo"}`)
+	if len(c.sent) != 1 || c.sent[0].Method != "notifications/message" {
+		t.Errorf("with logLevel info: sent %v", c.sent)
+	}
+}
+
+// TestInitializeNegotiation — "An unknown or modern version now gets the
+// latest legacy one mcpx serves, and the client decides."
+func TestInitializeNegotiation(t *testing.T) {
+	for requested, want := range map[string]mcp.Revision{
+		"2024-11-05": "2024-11-05", "2025-03-26": "2025-03-26", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25",
+		"2026-07-28": edge.LatestLegacy, "1999-01-01": edge.LatestLegacy, "": edge.LatestLegacy,
+	} {
+		if got := newClient(t).initialize(requested); got != want {
+			t.Errorf("initialize %q: got %s, want %s", requested, got, want)
+		}
+	}
+}
+
+// TestRemovedMethodsAreNotFound: 2026-07-28 has no initialize, ping,
+// logging/setLevel or resources/subscribe: -32601 with HTTP 404.
+func TestRemovedMethodsAreNotFound(t *testing.T) {
+	c := newClient(t)
+	for _, method := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "tasks/list", "nope/nope"} {
+		r := c.do(method, `{`+modernMeta+`}`)
+		if e := rpcError(t, r); e.Code != jsonrpc.MethodNotFound || r.Status != http.StatusNotFound {
+			t.Errorf("%s: %d status %d", method, e.Code, r.Status)
+		}
+	}
+}
+
+// TestResourceNotFound — "-32602 to a 2026-07-28 client, -32002 to every
+// earlier one, both with data.uri."
+func TestResourceNotFound(t *testing.T) {
+	c := newClient(t)
+	e := rpcError(t, c.do("resources/read", `{`+modernMeta+`,"uri":"test://missing"}`))
+	if e.Code != jsonrpc.InvalidParams || !strings.Contains(string(e.Data), `"uri":"test://missing"`) {
+		t.Errorf("modern: %d %s", e.Code, e.Data)
+	}
+	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		c := newClient(t)
+		c.initialize(rev)
+		e := rpcError(t, c.do("resources/read", `{"uri":"test://missing"}`))
+		if e.Code != jsonrpc.ResourceNotFound || !strings.Contains(string(e.Data), `"uri":"test://missing"`) {
+			t.Errorf("%s: %d %s", rev, e.Code, e.Data)
+		}
+	}
+}
+
+// TestTemplatesSpellURITemplate — "every revision's ResourceTemplate spells
+// it uriTemplate".
+func TestTemplatesSpellURITemplate(t *testing.T) {
+	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		c := newClient(t)
+		c.initialize(rev)
+		r := c.do("resources/templates/list", `{}`)
+		if !strings.Contains(string(r.Msg.Result), `"uriTemplate":"test://t/{id}"`) {
+			t.Errorf("%s: %s", rev, r.Msg.Result)
+		}
+	}
+}
+
+// TestErrorCodeSweep — "Nothing else in the reserved range; a test sweeps
+// both eras": every failure either era can provoke maps to a code from the
+// one table, and each to the one expected.
+func TestErrorCodeSweep(t *testing.T) {
+	legacy := func() *client { c := newClient(t); c.initialize("2025-06-18"); return c }
+	modern := newClient
+	cases := []struct {
+		name   string
+		client func(*testing.T) *client
+		method string
+		params string
+		want   int64
+	}{
+		{"legacy unknown method", func(*testing.T) *client { return legacy() }, "nope", `{}`, jsonrpc.MethodNotFound},
+		{"legacy unknown tool", func(*testing.T) *client { return legacy() }, "tools/call", `{"name":"nope"}`, jsonrpc.InvalidParams},
+		{"legacy params of the wrong type", func(*testing.T) *client { return legacy() }, "tools/call", `{"name":7}`, jsonrpc.InvalidParams},
+		{"legacy resource not found", func(*testing.T) *client { return legacy() }, "resources/read", `{"uri":"x:y"}`, jsonrpc.ResourceNotFound},
+		{"legacy bad cursor", func(*testing.T) *client { return legacy() }, "tools/list", `{"cursor":"!!"}`, jsonrpc.InvalidParams},
+		{"legacy bad log level", func(*testing.T) *client { return legacy() }, "logging/setLevel", `{"level":"loud"}`, jsonrpc.InvalidParams},
+		{"modern unknown method", modern, "nope", `{` + modernMeta + `}`, jsonrpc.MethodNotFound},
+		{"modern unknown prompt", modern, "prompts/get", `{` + modernMeta + `,"name":"nope"}`, jsonrpc.InvalidParams},
+		{"modern resource not found", modern, "resources/read", `{` + modernMeta + `,"uri":"x:y"}`, jsonrpc.InvalidParams},
+		{"modern missing meta", modern, "tools/list", `{}`, jsonrpc.MethodNotFound}, // no _meta at all: a 2025-03-26 request, and tools/list exists there
+		{"modern unsupported version", modern, "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2020-01-01"}}`, jsonrpc.UnsupportedProtocolVersion},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.client(t).do(tc.method, tc.params)
+			if tc.name == "modern missing meta" { // served as headerless 2025-03-26: a result
+				result(t, r)
+				return
+			}
+			e := rpcError(t, r)
+			if e.Code != tc.want {
+				t.Errorf("code %d, want %d (%s)", e.Code, tc.want, e.Message)
+			}
+			known := false
+			for _, c := range jsonrpc.Codes {
+				known = known || c == e.Code
+			}
+			if !known {
+				t.Errorf("code %d is not in jsonrpc.Codes", e.Code)
+			}
+			if e.Message == "" || strings.Contains(strings.TrimSuffix(e.Message, "."), ". ") {
+				t.Errorf("message should be one sentence: %q", e.Message)
+			}
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      string
+		batches bool
+		code    int64 // 0: no error
+		batch   bool
+		n       int
+	}{
+		{"a request", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, false, 0, false, 1},
+		{"a notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, 0, false, 1},
+		{"a response", `{"jsonrpc":"2.0","id":"a","result":{}}`, false, 0, false, 1},
+		{"not JSON", `{"jsonrpc":`, false, ParseError, false, 1},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, false, InvalidRequest, false, 1},
+		{"null id on a request", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, false, InvalidRequest, false, 1},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, false, InvalidRequest, false, 1},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, false, InvalidRequest, false, 1},
+		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"ping","params":3}`, false, InvalidRequest, false, 1},
+		{"result and error", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`, false, InvalidRequest, false, 1},
+		{"batch where there are none", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, false, InvalidRequest, false, 1},
+		{"empty batch", `[]`, true, InvalidRequest, false, 1},
+		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]`, true, 0, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs, errs, batch := Decode([]byte(tc.in), tc.batches)
+			if len(msgs) != tc.n || len(errs) != tc.n || batch != tc.batch {
+				t.Fatalf("got %d messages, %d errors, batch %v", len(msgs), len(errs), batch)
+			}
+			if tc.code == 0 && errs[0] != nil {
+				t.Errorf("unexpected error %v", errs[0])
+			}
+			if tc.code != 0 && (errs[0] == nil || errs[0].Code != tc.code) {
+				t.Errorf("error = %v, want code %d", errs[0], tc.code)
+			}
+		})
+	}
+}
+
+func TestInvalidRequestKeepsItsID(t *testing.T) {
+	msgs, errs, _ := Decode([]byte(`{"jsonrpc":"2.0","id":"x","method":5}`), false)
+	if errs[0] == nil || msgs[0] == nil || string(msgs[0].ID) != `"x"` {
+		t.Fatalf("got %+v %v", msgs[0], errs[0])
+	}
+}
+
+// FuzzDecode: no input panics; a message that decodes cleanly encodes to
+// JSON that decodes to the same message (ids, params and results byte for
+// byte after compaction).
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `[{"jsonrpc":"2.0","id":"a","method":"x","params":{}}]`, `{"jsonrpc":"2.0","id":1.5e3,"result":{"a":[1,2]}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"m","data":null}}`} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, in string, batches bool) {
+		msgs, errs, _ := Decode([]byte(in), batches)
+		for i, m := range msgs {
+			if errs[i] != nil || m == nil {
+				continue
+			}
+			b, err := Encode(m)
+			if err != nil {
+				t.Fatalf("encode %+v: %v", m, err)
+			}
+			again, errs2, _ := Decode(b, false)
+			if errs2[0] != nil {
+				t.Fatalf("re-decode %s: %v", b, errs2[0])
+			}
+			if !bytes.Equal(compact(m.ID), compact(again[0].ID)) || m.Method != again[0].Method || !bytes.Equal(compact(m.Params), compact(again[0].Params)) {
+				t.Fatalf("round trip changed %s into %s", in, b)
+			}
+		}
+	})
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
