@@ -1,0 +1,145 @@
+package streamhttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+)
+
+// session is one legacy client's Mcp-Session-Id and what the edge
+// remembers for it.
+type session struct {
+	id     string
+	es     *edge.Session
+	ctx    context.Context // ended by DELETE and idle expiry
+	cancel context.CancelFunc
+
+	// Guarded by sessions.mu.
+	last   time.Time // when a request last used it
+	active int       // requests and GET streams using it now
+}
+
+// sessions holds the legacy sessions, at most max of them; one unused for
+// idle is dropped.
+type sessions struct {
+	max  int
+	idle time.Duration
+
+	mu     sync.Mutex
+	m      map[string]*session
+	closed bool
+}
+
+func newSessions(max int, idle time.Duration) *sessions {
+	return &sessions{max: max, idle: idle, m: map[string]*session{}}
+}
+
+func (s *sessions) expired(ss *session, now time.Time) bool {
+	return ss.active == 0 && now.Sub(ss.last) >= s.idle
+}
+
+// sweep drops expired sessions; s.mu is held.
+func (s *sessions) sweep(now time.Time) {
+	for id, ss := range s.m {
+		if s.expired(ss, now) {
+			delete(s.m, id)
+			ss.cancel()
+		}
+	}
+}
+
+// acquire returns the live session with this id, marked in use until
+// release, or nil.
+func (s *sessions) acquire(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.m[id]
+	if ss == nil {
+		return nil
+	}
+	now := time.Now()
+	if s.expired(ss, now) {
+		delete(s.m, id)
+		ss.cancel()
+		return nil
+	}
+	ss.active++
+	ss.last = now
+	return ss
+}
+
+func (s *sessions) release(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss.active--
+	ss.last = time.Now()
+}
+
+// hasRoom reports whether another session may be added now.
+func (s *sessions) hasRoom() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= s.max {
+		s.sweep(time.Now())
+	}
+	return !s.closed && len(s.m) < s.max
+}
+
+// add keeps es under a new id; ok is false when the table is full.
+func (s *sessions) add(es *edge.Session) (id string, ok bool) {
+	id = newSessionID()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if len(s.m) >= s.max {
+		s.sweep(now)
+	}
+	if s.closed || len(s.m) >= s.max {
+		cancel()
+		return "", false
+	}
+	s.m[id] = &session{id: id, es: es, ctx: ctx, cancel: cancel, last: now}
+	return id, true
+}
+
+// remove ends the session with this id: its requests and streams are
+// cancelled. It reports whether there was one.
+func (s *sessions) remove(id string) bool {
+	s.mu.Lock()
+	ss := s.m[id]
+	delete(s.m, id)
+	s.mu.Unlock()
+	if ss == nil {
+		return false
+	}
+	ss.cancel()
+	return true
+}
+
+// close forgets every session and refuses new ones. Requests still running
+// on them are left to finish: a graceful shutdown waits for them.
+func (s *sessions) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	clear(s.m)
+}
+
+func (s *sessions) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// newSessionID returns 32 hex digits from crypto/rand: visible ASCII, as
+// the session-management section requires, and unguessable.
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,551 @@
+// Package streamhttp serves MCP over Streamable HTTP at one endpoint, for
+// every revision mcpx serves: 2025-03-26 to 2025-11-25 with their sessions
+// (Mcp-Session-Id, DELETE, the GET stream), and 2026-07-28 statelessly,
+// each request on its own. The caller mounts the [Handler] at its MCP
+// endpoint (for example /mcp); [ListenAndServe] does that.
+//
+// Which revision a POST is in: a request whose params._meta names a
+// protocol version, or whose MCP-Protocol-Version header is 2026-07-28, is
+// a 2026-07-28 request: it gets a fresh edge session, its Mcp-Method and
+// Mcp-Name headers are checked against the body, and any Mcp-Session-Id is
+// ignored. Anything else is legacy: the Mcp-Session-Id names the session
+// whose negotiated revision governs; without one, the MCP-Protocol-Version
+// header does; without that, 2025-03-26 (edge.Headerless). The edge does
+// the rest (package edge).
+//
+// A request is answered with JSON unless it produces notifications while
+// it runs and the client accepts text/event-stream: the response then
+// becomes an SSE stream carrying them and, last, the response.
+package streamhttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// Options are the limits of one endpoint. The zero value uses the defaults
+// named on each field.
+type Options struct {
+	// MaxBody is the largest request body accepted, in bytes; 0 means
+	// 4 MiB. A larger body is answered 413.
+	MaxBody int64
+	// MaxSessions is how many legacy sessions are held at once; 0 means
+	// 1024. An initialize beyond that (after idle sessions are dropped)
+	// is answered 503.
+	MaxSessions int
+	// SessionIdle drops a legacy session that no request or stream has
+	// used for this long; 0 means 30 minutes. Its id then gets 404.
+	SessionIdle time.Duration
+	// MaxStreams is how many SSE streams may be held open at once: GET
+	// streams, subscriptions/listen and POST responses that turned into
+	// streams; 0 means 256. A GET or subscriptions/listen beyond it is
+	// answered 503; any other request beyond it is answered with JSON and
+	// its notifications are dropped.
+	MaxStreams int
+	// KeepAlive is how often a held SSE stream gets a comment line so that
+	// intermediaries and clients do not time it out; 0 means 15 seconds.
+	KeepAlive time.Duration
+	// AllowedOrigins are the origins (scheme://host[:port], compared
+	// exactly but for case) allowed besides loopback ones, which are
+	// always allowed. A request with any other Origin header is answered
+	// 403. When the server listens on a loopback address, the hosts of
+	// these origins are also accepted in the Host header.
+	AllowedOrigins []string
+	// Logger receives the transport's own log lines; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler is the MCP endpoint. Create it with [New]; stop it with Close.
+type Handler struct {
+	e           *edge.Edge
+	log         *slog.Logger
+	maxBody     int64
+	keepAlive   time.Duration
+	origins     []string
+	originHosts []string
+
+	sessions *sessions
+	streams  chan struct{} // one token per open SSE stream
+
+	// hold ends the held streams (GET, subscriptions/listen) on Close.
+	hold     context.Context
+	stopHold context.CancelFunc
+	closed   atomic.Bool
+	once     sync.Once
+}
+
+// New returns the endpoint serving e.
+func New(e *edge.Edge, opt Options) *Handler {
+	if opt.MaxBody <= 0 {
+		opt.MaxBody = 4 << 20
+	}
+	if opt.MaxSessions <= 0 {
+		opt.MaxSessions = 1024
+	}
+	if opt.SessionIdle <= 0 {
+		opt.SessionIdle = 30 * time.Minute
+	}
+	if opt.MaxStreams <= 0 {
+		opt.MaxStreams = 256
+	}
+	if opt.KeepAlive <= 0 {
+		opt.KeepAlive = 15 * time.Second
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	h := &Handler{
+		e:         e,
+		log:       opt.Logger,
+		maxBody:   opt.MaxBody,
+		keepAlive: opt.KeepAlive,
+		sessions:  newSessions(opt.MaxSessions, opt.SessionIdle),
+		streams:   make(chan struct{}, opt.MaxStreams),
+	}
+	for _, o := range opt.AllowedOrigins {
+		o = strings.TrimSuffix(o, "/")
+		h.origins = append(h.origins, o)
+		if u, err := url.Parse(o); err == nil && u.Hostname() != "" {
+			h.originHosts = append(h.originHosts, u.Hostname())
+		}
+	}
+	h.hold, h.stopHold = context.WithCancel(context.Background())
+	return h
+}
+
+// Close ends the held streams (GET streams and subscriptions/listen,
+// which get their final result) and forgets every session; later requests
+// are answered 503. Requests still running are left to finish, so that a
+// graceful shutdown can wait for them. It may be called more than once.
+func (h *Handler) Close() {
+	h.once.Do(func() {
+		h.closed.Store(true)
+		h.stopHold()
+		h.sessions.close()
+	})
+}
+
+func (h *Handler) takeSlot() bool {
+	select {
+	case h.streams <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *Handler) giveSlot() { <-h.streams }
+
+// response wraps the ResponseWriter to know whether anything was written,
+// so that a panic can still be answered 500.
+type response struct {
+	http.ResponseWriter
+	wrote bool
+	id    json.RawMessage // the request's id, once known
+}
+
+func (w *response) WriteHeader(code int) { w.wrote = true; w.ResponseWriter.WriteHeader(code) }
+func (w *response) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+func (w *response) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writeError answers with an HTTP error status and a JSON-RPC error object.
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	writeJSON(w, status, jsonrpc.ErrorResponse(id, e))
+}
+
+func fail(w http.ResponseWriter, status int, id json.RawMessage, format string, args ...any) {
+	code := int64(jsonrpc.InvalidRequest)
+	if status >= 500 {
+		code = jsonrpc.InternalError
+	}
+	writeError(w, status, id, &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the response could not be encoded"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// ServeHTTP serves the MCP endpoint.
+func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	w := &response{ResponseWriter: rw}
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		h.log.Error("panic serving an MCP request", "method", r.Method, "panic", v, "stack", string(debug.Stack()))
+		if !w.wrote {
+			fail(w, http.StatusInternalServerError, w.id, "the server failed while handling the request")
+		}
+	}()
+
+	if !h.originAllowed(r.Header.Get("Origin")) {
+		fail(w, http.StatusForbidden, nil, "the Origin %q is not allowed to use this server", r.Header.Get("Origin"))
+		return
+	}
+	if !h.hostAllowed(r) {
+		fail(w, http.StatusForbidden, nil, "the Host %q does not name this local server", r.Host)
+		return
+	}
+	if h.closed.Load() {
+		fail(w, http.StatusServiceUnavailable, nil, "the server is shutting down")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		fail(w, http.StatusMethodNotAllowed, nil, "the MCP endpoint takes POST (and GET or DELETE with an Mcp-Session-Id), not %s", r.Method)
+	}
+}
+
+// protocolHeader reads MCP-Protocol-Version: the value, whether it was
+// sent, and whether it names a revision mcpx serves.
+func protocolHeader(r *http.Request) (v string, present, known bool) {
+	v = strings.TrimSpace(r.Header.Get(headerProtocolVersion))
+	if v == "" {
+		return "", false, false
+	}
+	return v, true, edge.Known(mcp.Revision(v))
+}
+
+func unsupportedHeader(v string) *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.InvalidRequest, map[string]any{"supported": supportedVersions(), "requested": v},
+		"the %s header names %q, which this server does not serve; supported: %s", headerProtocolVersion, v, strings.Join(supportedVersions(), ", "))
+}
+
+// get opens the standalone SSE stream of a legacy session. mcpx sends no
+// server-initiated messages yet, so the stream carries keep-alive comments
+// until the client leaves, the session ends or the handler closes.
+func (h *Handler) get(w *response, r *http.Request) {
+	v, present, known := protocolHeader(r)
+	sid := r.Header.Get(headerSessionID)
+	if sid == "" || v == string(edge.Modern) {
+		w.Header().Set("Allow", "POST")
+		fail(w, http.StatusMethodNotAllowed, nil, "GET opens the stream of a legacy session and needs its Mcp-Session-Id; send messages with POST")
+		return
+	}
+	if present && !known {
+		writeError(w, http.StatusBadRequest, nil, unsupportedHeader(v))
+		return
+	}
+	if !parseAccept(r.Header.Values("Accept")).sse {
+		fail(w, http.StatusNotAcceptable, nil, "GET opens an SSE stream, so Accept must allow text/event-stream")
+		return
+	}
+	ss := h.sessions.acquire(sid)
+	if ss == nil {
+		fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended; initialize a new one", sid)
+		return
+	}
+	defer h.sessions.release(ss)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(ss.ctx, cancel)()
+	defer context.AfterFunc(h.hold, cancel)()
+
+	st := newStream(h, w)
+	defer st.end()
+	if !st.reserve() {
+		fail(w, http.StatusServiceUnavailable, nil, "too many open streams; try again later")
+		return
+	}
+	st.hold()
+	<-ctx.Done()
+}
+
+// delete ends a legacy session.
+func (h *Handler) delete(w *response, r *http.Request) {
+	sid := r.Header.Get(headerSessionID)
+	if sid == "" {
+		fail(w, http.StatusBadRequest, nil, "DELETE ends a session and needs its Mcp-Session-Id header")
+		return
+	}
+	if !h.sessions.remove(sid) {
+		fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended", sid)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// post serves one message, or a 2025-03-26 batch.
+func (h *Handler) post(w *response, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %q", ct)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w.ResponseWriter, r.Body, h.maxBody))
+	if err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) {
+			fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
+			return
+		}
+		fail(w, http.StatusBadRequest, nil, "the body could not be read: %v", err)
+		return
+	}
+	acc := parseAccept(r.Header.Values("Accept"))
+	hv, hPresent, hKnown := protocolHeader(r)
+
+	msgs, errs, batch := jsonrpc.Decode(body, true)
+	if batch {
+		h.batch(w, r, acc, msgs, errs)
+		return
+	}
+	m, derr := msgs[0], errs[0]
+	if m != nil {
+		w.id = m.ID
+	}
+	if derr != nil {
+		var id json.RawMessage
+		if m != nil {
+			id = m.ID
+		}
+		writeError(w, http.StatusBadRequest, id, derr)
+		return
+	}
+
+	mv, mPresent := metaVersion(m.Params)
+	modern := mPresent || hv == string(edge.Modern)
+	in := edge.In{Msg: m, Default: edge.Headerless}
+	if hKnown {
+		in.Header = mcp.Revision(hv)
+	}
+	if m.IsRequest() {
+		// The header and the body must agree (streamable-http.mdx,
+		// Protocol Version Header): checked here whatever the versions, so
+		// that a mismatch is -32020 even when _meta names a version mcpx
+		// does not serve.
+		switch {
+		case mPresent && !hPresent:
+			writeError(w, http.StatusBadRequest, m.ID, mismatch("Header mismatch: the %s header is required and must equal params._meta[%q] (%s)", headerProtocolVersion, mcp.MetaKeyProtocolVersion, mv))
+			return
+		case mPresent && hv != mv:
+			writeError(w, http.StatusBadRequest, m.ID, mismatch("Header mismatch: the %s header (%s) does not match params._meta[%q] (%s)", headerProtocolVersion, hv, mcp.MetaKeyProtocolVersion, mv))
+			return
+		}
+	}
+	if hPresent && !hKnown && !mPresent {
+		writeError(w, http.StatusBadRequest, m.ID, unsupportedHeader(hv))
+		return
+	}
+	if m.IsRequest() && (hv == string(edge.Modern) || mv == string(edge.Modern)) {
+		if e := checkStandardHeaders(r, m); e != nil {
+			writeError(w, http.StatusBadRequest, m.ID, e)
+			return
+		}
+	}
+	if m.IsRequest() && !acc.json && !acc.sse {
+		fail(w, http.StatusNotAcceptable, m.ID, "Accept must allow application/json and text/event-stream")
+		return
+	}
+
+	// The edge session: a fresh one for 2026-07-28, for initialize and for
+	// a legacy request without a session id; the session's own otherwise.
+	es := new(edge.Session)
+	var ss *session
+	initialize := !modern && m.IsRequest() && m.Method == mcp.MethodInitialize
+	if sid := r.Header.Get(headerSessionID); sid != "" && !modern && !initialize {
+		if ss = h.sessions.acquire(sid); ss == nil {
+			fail(w, http.StatusNotFound, m.ID, "session %q does not exist or has ended; initialize a new one", sid)
+			return
+		}
+		defer h.sessions.release(ss)
+		es = ss.es
+	}
+	if initialize && !h.sessions.hasRoom() {
+		fail(w, http.StatusServiceUnavailable, m.ID, "too many sessions are open; try again later")
+		return
+	}
+
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if ss != nil {
+		defer context.AfterFunc(ss.ctx, cancel)()
+	}
+
+	if !m.IsRequest() {
+		reply := h.e.Handle(ctx, es, in, nil)
+		w.WriteHeader(statusOr(reply.Status, http.StatusAccepted))
+		return
+	}
+
+	st := newStream(h, w)
+	defer st.end()
+	var sink edge.Sink
+	if acc.sse && !initialize { // an initialize response must carry the session id header
+		sink = st.notify
+	}
+	if modern && m.Method == mcp.MethodSubscriptionsListen && sink != nil {
+		// The listen response is a held stream: it needs a slot up front,
+		// and it ends on Close.
+		if !st.reserve() {
+			fail(w, http.StatusServiceUnavailable, m.ID, "too many open streams; try again later")
+			return
+		}
+		defer context.AfterFunc(h.hold, cancel)()
+	}
+
+	reply := h.e.Handle(ctx, es, in, sink)
+
+	if reply.Initialized && !modern {
+		id, ok := h.sessions.add(es)
+		if !ok {
+			fail(w, http.StatusServiceUnavailable, m.ID, "too many sessions are open; try again later")
+			return
+		}
+		w.Header().Set(headerSessionID, id)
+	}
+	if reply.Msg == nil {
+		h.answer(w, st, acc, nil, 0)
+		return
+	}
+	h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
+}
+
+func statusOr(status, def int) int {
+	if status == 0 {
+		return def
+	}
+	return status
+}
+
+// answer writes the final response of a POST: on the stream when it was
+// started (or the client takes only SSE and the answer is a success), as
+// JSON otherwise. msg is a *jsonrpc.Message or a batch of them; a nil
+// interface means there is nothing to send (the client cancelled the
+// request): a stream just ends, and a response not yet begun is 204.
+func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status int) {
+	if msg == nil {
+		if !st.isStarted() {
+			w.WriteHeader(http.StatusNoContent)
+		}
+		return
+	}
+	if st.isStarted() || (!acc.json && status == http.StatusOK) {
+		b, err := json.Marshal(msg)
+		if err != nil {
+			h.log.Error("encode response", "err", err)
+			return
+		}
+		st.final(b)
+		return
+	}
+	writeJSON(w, status, msg)
+}
+
+// batch serves a JSON-RPC batch, which only 2025-03-26 has: its members
+// one after another, as stdio does, answered with one array.
+func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonrpc.Message, errs []*jsonrpc.Error) {
+	hv, hPresent, hKnown := protocolHeader(r)
+	if hPresent && !hKnown {
+		writeError(w, http.StatusBadRequest, nil, unsupportedHeader(hv))
+		return
+	}
+	rev := edge.Headerless
+	if hKnown {
+		rev = mcp.Revision(hv)
+	}
+	es := new(edge.Session)
+	if sid := r.Header.Get(headerSessionID); sid != "" && hv != string(edge.Modern) {
+		ss := h.sessions.acquire(sid)
+		if ss == nil {
+			fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended; initialize a new one", sid)
+			return
+		}
+		defer h.sessions.release(ss)
+		es = ss.es
+		if sr := es.Revision(); sr != "" {
+			rev = sr
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(ss.ctx, cancel)()
+		r = r.WithContext(ctx)
+	}
+	if !edge.AllowsBatch(rev) {
+		fail(w, http.StatusBadRequest, nil, "batches are not part of protocol revision %s; send one message per POST", rev)
+		return
+	}
+	requests := false
+	for i, m := range msgs {
+		if errs[i] == nil && m.IsRequest() {
+			requests = true
+		}
+	}
+	if requests && !acc.json && !acc.sse {
+		fail(w, http.StatusNotAcceptable, nil, "Accept must allow application/json and text/event-stream")
+		return
+	}
+	in := edge.In{Default: edge.Headerless}
+	if hKnown {
+		in.Header = mcp.Revision(hv)
+	}
+	st := newStream(h, w)
+	defer st.end()
+	var sink edge.Sink
+	if acc.sse {
+		sink = st.notify
+	}
+	var out []*jsonrpc.Message
+	for i, m := range msgs {
+		in.Msg = m
+		switch {
+		case errs[i] != nil:
+			var id json.RawMessage
+			if m != nil {
+				id = m.ID
+			}
+			out = append(out, jsonrpc.ErrorResponse(id, errs[i]))
+		case m.IsRequest() && m.Method == mcp.MethodInitialize:
+			out = append(out, jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"}))
+		case m.IsRequest():
+			if reply := h.e.Handle(r.Context(), es, in, sink); reply.Msg != nil {
+				out = append(out, reply.Msg)
+			}
+		default:
+			h.e.Handle(r.Context(), es, in, nil)
+		}
+	}
+	if len(out) == 0 {
+		if requests {
+			h.answer(w, st, acc, nil, http.StatusOK) // every request was cancelled
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.answer(w, st, acc, out, http.StatusOK)
+}
