@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -86,9 +85,6 @@ type Catalog struct {
 	complete     CompleteFunc
 	logging      bool
 	subscribable bool
-
-	readTTL   int64
-	readScope mcp.CacheScope
 }
 
 type tool struct {
@@ -260,18 +256,6 @@ func (c *Catalog) Subscribable(on bool) {
 	c.subscribable = on
 }
 
-// SetReadCacheHints sets the caching hints (SEP-2549, 2026-07-28) every
-// resources/read result carries: how long a client may reuse it and whether
-// caches may share it across users. Without a call, results leave ttlMs and
-// cacheScope at their zero values and the server applies its own policy.
-// ttl is rounded down to a millisecond; a negative ttl counts as zero.
-func (c *Catalog) SetReadCacheHints(ttl time.Duration, scope mcp.CacheScope) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.readTTL = max(ttl.Milliseconds(), 0)
-	c.readScope = scope
-}
-
 // Capabilities declares what was added: tools, resources (with subscribe
 // when [Catalog.Subscribable]), prompts, completions and logging each only
 // when present. listChanged is declared false: a catalog has no way yet to
@@ -408,7 +392,6 @@ func (c *Catalog) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPa
 			}
 		}
 	}
-	ttl, scope := c.readTTL, c.readScope
 	c.mu.RUnlock()
 	if read == nil {
 		return nil, &server.ResourceNotFoundError{URI: p.URI}
@@ -420,7 +403,7 @@ func (c *Catalog) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPa
 	if len(contents) == 0 {
 		return nil, &server.ResourceNotFoundError{URI: p.URI}
 	}
-	return &mcp.ReadResourceResult{Contents: contents, TTLMs: ttl, CacheScope: scope}, nil
+	return &mcp.ReadResourceResult{Contents: contents}, nil
 }
 
 // ListPrompts returns the prompts in the order they were added.
@@ -473,12 +456,9 @@ func (c *Catalog) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) 
 	return res, nil
 }
 
-// maxCompletions is the most values a completion result may carry.
-const maxCompletions = 100
-
 // Complete checks that the reference names a prompt, template or resource in
-// the catalog, then asks the completion function. The result is trimmed to
-// the 100 values the specification allows, with hasMore set when trimmed.
+// the catalog, then asks the completion function. ([server.Server] trims the
+// result to the 100 values the specification allows.)
 func (c *Catalog) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 	c.mu.RLock()
 	f := c.complete
@@ -495,17 +475,7 @@ func (c *Catalog) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*
 		return nil, err
 	}
 	if res == nil {
-		res = &mcp.CompleteResult{}
-	}
-	if res.Completion.Values == nil {
-		res.Completion.Values = []string{}
-	}
-	if n := len(res.Completion.Values); n > maxCompletions {
-		res.Completion.Values = res.Completion.Values[:maxCompletions]
-		res.Completion.HasMore = mcp.Ptr(true)
-		if res.Completion.Total == nil {
-			res.Completion.Total = mcp.Ptr(int64(n))
-		}
+		return nil, fmt.Errorf("completion returned no result")
 	}
 	return res, nil
 }

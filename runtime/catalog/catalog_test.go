@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -276,25 +275,6 @@ func TestReadResource(t *testing.T) {
 	}
 }
 
-func TestReadCacheHints(t *testing.T) {
-	c := New()
-	c.AddResource(mcp.Resource{URI: "x://a", Name: "a"}, Static(Text("x://a", "", "a")))
-	read := func() *mcp.ReadResourceResult {
-		r, err := c.ReadResource(context.Background(), &mcp.ReadResourceRequestParams{URI: "x://a"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	if r := read(); r.TTLMs != 0 || r.CacheScope != "" {
-		t.Errorf("without hints: ttlMs %d, cacheScope %q; want the zero values for the server to fill", r.TTLMs, r.CacheScope)
-	}
-	c.SetReadCacheHints(90*time.Second, mcp.CacheScopePublic)
-	if r := read(); r.TTLMs != 90000 || r.CacheScope != mcp.CacheScopePublic {
-		t.Errorf("with hints: ttlMs %d, cacheScope %q; want 90000, public", r.TTLMs, r.CacheScope)
-	}
-}
-
 func TestGetPrompt(t *testing.T) {
 	c := New()
 	var seen map[string]string
@@ -349,20 +329,12 @@ func TestGetPrompt(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
-	many := make([]string, 150)
-	for i := range many {
-		many[i] = fmt.Sprintf("v%03d", i)
-	}
 	c := New()
 	c.AddPrompt(mcp.Prompt{Name: "p", Arguments: []mcp.PromptArgument{{Name: "a"}}},
 		func(context.Context, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil })
 	c.AddTemplate(mcp.ResourceTemplate{URITemplate: "t://{id}", Name: "t"}, nil2)
 	c.SetCompletion(func(_ context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 		switch p.Argument.Value {
-		case "many":
-			return &mcp.CompleteResult{Completion: mcp.CompleteResultCompletion{Values: many}}, nil
-		case "none":
-			return &mcp.CompleteResult{}, nil
 		}
 		return Suggest(p.Argument.Value, "apple", "Apricot", "banana"), nil
 	})
@@ -373,18 +345,16 @@ func TestComplete(t *testing.T) {
 		return mcp.CompleteRequestParamsRef{Value: &mcp.ResourceTemplateReference{URI: uri}}
 	}
 	tests := []struct {
-		name        string
-		ref         mcp.CompleteRequestParamsRef
-		value       string
-		wantValues  int
-		wantFirst   string
-		wantHasMore bool
-		wantErr     bool
+		name       string
+		ref        mcp.CompleteRequestParamsRef
+		value      string
+		wantValues int
+		wantFirst  string
+		wantErr    bool
 	}{
 		{name: "a prompt argument is completed by prefix, ignoring case", ref: prompt("p"), value: "ap", wantValues: 2, wantFirst: "apple"},
 		{name: "a template variable is completed", ref: tmpl("t://{id}"), value: "b", wantValues: 1, wantFirst: "banana"},
-		{name: "more than 100 values are trimmed with hasMore", ref: prompt("p"), value: "many", wantValues: 100, wantFirst: "v000", wantHasMore: true},
-		{name: "no values encode as an empty list", ref: prompt("p"), value: "none", wantValues: 0},
+		{name: "no match is an empty list, not null", ref: prompt("p"), value: "zz", wantValues: 0},
 		{name: "an unknown prompt is invalid params", ref: prompt("q"), wantErr: true},
 		{name: "an unknown template is invalid params", ref: tmpl("t://{other}"), wantErr: true},
 	}
@@ -406,9 +376,6 @@ func TestComplete(t *testing.T) {
 			v := res.Completion.Values
 			if v == nil || len(v) != tt.wantValues || (len(v) > 0 && v[0] != tt.wantFirst) {
 				t.Errorf("values = %v, want %d starting %q", v, tt.wantValues, tt.wantFirst)
-			}
-			if got := res.Completion.HasMore != nil && *res.Completion.HasMore; got != tt.wantHasMore {
-				t.Errorf("hasMore = %v, want %v", got, tt.wantHasMore)
 			}
 		})
 	}
