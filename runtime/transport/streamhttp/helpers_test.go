@@ -35,6 +35,7 @@ func (fakeNS) ListTools(context.Context) ([]mcp.Tool, error) {
 		{Name: "wait", InputSchema: object},
 		{Name: "slow", InputSchema: object},
 		{Name: "grüße", InputSchema: object},
+		{Name: "late", InputSchema: object},
 	}, nil
 }
 
@@ -62,6 +63,14 @@ func (fakeNS) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.
 		}
 	case "grüße":
 		return text("hallo"), nil
+	case "late": // reports progress from a goroutine that outlives the call
+		go func() {
+			for i := range 20 {
+				server.Progress(ctx, float64(i+1), 0, "")
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
+		return text("early"), nil
 	}
 	return nil, server.ErrUnknownTool
 }

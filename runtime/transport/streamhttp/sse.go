@@ -11,16 +11,18 @@ import (
 // stream is one response that may become an SSE stream: it starts on the
 // first event, so a request that produces no notifications is answered
 // with plain JSON. It is safe for concurrent use: the edge's sink may be
-// called from any goroutine a handler starts, and the keep-alive ticker
-// writes too. After end, nothing more is written.
+// called from any goroutine a handler starts (even after the request is
+// answered), and the keep-alive ticker writes too. Once closed, nothing
+// more is written on it.
 type stream struct {
 	h  *Handler
 	w  http.ResponseWriter
 	rc *http.ResponseController
 
 	mu      sync.Mutex
-	started bool
-	ended   bool
+	started bool          // the SSE response has begun
+	closed  bool          // nothing more may be written or started
+	ended   bool          // end has run
 	slot    bool          // holds one of Handler.streams
 	stop    chan struct{} // ends the keep-alive goroutine
 	done    chan struct{} // closed when it has ended
@@ -49,7 +51,7 @@ func (s *stream) start(held bool) bool {
 	if s.started {
 		return true
 	}
-	if s.ended {
+	if s.closed {
 		return false
 	}
 	if held && !s.slot {
@@ -88,7 +90,7 @@ func (s *stream) keepAlive(every time.Duration) {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			if !s.ended {
+			if !s.closed {
 				s.write([]byte(": keep-alive\n\n"))
 			}
 			s.mu.Unlock()
@@ -120,27 +122,34 @@ func (s *stream) notify(m *jsonrpc.Message) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended || !s.start(true) {
+	if s.closed || !s.start(true) {
 		return
 	}
 	s.write(event(b))
 }
 
 // final sends the last event (a response, or a batch of them) on the
-// stream, starting it if needed. The stream is then ended.
+// stream, starting it if needed, and closes it in the same step, so that
+// no notification can follow the response. The stream is then ended.
 func (s *stream) final(data []byte) {
 	s.mu.Lock()
-	if !s.ended && s.start(false) {
+	if !s.closed && s.start(false) {
 		s.write(event(data))
 	}
+	s.closed = true
 	s.mu.Unlock()
 	s.end()
 }
 
-// isStarted reports whether the response is an SSE stream.
-func (s *stream) isStarted() bool {
+// claim decides how the request is answered: if the SSE stream has begun
+// it reports true; otherwise it closes the stream, so that a late
+// notification cannot begin one while the caller writes a plain response.
+func (s *stream) claim() (started bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.started {
+		s.closed = true
+	}
 	return s.started
 }
 
@@ -149,6 +158,7 @@ func (s *stream) isStarted() bool {
 // called more than once.
 func (s *stream) end() {
 	s.mu.Lock()
+	s.closed = true
 	if s.ended {
 		s.mu.Unlock()
 		return

@@ -449,21 +449,33 @@ func statusOr(status, def int) int {
 // request): a stream just ends, and a response not yet begun is 204.
 func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status int) {
 	if msg == nil {
-		if !st.isStarted() {
+		if !st.claim() {
 			w.WriteHeader(http.StatusNoContent)
 		}
 		return
 	}
-	if st.isStarted() || (!acc.json && status == http.StatusOK) {
-		b, err := json.Marshal(msg)
-		if err != nil {
-			h.log.Error("encode response", "err", err)
-			return
-		}
-		st.final(b)
+	b, err := json.Marshal(msg)
+	if err != nil {
+		h.log.Error("encode response", "err", err)
+		b, status = nil, http.StatusInternalServerError
+	}
+	if b != nil && !acc.json && status == http.StatusOK {
+		st.final(b) // a client that takes only SSE
 		return
 	}
-	writeJSON(w, status, msg)
+	if st.claim() {
+		if b != nil {
+			st.final(b)
+		}
+		return
+	}
+	if b == nil {
+		fail(w, status, w.id, "the response could not be encoded")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
 }
 
 // batch serves a JSON-RPC batch, which only 2025-03-26 has: its members

@@ -435,6 +435,37 @@ func TestProgressStreamsAsSSE(t *testing.T) {
 	eventually(t, "stream slots given back", func() bool { return h.OpenStreams() == 0 })
 }
 
+// TestLateNotificationsAfterTheResponse: notifications a handler sends
+// after its call returned never reach the wire after the response, nor
+// race with a JSON answer (run with -race).
+func TestLateNotificationsAfterTheResponse(t *testing.T) {
+	srv, h := start(t, streamhttp.Options{})
+	for i := range 30 {
+		resp := post(t, srv, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"late","_meta":{"progressToken":1}}}`)
+		if resp.Header.Get("Content-Type") == "application/json" {
+			if r := decode(t, resp, http.StatusOK); r.Result == nil {
+				t.Fatalf("run %d: %+v", i, r)
+			}
+			continue
+		}
+		ch := readSSE(resp.Body)
+		for {
+			r, ok := next(t, ch, nil)
+			if !ok {
+				t.Fatalf("run %d: the stream ended without the response", i)
+			}
+			if r.Method == "" {
+				if string(r.ID) != "1" || r.Result == nil {
+					t.Fatalf("run %d: %+v", i, r)
+				}
+				break
+			}
+		}
+		waitEnd(t, ch)
+	}
+	eventually(t, "slots given back", func() bool { return h.OpenStreams() == 0 })
+}
+
 // TestProgressWithoutSSEIsJSON: a client that accepts only JSON gets JSON;
 // the notifications have nowhere to go.
 func TestProgressWithoutSSEIsJSON(t *testing.T) {
