@@ -16,6 +16,15 @@
 // A request is answered with JSON unless it produces notifications while
 // it runs and the client accepts text/event-stream: the response then
 // becomes an SSE stream carrying them and, last, the response.
+// subscriptions/listen is an SSE stream held until the client closes it
+// (which cancels the request) or [Handler.Close]. Streams are not
+// resumable: Last-Event-ID is ignored.
+//
+// Every request is checked against DNS rebinding first: an Origin that is
+// neither loopback nor configured, or (on a loopback listener) a Host that
+// does not name this machine, is 403. Every 4xx and 5xx answer carries a
+// JSON-RPC error object; a panic while serving is 500 with -32603. The
+// limits are in [Options].
 package streamhttp
 
 import (
@@ -280,6 +289,7 @@ func (h *Handler) get(w *response, r *http.Request) {
 	st := newStream(h, w)
 	defer st.end()
 	if !st.reserve() {
+		h.log.Warn("MaxStreams reached; a GET stream was refused", "limit", cap(h.streams))
 		fail(w, http.StatusServiceUnavailable, nil, "too many open streams; try again later")
 		return
 	}
@@ -386,6 +396,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		es = ss.es
 	}
 	if initialize && !h.sessions.hasRoom() {
+		h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
 		fail(w, http.StatusServiceUnavailable, m.ID, "too many sessions are open; try again later")
 		return
 	}
@@ -412,6 +423,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		// The listen response is a held stream: it needs a slot up front,
 		// and it ends on Close.
 		if !st.reserve() {
+			h.log.Warn("MaxStreams reached; a subscriptions/listen was refused", "limit", cap(h.streams))
 			fail(w, http.StatusServiceUnavailable, m.ID, "too many open streams; try again later")
 			return
 		}
@@ -423,6 +435,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	if reply.Initialized && !modern {
 		id, ok := h.sessions.add(es)
 		if !ok {
+			h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
 			fail(w, http.StatusServiceUnavailable, m.ID, "too many sessions are open; try again later")
 			return
 		}
