@@ -227,12 +227,14 @@ func (s *Session) Cancel(id json.RawMessage) {
 // revisionOf decides which revision a request is in.
 func (e *Edge) revisionOf(sess *Session, in In, meta requestMeta) (mcp.Revision, error) {
 	if v, ok := meta.protocolVersion(); ok {
+		if in.Header != "" && string(in.Header) != v {
+			// The header and the body disagree: that is the mismatch,
+			// whichever of the two names a revision mcpx serves.
+			return Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "the MCP-Protocol-Version header (%s) does not match _meta protocolVersion (%s)", in.Header, v)
+		}
 		if !IsModern(mcp.Revision(v)) {
 			return Modern, &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion, Message: fmt.Sprintf("protocol version %q is not served per request; use %s, or initialize for the others", v, Modern),
 				Data: mustJSON(map[string]any{"supported": supportedVersions(), "requested": v})}
-		}
-		if in.Header != "" && in.Header != Modern {
-			return Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "the MCP-Protocol-Version header (%s) does not match _meta protocolVersion (%s)", in.Header, v)
 		}
 		return Modern, nil
 	}

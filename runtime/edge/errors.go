@@ -63,6 +63,10 @@ func (e *Edge) rpcError(rev mcp.Revision, err error) *jsonrpc.Error {
 		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "%s", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the request timed out")
+	case errors.Is(err, context.Canceled):
+		// The client went away or the server is closing: usually nobody
+		// reads this, and it is no failure worth a log line.
+		return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the request was cancelled before it finished")
 	}
 	e.log().Warn("request failed", "revision", rev, "err", err)
 	return jsonrpc.Errorf(jsonrpc.InternalError, nil, "%s", err.Error())

@@ -20,6 +20,9 @@ const (
 type requestMeta map[string]json.RawMessage
 
 func readMeta(params json.RawMessage) (requestMeta, error) {
+	if len(params) > 0 && params[0] == '[' {
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "params must be an object, not an array")
+	}
 	if len(params) == 0 || params[0] != '{' {
 		return nil, nil
 	}

@@ -153,7 +153,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if w.Params != nil && w.Params[0] != '{' && w.Params[0] != '[' {
-			return invalid(`"params" must be an object`)
+			return invalid(`"params" must be a structured value (MCP uses objects)`)
 		}
 		return m, nil
 	}
