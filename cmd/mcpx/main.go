@@ -1,7 +1,8 @@
-// Command mcpx is the MCP gateway. For now it has one subcommand,
-// `mcpx revisions`, which prints from the generated revision tables what
-// differs between the protocol revisions mcpx speaks. `mcpx serve` and
-// `mcpx stdio` come with the runtime.
+// Command mcpx is the MCP gateway: `mcpx serve` serves Streamable HTTP,
+// `mcpx stdio` standard input and output, both on the built-in demo
+// namespace until the gateway fronts upstream servers; `mcpx revisions`
+// prints from the generated revision tables what differs between the
+// protocol revisions mcpx speaks.
 package main
 
 import (
@@ -14,6 +15,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// stdin is where `mcpx stdio` reads; a variable so tests can replace it.
+var stdin io.Reader = os.Stdin
+
 const usage = `mcpx is a gateway for the Model Context Protocol.
 
 Usage:
@@ -22,11 +26,14 @@ Usage:
 
 Commands:
 
+	serve       serve Streamable HTTP at http://ADDR/mcp
+	            (mcpx serve [--listen ADDR] [--builtin demo|fixture])
+	stdio       serve on standard input and output
+	            (mcpx stdio [--builtin demo|fixture])
 	revisions   print what differs between the protocol revisions
 	            (mcpx revisions [--from REV] [--to REV] [--type NAME])
 	help        print this help
 
-Serving (mcpx serve, mcpx stdio) comes with the runtime.
 Run "mcpx <command> -h" for a command's flags.
 `
 
@@ -47,8 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "revisions":
 		return runRevisions(args[1:], stdout, stderr)
 	case "serve", "stdio":
-		fmt.Fprintf(stderr, "mcpx: %q is not available yet: it comes with the runtime\n", args[0])
-		return 2
+		return runServe(args[0], args[1:], stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "mcpx: unknown command %q\n\n%s", args[0], usage)
 		return 2

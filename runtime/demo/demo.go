@@ -31,6 +31,10 @@ import (
 )
 
 // New returns the demo namespace.
+//
+// It declares no logging capability and its tools send no log messages:
+// mcpx sends clients no notifications/message of its own
+// (mcpx-revisions.md, "The modern envelope").
 func New() server.Namespace { return build(time.Now, time.Second) }
 
 // build assembles the demo around a clock and the length of one countdown
@@ -41,7 +45,6 @@ func build(now func() time.Time, tick time.Duration) *catalog.Catalog {
 	addResources(c)
 	addPrompts(c)
 	c.SetCompletion(complete)
-	c.SetLogging(true) // countdown logs its steps
 	return c
 }
 
@@ -162,7 +165,6 @@ func addTools(c *catalog.Catalog, now func() time.Time, tick time.Duration) {
 		}
 		for i := range n {
 			server.Progress(ctx, float64(i), float64(n), fmt.Sprintf("%d…", n-i))
-			server.Log(ctx, mcp.LoggingLevelInfo, "demo.countdown", fmt.Sprintf("%d…", n-i))
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()

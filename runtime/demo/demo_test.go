@@ -35,7 +35,7 @@ func TestNewIsTheDemo(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	got, _ := json.Marshal(testNamespace().Capabilities())
-	want := `{"completions":{},"logging":{},"prompts":{"listChanged":false},"resources":{"listChanged":false},"tools":{"listChanged":false}}`
+	want := `{"completions":{},"prompts":{"listChanged":false},"resources":{"listChanged":false},"tools":{"listChanged":false}}`
 	if string(got) != want {
 		t.Errorf("Capabilities() = %s, want %s", got, want)
 	}
@@ -182,11 +182,11 @@ func TestCountdown(t *testing.T) {
 		wantTook    time.Duration
 	}{
 		{name: "the default counts three seconds", args: `{}`, wantText: "Liftoff after 3 seconds.",
-			wantProg: []float64{0, 1, 2, 3}, wantLogs: 3, wantTook: 3 * time.Second},
+			wantProg: []float64{0, 1, 2, 3}, wantLogs: 0, wantTook: 3 * time.Second},
 		{name: "one second", args: `{"seconds":1}`, wantText: "Liftoff after 1 second.",
-			wantProg: []float64{0, 1}, wantLogs: 1, wantTook: time.Second},
+			wantProg: []float64{0, 1}, wantLogs: 0, wantTook: time.Second},
 		{name: "cancellation stops it between steps", args: `{"seconds":10}`, cancelAfter: 2500 * time.Millisecond,
-			wantProg: []float64{0, 1, 2}, wantLogs: 3, wantTook: 2500 * time.Millisecond},
+			wantProg: []float64{0, 1, 2}, wantLogs: 0, wantTook: 2500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -26,6 +27,9 @@ type Options struct {
 	// MaxInFlight is how many requests run at once; 0 means 64. Reading
 	// pauses while that many are running.
 	MaxInFlight int
+	// Drain is how long requests still running when the input ends may
+	// take to finish and be answered; 0 means 10s. Then they are cancelled.
+	Drain time.Duration
 }
 
 // Serve reads messages from r and writes answers to w until r ends, a read
@@ -37,6 +41,9 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	}
 	if opt.MaxInFlight <= 0 {
 		opt.MaxInFlight = 64
+	}
+	if opt.Drain <= 0 {
+		opt.Drain = 10 * time.Second
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -56,6 +63,7 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
+				c.drain(ctx, opt.Drain) // `printf '...' | mcpx stdio` still gets its answers
 				return nil
 			}
 			return err
@@ -67,6 +75,17 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 }
 
 var errTooLong = errors.New("line too long")
+
+// drain waits up to d for the running requests, unless ctx ends first.
+func (c *conn) drain(ctx context.Context, d time.Duration) {
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
 
 // readLine reads up to a newline; a line over max is discarded whole.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {

@@ -180,3 +180,14 @@ func TestEOFEndsServe(t *testing.T) {
 		t.Fatal("Serve did not return after EOF")
 	}
 }
+
+// TestEOFDrains: requests read before the input ended are still answered
+// (`printf '...' | mcpx stdio`).
+func TestEOFDrains(t *testing.T) {
+	s := start(t, stdio.Options{})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quick"}}`)
+	s.in.Close()
+	if got := s.recv(); !strings.Contains(got, `"id":1,"result"`) {
+		t.Errorf("after EOF: %s", got)
+	}
+}

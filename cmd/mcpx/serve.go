@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/demo"
+	"github.com/mcpx-dev/mcpx/runtime/fixture"
+	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+)
+
+// version is mcpx's own version, reported as serverInfo.
+const version = "0.1.0"
+
+// builtins are the namespaces mcpx can serve without a config file.
+var builtins = map[string]func() server.Namespace{
+	"demo":    demo.New,
+	"fixture": func() server.Namespace { return fixture.New() },
+}
+
+// runServe runs `mcpx serve` (Streamable HTTP) or `mcpx stdio`.
+func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcpx "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "a config file of upstream servers (comes with the gateway; not yet supported)")
+	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
+	listen := ""
+	if cmd == "serve" {
+		fs.StringVar(&listen, "listen", streamhttp.DefaultAddr, "address to listen on; the endpoint is http://ADDR/mcp")
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpx %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return 2
+	}
+	if *config != "" {
+		fmt.Fprintf(stderr, "mcpx %s: --config is not supported yet: fronting upstream servers comes with the gateway; run without it to serve the %s namespace\n", cmd, *builtin)
+		return 2
+	}
+	newNS, ok := builtins[*builtin]
+	if !ok {
+		fmt.Fprintf(stderr, "mcpx %s: unknown --builtin %q (want demo or fixture)\n", cmd, *builtin)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
+	c := host.Config{NS: newNS(), Info: mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}, TTLMs: 60_000, Log: log}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if cmd == "stdio" {
+		err = host.Stdio(ctx, c, stdin, stdout)
+	} else {
+		err = host.HTTP(ctx, c, listen, func(url string) { fmt.Fprintf(stderr, "mcpx: serving the %s namespace at %s\n", *builtin, url) })
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,45 @@
+// Package host runs one server over a transport until it is told to stop:
+// what `mcpx serve`, `mcpx stdio` and `mcpx-fixture` share.
+package host
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+)
+
+// Config says what to serve. The zero value of each field is documented.
+type Config struct {
+	NS           server.Namespace
+	Info         mcp.Implementation // the server's identity (serverInfo)
+	Instructions string             // "" sends none
+	TTLMs        int64              // caching hint on 2026-07-28 lists and reads; 0 = immediately stale
+	Log          *slog.Logger       // mcpx's own log; nil = slog.Default() (stderr)
+}
+
+func (c Config) edge() *edge.Edge {
+	return &edge.Edge{
+		Server: &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs},
+		Log:    c.Log,
+	}
+}
+
+// Stdio serves on r and w (stdin and stdout) until r ends or ctx is done.
+func Stdio(ctx context.Context, c Config, r io.Reader, w io.Writer) error {
+	return stdio.Serve(ctx, c.edge(), r, w, stdio.Options{})
+}
+
+// HTTP serves Streamable HTTP at http://addr/mcp ("" = 127.0.0.1:7777)
+// until ctx is done, then shuts down gracefully; ready gets the URL once
+// connections are accepted.
+func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) error {
+	h := streamhttp.New(c.edge(), streamhttp.Options{Logger: c.Log})
+	defer h.Close()
+	return streamhttp.ListenAndServe(ctx, addr, h, ready)
+}
