@@ -7,11 +7,15 @@
 //	mcpx-fixture -stdio               # one JSON-RPC message per line on stdin/stdout
 //
 // The suite only speaks HTTP (conformance server --url URL); -stdio is for
-// trying the fixture by hand or from a stdio client.
+// trying the fixture by hand or from a stdio client. `mcpx serve --builtin
+// fixture` serves the same namespace under mcpx's own name; this command
+// exists so conformance runs need no flags and report a server name of
+// their own.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,10 +25,8 @@ import (
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
-	"github.com/mcpx-dev/mcpx/runtime/server"
-	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
@@ -50,26 +52,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	e := &edge.Edge{
-		Server: &server.Server{
-			NS:   fixture.New(),
-			Info: mcp.Implementation{Name: "mcpx-conformance-fixture", Title: "mcpx conformance fixture", Version: "0.0.0"},
-		},
-		Log: logger,
+	c := host.Config{
+		NS:   fixture.New(),
+		Info: mcp.Implementation{Name: "mcpx-conformance-fixture", Title: "mcpx conformance fixture", Version: "0.0.0"},
+		Log:  slog.New(slog.NewTextHandler(stderr, nil)), // stdout carries only protocol
 	}
+	var err error
 	if *useStdio {
-		if err := stdio.Serve(ctx, e, stdin, stdout, stdio.Options{}); err != nil {
-			fmt.Fprintf(stderr, "mcpx-fixture: %v\n", err)
-			return 1
-		}
-		return 0
+		err = host.Stdio(ctx, c, stdin, stdout)
+	} else {
+		err = host.HTTP(ctx, c, *addr, func(url string) {
+			fmt.Fprintf(stderr, "mcpx-fixture: serving the conformance fixture at %s\n", url)
+		})
 	}
-	h := streamhttp.New(e, streamhttp.Options{Logger: logger})
-	err := streamhttp.ListenAndServe(ctx, *addr, h, func(url string) {
-		fmt.Fprintf(stderr, "mcpx-fixture: serving the conformance fixture at %s\n", url)
-	})
-	if err != nil {
+	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "mcpx-fixture: %v\n", err)
 		return 1
 	}

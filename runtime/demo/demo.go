@@ -5,7 +5,7 @@
 //
 //   - tools: echo, add (structured output with an outputSchema),
 //     current_time (an optional argument, a tool error for a bad one) and
-//     countdown (progress, log messages and cancellation);
+//     countdown (progress notifications and cancellation);
 //   - resources: demo://readme (text) and demo://logo.png (binary);
 //   - a resource template, demo://notes/{id}, over three notes;
 //   - prompts: summarize (a required and an optional argument) and greeting;
@@ -148,8 +148,8 @@ func addTools(c *catalog.Catalog, now func() time.Time, tick time.Duration) {
 	c.AddTool(mcp.Tool{
 		Name:  "countdown",
 		Title: "Countdown",
-		Description: "Counts down from the given number of seconds, one step a second, reporting progress and a log message " +
-			"at each step. Shows progress notifications, logging and cancellation.",
+		Description: "Counts down from the given number of seconds, one step a second, reporting progress at each step. " +
+			"Shows progress notifications and cancellation.",
 		InputSchema: []byte(`{
 			"type": "object",
 			"properties": {
@@ -186,7 +186,7 @@ something to talk to. Try:
 
 - **Tools**: ` + "`echo`" + `, ` + "`add`" + ` (structured output), ` + "`current_time`" + `
   (pass a time zone such as Europe/Paris) and ` + "`countdown`" + ` (progress
-  and log messages; cancel it half way).
+  notifications; cancel it half way).
 - **Resources**: this readme, demo://logo.png, and the notes
   demo://notes/{id} (ids: welcome, shopping-list, ideas).
 - **Prompts**: ` + "`summarize`" + ` and ` + "`greeting`" + `; argument values
