@@ -177,7 +177,11 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	sess.track(string(m.ID), func() { cancel(errCancelled) })
+	if !sess.track(string(m.ID), func() { cancel(errCancelled) }) {
+		// Every revision forbids reusing the id of a request still in
+		// progress; answering both would make the responses ambiguous.
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "request id %s is already in use by a request in progress", m.ID))
+	}
 	defer sess.untrack(string(m.ID))
 
 	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
@@ -198,13 +202,18 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 
 var errCancelled = errors.New("cancelled by the client")
 
-func (s *Session) track(id string, cancel func()) {
+// track records a running request; it reports false if the id is taken.
+func (s *Session) track(id string, cancel func()) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inflight == nil {
 		s.inflight = map[string]func(){}
 	}
+	if _, taken := s.inflight[id]; taken {
+		return false
+	}
 	s.inflight[id] = cancel
+	return true
 }
 
 func (s *Session) untrack(id string) {

@@ -400,3 +400,36 @@ func TestErrorCodeSweep(t *testing.T) {
 		})
 	}
 }
+
+// blockNS's tool says it started, then runs until its context ends.
+type blockNS struct {
+	fakeNS
+	started chan struct{}
+}
+
+func (b blockNS) CallTool(ctx context.Context, _ *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	b.started <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestDuplicateInFlightID: an id still in progress cannot be reused (every
+// revision: MUST NOT); the second request gets -32600, the first is
+// unaffected and can still be cancelled.
+func TestDuplicateInFlightID(t *testing.T) {
+	c := newClient(t)
+	ns := blockNS{started: make(chan struct{}, 1)}
+	c.e.Server.NS = ns
+	c.initialize("2025-06-18")
+	first := make(chan edge.Reply)
+	go func() { first <- c.do("tools/call", `{"name":"echo"}`) }()
+	<-ns.started
+	r := c.do("tools/call", `{"name":"echo"}`)
+	if r.Msg == nil || r.Msg.Error == nil || r.Msg.Error.Code != jsonrpc.InvalidRequest {
+		t.Fatalf("want -32600 for a reused id while the first runs, got %+v", r.Msg)
+	}
+	c.sess.Cancel(json.RawMessage(`7`))
+	if r := <-first; r.Msg != nil {
+		t.Errorf("a cancelled request should get no answer, got %+v", r.Msg)
+	}
+}
