@@ -1,16 +1,17 @@
 // Command mcpx-fixture serves the MCP conformance fixture
-// (runtime/fixture) through mcpx's own edge, so the official conformance
-// suite can test mcpx without an upstream server:
+// (runtime/fixture) on mcpx's own runtime (runtime/host), as a server of
+// its own:
 //
-//	mcpx-fixture                      # Streamable HTTP on 127.0.0.1:7777/mcp
-//	mcpx-fixture -addr 127.0.0.1:0    # any free port; the URL is printed on stderr
-//	mcpx-fixture -stdio               # one JSON-RPC message per line on stdin/stdout
+//	mcpx-fixture                            # stdio: one JSON-RPC message per line on stdin/stdout
+//	mcpx-fixture --listen 127.0.0.1:7777    # Streamable HTTP at http://127.0.0.1:7777/mcp
+//	mcpx-fixture --listen 127.0.0.1:0       # any free port; the URL is printed on stderr
 //
-// The suite only speaks HTTP (conformance server --url URL); -stdio is for
-// trying the fixture by hand or from a stdio client. `mcpx serve --builtin
-// fixture` serves the same namespace under mcpx's own name; this command
-// exists so conformance runs need no flags and report a server name of
-// their own.
+// Over stdio it is the upstream the gateway will front in conformance
+// runs; over HTTP the suite can test it directly (the suite only speaks
+// HTTP). `mcpx serve --builtin fixture` serves the same namespace under
+// mcpx's own name; this command reports a server name of its own,
+// mcpx-conformance-fixture. stdout carries only protocol; logs go to
+// stderr.
 package main
 
 import (
@@ -30,21 +31,34 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
+// serverName is the serverInfo.name the fixture reports.
+const serverName = "mcpx-conformance-fixture"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run serves the fixture until ctx ends or, with -stdio, stdin does. It
-// returns the exit code: 0 after a clean end, 1 on a failure, 2 on a usage
-// error.
+// run serves the fixture on stdin and stdout until stdin ends or ctx is
+// done, or with --listen over Streamable HTTP until ctx is done. It
+// returns the exit code: 0 after a clean end, 1 on a failure, 2 on a
+// usage error.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpx-fixture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", streamhttp.DefaultAddr, "address to serve Streamable HTTP on (the endpoint is "+streamhttp.Path+")")
-	useStdio := fs.Bool("stdio", false, "serve on stdin and stdout instead of HTTP")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: mcpx-fixture [--listen ADDR]\n\n"+
+			"Serves the MCP conformance fixture over stdio, or with --listen over\n"+
+			"Streamable HTTP at http://ADDR%s (port 0 picks a free port; the URL\n"+
+			"is printed on stderr).\n\n", streamhttp.Path)
+		fs.PrintDefaults()
+	}
+	listen := fs.String("listen", "", "serve Streamable HTTP on this address (e.g. "+streamhttp.DefaultAddr+") instead of stdio")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -54,14 +68,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	c := host.Config{
 		NS:   fixture.New(),
-		Info: mcp.Implementation{Name: "mcpx-conformance-fixture", Title: "mcpx conformance fixture", Version: "0.0.0"},
+		Info: mcp.Implementation{Name: serverName, Title: "mcpx conformance fixture", Version: "0.0.0"},
 		Log:  slog.New(slog.NewTextHandler(stderr, nil)), // stdout carries only protocol
 	}
 	var err error
-	if *useStdio {
+	if *listen == "" {
 		err = host.Stdio(ctx, c, stdin, stdout)
 	} else {
-		err = host.HTTP(ctx, c, *addr, func(url string) {
+		err = host.HTTP(ctx, c, *listen, func(url string) {
 			fmt.Fprintf(stderr, "mcpx-fixture: serving the conformance fixture at %s\n", url)
 		})
 	}

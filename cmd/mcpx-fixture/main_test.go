@@ -10,14 +10,15 @@ import (
 	"testing"
 )
 
-// TestStdio talks to the fixture through mcpx's edge and stdio transport:
-// a legacy handshake, then one call of each kind the suite makes first.
+// TestStdio talks to the fixture in-process through mcpx's edge and stdio
+// transport: a legacy handshake, then one call of each kind the suite
+// makes first.
 func TestStdio(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int)
 	go func() {
-		done <- run(context.Background(), []string{"-stdio"}, inR, outW, io.Discard)
+		done <- run(context.Background(), nil, inR, outW, io.Discard)
 		outW.Close()
 	}()
 	lines := bufio.NewScanner(outR)
@@ -39,7 +40,7 @@ func TestStdio(t *testing.T) {
 	}
 
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`)
-	if m := recv(); m["result"].(map[string]any)["serverInfo"].(map[string]any)["name"] != "mcpx-conformance-fixture" {
+	if m := recv(); m["result"].(map[string]any)["serverInfo"].(map[string]any)["name"] != serverName {
 		t.Errorf("initialize = %v", m)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -80,6 +81,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"an unknown flag", []string{"-nope"}},
 		{"a stray argument", []string{"serve"}},
+		{"the old stdio flag", []string{"-stdio"}},
+		{"--listen without an address", []string{"--listen"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
