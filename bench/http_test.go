@@ -32,14 +32,21 @@ import (
 // Concurrency is the number of client workers.
 const Concurrency = 8
 
-func mcpxServer() http.Handler {
+// mcpxServer serves the tools from mcpx. With cache false the namespace
+// hides its Version, so the edge encodes every list answer again: the
+// benchmark shows what the list cache buys.
+func mcpxServer(cache bool) http.Handler {
 	c := catalog.New()
 	for _, t := range toolsList().Tools {
 		c.AddTool(t, func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
 			return catalog.TextResult(string(args)), nil
 		})
 	}
-	e := &edge.Edge{Server: &server.Server{NS: c, Info: mcp.Implementation{Name: "mcpx", Version: "bench"}, TTLMs: 60000}}
+	var ns server.Namespace = c
+	if !cache {
+		ns = struct{ server.Namespace }{c}
+	}
+	e := &edge.Edge{Server: &server.Server{NS: ns, Info: mcp.Implementation{Name: "mcpx", Version: "bench"}, TTLMs: 60000}}
 	return streamhttp.New(e, streamhttp.Options{})
 }
 
@@ -128,14 +135,17 @@ func requests(modern bool) map[string][3]string { // name -> body, method, Mcp-N
 // by side; read the ratio mcpx/go-sdk from one run.
 func BenchmarkHTTP(b *testing.B) {
 	urls := map[string]string{}
-	for name, h := range map[string]http.Handler{"mcpx": mcpxServer(), "gosdk/2025-03-26": sdkServer(false), "gosdk/2026-07-28": sdkServer(true)} {
+	for name, h := range map[string]http.Handler{"mcpx": mcpxServer(true), "mcpx-nocache": mcpxServer(false), "gosdk/2025-03-26": sdkServer(false), "gosdk/2026-07-28": sdkServer(true)} {
 		ts := httptest.NewServer(h)
 		b.Cleanup(ts.Close)
 		urls[name] = ts.URL + "/mcp"
 	}
 	for _, req := range []string{"tools_list", "tools_call"} {
 		for _, rev := range []string{"2025-03-26", "2026-07-28"} {
-			for _, server := range []string{"mcpx", "gosdk"} {
+			for _, server := range []string{"mcpx", "mcpx-nocache", "gosdk"} {
+				if server == "mcpx-nocache" && req != "tools_list" {
+					continue // only lists are cached
+				}
 				url := urls[server]
 				if server == "gosdk" {
 					url = urls[server+"/"+rev]
@@ -181,7 +191,7 @@ func BenchmarkHTTP(b *testing.B) {
 // compares real work.
 func TestHTTPBenchmarkServesBoth(t *testing.T) {
 	for _, rev := range []string{"2025-03-26", "2026-07-28"} {
-		for name, h := range map[string]http.Handler{"mcpx": mcpxServer(), "gosdk": sdkServer(rev == "2026-07-28")} {
+		for name, h := range map[string]http.Handler{"mcpx": mcpxServer(true), "mcpx-nocache": mcpxServer(false), "gosdk": sdkServer(rev == "2026-07-28")} {
 			ts := httptest.NewServer(h)
 			defer ts.Close()
 			sess := connect(t, ts.URL+"/mcp", rev)

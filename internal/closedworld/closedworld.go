@@ -304,7 +304,6 @@ func (v *Validator) Has(rev, def string) bool {
 	return err == nil && d != nil
 }
 
-
 // Validate checks instance (JSON bytes) against definition def (e.g.
 // "ListToolsResult", "Tool", "CallToolRequestParams") of revision rev
 // ("2024-11-05" ... "2026-07-28"; for 2026-07-28, def may also name a

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -85,7 +86,13 @@ type Catalog struct {
 	complete     CompleteFunc
 	logging      bool
 	subscribable bool
+
+	version atomic.Uint64 // bumped by every Add and Set: see Version
 }
+
+// Version implements [server.Versioned]: it changes whenever a list the
+// catalog answers would change, so the edge may keep encoded lists.
+func (c *Catalog) Version() uint64 { return c.version.Load() }
 
 type tool struct {
 	def    mcp.Tool
@@ -127,6 +134,7 @@ var _ server.Namespace = (*Catalog)(nil)
 // an input or output schema that is not a compilable JSON Schema object with
 // "type": "object" (the specification requires both to describe objects).
 func (c *Catalog) AddTool(t mcp.Tool, handler ToolHandler) {
+	defer c.version.Add(1)
 	if t.Name == "" {
 		panic("catalog: tool without a name")
 	}
@@ -158,6 +166,7 @@ func (c *Catalog) AddTool(t mcp.Tool, handler ToolHandler) {
 // AddResource adds a resource with a fixed URI. It panics on an empty URI or
 // name, a duplicate URI, or a nil read function.
 func (c *Catalog) AddResource(r mcp.Resource, read ReadFunc) {
+	defer c.version.Add(1)
 	if r.URI == "" || r.Name == "" {
 		panic(fmt.Sprintf("catalog: resource %q: a resource needs a URI and a name", r.URI))
 	}
@@ -182,6 +191,7 @@ func (c *Catalog) AddResource(r mcp.Resource, read ReadFunc) {
 // panics on a malformed or duplicate template, an empty name, or a nil read
 // function.
 func (c *Catalog) AddTemplate(t mcp.ResourceTemplate, read TemplateReadFunc) {
+	defer c.version.Add(1)
 	if t.Name == "" {
 		panic(fmt.Sprintf("catalog: template %q without a name", t.URITemplate))
 	}
@@ -206,6 +216,7 @@ func (c *Catalog) AddTemplate(t mcp.ResourceTemplate, read TemplateReadFunc) {
 // It panics on an empty or duplicate name, an argument without a name or
 // named twice, or a nil get function.
 func (c *Catalog) AddPrompt(p mcp.Prompt, get PromptFunc) {
+	defer c.version.Add(1)
 	if p.Name == "" {
 		panic("catalog: prompt without a name")
 	}
@@ -232,6 +243,7 @@ func (c *Catalog) AddPrompt(p mcp.Prompt, get PromptFunc) {
 // SetCompletion sets the function that answers completion/complete and
 // declares the completions capability; nil removes both.
 func (c *Catalog) SetCompletion(f CompleteFunc) {
+	defer c.version.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.complete = f
@@ -241,6 +253,7 @@ func (c *Catalog) SetCompletion(f CompleteFunc) {
 // only from its handlers, through [server.Log]; declaring the capability is
 // what lets a client set a level (logging/setLevel) to receive them.
 func (c *Catalog) SetLogging(on bool) {
+	defer c.version.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.logging = on
@@ -251,6 +264,7 @@ func (c *Catalog) SetLogging(on bool) {
 // resources only change when their functions say so, so it sends no updates
 // itself.
 func (c *Catalog) Subscribable(on bool) {
+	defer c.version.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.subscribable = on

@@ -66,6 +66,8 @@ type Edge struct {
 	// Log receives mcpx's own log lines (never sent to clients). Nil means
 	// slog.Default().
 	Log *slog.Logger
+
+	lists listCache
 }
 
 func (e *Edge) log() *slog.Logger {
@@ -184,6 +186,12 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	}
 	defer sess.untrack(string(m.ID))
 
+	key, version, cacheable := e.lists.key(e.Server.NS, rev, m.Method, params)
+	if cacheable {
+		if raw, ok := e.lists.get(key, version); ok {
+			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
+		}
+	}
 	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
 	result, err := h(e, c)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
@@ -196,6 +204,9 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	if err != nil {
 		e.log().Error("encode result", "method", m.Method, "revision", rev, "err", err)
 		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the result cannot be written in protocol revision %s", rev))
+	}
+	if cacheable {
+		e.lists.put(key, version, raw)
 	}
 	return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
 }

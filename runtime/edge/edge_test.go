@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/runtime/catalog"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -431,5 +432,32 @@ func TestDuplicateInFlightID(t *testing.T) {
 	c.sess.Cancel(json.RawMessage(`7`))
 	if r := <-first; r.Msg != nil {
 		t.Errorf("a cancelled request should get no answer, got %+v", r.Msg)
+	}
+}
+
+// TestListCacheFollowsTheNamespace: a cached tools/list answer is replaced
+// as soon as the namespace's lists change.
+func TestListCacheFollowsTheNamespace(t *testing.T) {
+	c := newClient(t)
+	cat := catalog.New()
+	c.e.Server.NS = cat
+	add := func(name string) {
+		cat.AddTool(mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) {
+			return catalog.TextResult("ok"), nil
+		})
+	}
+	add("first")
+	for i := range 2 { // the second answer comes from the cache
+		if r := c.do("tools/list", `{`+modernMeta+`}`); !strings.Contains(string(r.Msg.Result), `"first"`) {
+			t.Fatalf("list %d: %s", i, r.Msg.Result)
+		}
+	}
+	add("second")
+	if r := c.do("tools/list", `{`+modernMeta+`}`); !strings.Contains(string(r.Msg.Result), `"second"`) {
+		t.Errorf("after AddTool the list is stale: %s", r.Msg.Result)
+	}
+	r := c.do("tools/list", `{`+modernMeta+`}`)
+	if r.Msg == nil || string(r.Msg.ID) != "7" {
+		t.Errorf("a cached answer must carry the request's own id: %+v", r.Msg)
 	}
 }

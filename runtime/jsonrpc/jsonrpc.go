@@ -173,5 +173,68 @@ func decodeOne(b []byte) (*Message, *Error) {
 	return m, nil
 }
 
-// Encode writes m as one line of JSON, without a trailing newline.
-func Encode(m *Message) ([]byte, error) { return json.Marshal(m) }
+// Encode writes m as one line of JSON, without a trailing newline. The raw
+// members are copied as they are, not re-scanned (encoding/json would
+// compact a 60 kB tools/list result once more); only a member that holds a
+// line break is compacted, so a message never spans two lines.
+func Encode(m *Message) ([]byte, error) {
+	return appendMessage(make([]byte, 0, 64+len(m.ID)+len(m.Method)+len(m.Params)+len(m.Result)), m)
+}
+
+// EncodeBatch writes the answers to a batch as one JSON array.
+func EncodeBatch(msgs []*Message) ([]byte, error) {
+	buf := []byte{'['}
+	for i, m := range msgs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendMessage(buf, m); err != nil {
+			return nil, err
+		}
+	}
+	return append(buf, ']'), nil
+}
+
+func appendMessage(buf []byte, m *Message) ([]byte, error) {
+	buf = append(buf, `{"jsonrpc":"2.0"`...)
+	raw := func(name string, v json.RawMessage) error {
+		if v == nil {
+			return nil
+		}
+		buf = append(buf, `,"`...)
+		buf = append(buf, name...)
+		buf = append(buf, `":`...)
+		if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
+			buf = append(buf, v...)
+			return nil
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return fmt.Errorf("jsonrpc: %s: %w", name, err)
+		}
+		buf = append(buf, c.Bytes()...)
+		return nil
+	}
+	if err := raw("id", m.ID); err != nil {
+		return nil, err
+	}
+	if m.Method != "" {
+		b, _ := json.Marshal(m.Method)
+		buf = append(append(buf, `,"method":`...), b...)
+	}
+	if err := raw("params", m.Params); err != nil {
+		return nil, err
+	}
+	if err := raw("result", m.Result); err != nil {
+		return nil, err
+	}
+	if m.Error != nil {
+		b, err := json.Marshal(m.Error)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, `,"error":`...), b...)
+	}
+	return append(buf, '}'), nil
+}

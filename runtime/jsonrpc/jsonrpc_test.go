@@ -86,3 +86,35 @@ func compact(b []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestEncodeMatchesMarshal: the hand-built encoding says what json.Marshal
+// would, and never spans two lines.
+func TestEncodeMatchesMarshal(t *testing.T) {
+	for _, m := range []*Message{
+		Request(json.RawMessage(`"a"`), "tools/call", json.RawMessage("{\n  \"name\": \"x\"\n}")),
+		Notification("notifications/progress", json.RawMessage(`{"progress":1}`)),
+		Response(json.RawMessage(`7`), json.RawMessage(`{"tools":[]}`)),
+		ErrorResponse(nil, Errorf(InvalidParams, map[string]string{"uri": "x"}, "resource %q \u2028 not found", "x")),
+	} {
+		got, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(m)
+		if bytes.ContainsAny(got, "\r\n") {
+			t.Errorf("Encode wrote a line break: %s", got)
+		}
+		var a, b any
+		json.Unmarshal(got, &a)
+		json.Unmarshal(want, &b)
+		if ga, _ := json.Marshal(a); !bytes.Equal(ga, mustMarshal(b)) {
+			t.Errorf("Encode = %s, json.Marshal = %s", got, want)
+		}
+	}
+	batch, _ := EncodeBatch([]*Message{Response(json.RawMessage(`1`), json.RawMessage(`{}`)), Response(json.RawMessage(`2`), json.RawMessage(`{}`))})
+	if string(batch) != `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]` {
+		t.Errorf("EncodeBatch = %s", batch)
+	}
+}
+
+func mustMarshal(v any) []byte { b, _ := json.Marshal(v); return b }

@@ -38,6 +38,15 @@ type Namespace interface {
 	Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error)
 }
 
+// Versioned is implemented by a namespace that can tell when its lists
+// change: Version returns a number that changes whenever ListTools,
+// ListResources, ListResourceTemplates or ListPrompts would answer
+// differently. While it stays the same, the edge answers list requests from
+// the encoding it made for each revision, instead of encoding 50 tools again.
+type Versioned interface {
+	Version() uint64
+}
+
 // Errors a namespace returns; the edge turns them into the JSON-RPC error
 // each revision expects.
 var (

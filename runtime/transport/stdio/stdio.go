@@ -124,7 +124,7 @@ func (c *conn) write(m *jsonrpc.Message) {
 
 // writeBatch writes the responses to a batch as one array.
 func (c *conn) writeBatch(msgs []*jsonrpc.Message) {
-	buf, err := json.Marshal(msgs)
+	buf, err := jsonrpc.EncodeBatch(msgs)
 	if err == nil {
 		c.writeLine(buf)
 	}

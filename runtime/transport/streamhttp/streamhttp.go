@@ -467,7 +467,16 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 		}
 		return
 	}
-	b, err := json.Marshal(msg)
+	var b []byte
+	var err error
+	switch m := msg.(type) {
+	case *jsonrpc.Message:
+		b, err = jsonrpc.Encode(m)
+	case []*jsonrpc.Message:
+		b, err = jsonrpc.EncodeBatch(m)
+	default:
+		b, err = json.Marshal(msg)
+	}
 	if err != nil {
 		h.log.Error("encode response", "err", err)
 		b, status = nil, http.StatusInternalServerError

@@ -1,0 +1,60 @@
+package edge
+
+import (
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// listCache keeps the encoded answers to list requests, per revision and
+// cursor, for a namespace that says when its lists change
+// ([server.Versioned]). A list answer is the same bytes for every client of
+// a revision until then (2026-07-28 even requires that it not vary per
+// connection), so encoding it again is wasted work: for 50 tools it is most
+// of a tools/list.
+type listCache struct {
+	mu      sync.Mutex
+	entries map[string]listEntry
+}
+
+type listEntry struct {
+	version uint64
+	raw     []byte
+}
+
+// maxListEntries bounds the cache: revisions x list methods x cursors.
+const maxListEntries = 1024
+
+var listMethods = map[string]bool{
+	mcp.MethodToolsList: true, mcp.MethodResourcesList: true, mcp.MethodResourcesTemplatesList: true, mcp.MethodPromptsList: true,
+}
+
+// key returns the cache key of a request, and whether it may be cached.
+func (c *listCache) key(ns server.Namespace, rev mcp.Revision, method string, params any) (string, uint64, bool) {
+	v, ok := ns.(server.Versioned)
+	if !ok || !listMethods[method] {
+		return "", 0, false
+	}
+	cursor := ""
+	if p, ok := params.(*mcp.PaginatedRequestParams); ok && p != nil {
+		cursor = p.Cursor
+	}
+	return string(rev) + "\x00" + method + "\x00" + cursor, v.Version(), true
+}
+
+func (c *listCache) get(key string, version uint64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	return e.raw, ok && e.version == version
+}
+
+func (c *listCache) put(key string, version uint64, raw []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxListEntries {
+		c.entries = map[string]listEntry{} // crude, but bounded; lists are few
+	}
+	c.entries[key] = listEntry{version, raw}
+}

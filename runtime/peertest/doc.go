@@ -1,0 +1,15 @@
+// Package peertest runs real MCP clients against mcpx: the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk) and mcp-go
+// (github.com/mark3labs/mcp-go), each pinned to every protocol revision it
+// speaks, over stdio (the built `mcpx stdio` binary) and over Streamable
+// HTTP (the streamhttp handler served in-process).
+//
+// Every test records the wire: the bytes the client sent and the bytes mcpx
+// answered with. Each message mcpx sent is checked by the closed-world
+// validator (internal/closedworld) against the schema of the revision it was
+// sent to: a response's result against the result definition of its
+// request's method, a notification against ServerNotification, and every
+// message against JSONRPCMessage.
+//
+// The package holds only tests; this file exists so that it builds.
+package peertest

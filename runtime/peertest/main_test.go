@@ -1,0 +1,250 @@
+package peertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/demo"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+)
+
+// mcpxBin is the mcpx binary TestMain builds from ./cmd/mcpx.
+var mcpxBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "mcpx-peertest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
+		fmt.Fprintf(os.Stderr, "peertest: cannot find the module root (go env GOMOD: %q, %v)\n", gomod, err)
+		return 1
+	}
+	mcpxBin = filepath.Join(dir, "mcpx")
+	build := exec.Command("go", "build", "-o", mcpxBin, "./cmd/mcpx")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "peertest: go build ./cmd/mcpx: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// revisions are the five revisions mcpx serves, oldest first.
+var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// hasTitles reports whether rev has title on tools, resources, prompts and
+// Implementation (added in 2025-06-18).
+func hasTitles(rev string) bool { return rev >= "2025-06-18" }
+
+// hasStructuredContent reports whether rev has outputSchema and
+// structuredContent (added in 2025-06-18).
+func hasStructuredContent(rev string) bool { return rev >= "2025-06-18" }
+
+// exitTimeout bounds how long mcpx may take to exit once its input closes,
+// and an HTTP server to shut down; a healthy one takes milliseconds.
+const exitTimeout = 10 * time.Second
+
+// recordStdio returns the wire of a stdio connection to a client pinned to
+// rev; when the test ends (after the process has exited) every message
+// mcpx wrote is validated.
+func recordStdio(t *testing.T, rev string) *stdioWire {
+	w := new(stdioWire)
+	t.Cleanup(func() {
+		msgs, err := w.sent()
+		if err != nil {
+			t.Errorf("reading the recorded stdio wire: %v", err)
+		}
+		validate(t, rev, msgs)
+		if t.Failed() {
+			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.fromClient.String(), w.fromServer.String())
+		}
+	})
+	return w
+}
+
+// recordHTTP is recordStdio for Streamable HTTP.
+func recordHTTP(t *testing.T, rev string) *httpWire {
+	w := new(httpWire)
+	t.Cleanup(func() {
+		msgs, err := w.sent()
+		if err != nil {
+			t.Errorf("reading the recorded HTTP wire: %v", err)
+		}
+		validate(t, rev, msgs)
+		if t.Failed() {
+			w.mu.Lock()
+			for _, ex := range w.exchanges {
+				ex.mu.Lock()
+				t.Logf("exchange %d: %s %s\n%s\n-> %d %s\n%s", ex.n, ex.method, headerLine(ex.reqHeader), ex.reqBody, ex.status, headerLine(ex.respHeader), ex.body.String())
+				ex.mu.Unlock()
+			}
+			w.mu.Unlock()
+		}
+	})
+	return w
+}
+
+func headerLine(h map[string][]string) string {
+	var parts []string
+	for _, k := range []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name"} {
+		for hk, v := range h {
+			if strings.EqualFold(hk, k) {
+				parts = append(parts, k+": "+strings.Join(v, ","))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// process is a running `mcpx stdio`. Its stdin and stdout are teed into a
+// stdioWire; the client reads and writes Stdout and Stdin.
+type process struct {
+	Stdin  io.WriteCloser
+	Stdout io.ReadCloser
+}
+
+// teeWriter writes to the process and to the record.
+type teeWriter struct {
+	w   io.WriteCloser
+	rec io.Writer
+}
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	t.rec.Write(p[:n])
+	return n, err
+}
+
+func (t teeWriter) Close() error { return t.w.Close() }
+
+// startStdio runs the mcpx binary as `mcpx stdio`, recording both
+// directions into w. mcpx's stdout is copied to the record and to the
+// client by a goroutine of its own, so that the record holds every byte
+// mcpx wrote whatever the client does with its end. When the test ends
+// (after the client has closed) stdin is closed and mcpx must exit, with
+// status 0, within exitTimeout.
+func startStdio(t *testing.T, w *stdioWire) *process {
+	cmd := exec.Command(mcpxBin, "stdio")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		t.Fatalf("start mcpx stdio: %v", err)
+	}
+	pw.Close()
+	clientR, clientW := io.Pipe()
+	eof := make(chan struct{})
+	go func() {
+		defer close(eof)
+		defer pr.Close()
+		defer clientW.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := pr.Read(buf)
+			if n > 0 {
+				w.fromServer.Write(buf[:n])
+				clientW.Write(buf[:n]) // fails once the client has closed its end: the record goes on
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		stdin.Close()
+		clientR.Close()
+		go func() { <-eof; exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("mcpx stdio exited with %v", err)
+			}
+		case <-time.After(exitTimeout):
+			t.Errorf("mcpx stdio was still running %s after its input closed; killed", exitTimeout)
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("mcpx stderr:\n%s", stderr.String())
+		}
+	})
+	return &process{Stdin: teeWriter{stdin, &w.fromClient}, Stdout: clientR}
+}
+
+// serverInfo is what mcpx calls itself, as `mcpx serve` does.
+var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}
+
+// startHTTP serves the demo namespace over Streamable HTTP on a free
+// loopback port through streamhttp.ListenAndServe, recording every
+// exchange into w, and returns the endpoint URL. When the test ends it
+// shuts down, which must be graceful (all requests done, held streams
+// ended) within the shutdown timeout. mcpx's own log must have no error.
+func startHTTP(t *testing.T, w *httpWire) string {
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	e := &edge.Edge{
+		Server: &server.Server{NS: demo.New(), Info: serverInfo, TTLMs: 60_000},
+		Log:    log,
+	}
+	h := streamhttp.New(e, streamhttp.Options{Logger: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	url := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.wrap(h, h.Close), func(u string) { url <- u })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("streamhttp.ListenAndServe: %v", err)
+			}
+		case <-time.After(exitTimeout + streamhttp.ShutdownTimeout):
+			t.Errorf("streamhttp.ListenAndServe had not returned %s after shutdown began", exitTimeout+streamhttp.ShutdownTimeout)
+		}
+		if strings.Contains(logs.String(), "level=ERROR") {
+			t.Errorf("mcpx logged an error:\n%s", logs.String())
+		} else if t.Failed() {
+			t.Logf("mcpx log:\n%s", logs.String())
+		}
+	})
+	select {
+	case u := <-url:
+		return u
+	case err := <-served:
+		t.Fatalf("streamhttp.ListenAndServe: %v", err)
+		return ""
+	}
+}

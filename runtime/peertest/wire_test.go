@@ -1,0 +1,486 @@
+package peertest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+)
+
+// frame is one JSON-RPC message as it crossed the wire, cut into its
+// members (a member that is absent stays nil).
+type frame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (f *frame) isRequest() bool      { return f.Method != "" && f.ID != nil }
+func (f *frame) isNotification() bool { return f.Method != "" && f.ID == nil }
+
+// idKey is a request id in a form that compares equal however the peer
+// spaced it.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// messages splits one JSON text into its messages: a JSON-RPC batch (an
+// array, 2025-03-26 only) is several.
+func messages(text []byte) ([][]byte, error) {
+	text = bytes.TrimSpace(text)
+	if len(text) > 0 && text[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(text, &batch); err != nil {
+			return nil, err
+		}
+		out := make([][]byte, len(batch))
+		for i, m := range batch {
+			out[i] = m
+		}
+		return out, nil
+	}
+	if !json.Valid(text) {
+		return nil, fmt.Errorf("not JSON: %.200q", text)
+	}
+	return [][]byte{text}, nil
+}
+
+// metaVersion is the protocol version a request names in
+// params._meta (a 2026-07-28 request), or "".
+func metaVersion(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	var v string
+	json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v
+}
+
+// negotiated is the protocolVersion of an initialize result, or "".
+func negotiated(result json.RawMessage) string {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(result, &r)
+	return r.ProtocolVersion
+}
+
+// sent is one message mcpx sent, with what validating it needs.
+type sent struct {
+	raw    []byte
+	method string // for a response: the method of the request it answers
+	rev    string // the revision it was sent to
+	where  string // where it was on the wire
+}
+
+// request is what is remembered of a client request to read its response.
+type request struct {
+	method string
+	rev    string
+}
+
+// validate checks every message mcpx sent against the closed-world
+// validator for the revision it was sent to, and that it was sent to the
+// revision the client was pinned to.
+func validate(t *testing.T, pinned string, msgs []sent) {
+	t.Helper()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
+	}
+	if len(msgs) == 0 {
+		t.Errorf("no message from mcpx was recorded")
+	}
+	for _, m := range msgs {
+		if err := checkSent(v, m); err != nil {
+			t.Errorf("mcpx sent, at %s (revision %s, answering %q):\n%s\nclosed-world validator: %v", m.where, m.rev, m.method, m.raw, err)
+		}
+		if m.rev != pinned {
+			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.where, m.rev, pinned, m.raw)
+		}
+	}
+}
+
+// checkSent validates one message: its envelope against JSONRPCMessage,
+// then a result against its method's result definition, a notification
+// against ServerNotification, a request against ServerRequest.
+func checkSent(v *closedworld.Validator, m sent) error {
+	if err := v.Validate(m.rev, "JSONRPCMessage", m.raw); err != nil {
+		return fmt.Errorf("envelope: %w", err)
+	}
+	var f frame
+	if err := json.Unmarshal(m.raw, &f); err != nil {
+		return err
+	}
+	switch {
+	case f.isNotification():
+		return checkFramed(v, m.rev, "ServerNotification", &f)
+	case f.isRequest():
+		if !v.Has(m.rev, "ServerRequest") {
+			return fmt.Errorf("a server request, which revision %s does not have", m.rev)
+		}
+		return checkFramed(v, m.rev, "ServerRequest", &f)
+	case f.Result != nil:
+		if m.method == "" {
+			return fmt.Errorf("a result for no request the client sent")
+		}
+		tab := revision.Lookup(mcp.Revision(m.rev))
+		if tab == nil {
+			return fmt.Errorf("unknown revision %q", m.rev)
+		}
+		meth, ok := tab.Method(m.method)
+		if !ok || meth.Result == "" {
+			return fmt.Errorf("a result for %s, which revision %s does not define", m.method, m.rev)
+		}
+		def := meth.Result
+		if def == "Result" && v.Has(m.rev, "EmptyResult") {
+			def = "EmptyResult"
+		}
+		return v.Validate(m.rev, def, f.Result)
+	}
+	return nil // an error response: the envelope is all there is to check
+}
+
+// checkFramed validates a notification or request against a union
+// definition: up to 2025-06-18 its variants hold only method and params,
+// from 2025-11-25 the whole frame. Both shapes are tried; the error is the
+// one of the shape the revision uses.
+func checkFramed(v *closedworld.Validator, rev, def string, f *frame) error {
+	bare := map[string]any{"method": f.Method}
+	if f.Params != nil {
+		bare["params"] = f.Params
+	}
+	framed := map[string]any{"jsonrpc": "2.0", "method": f.Method}
+	if f.Params != nil {
+		framed["params"] = f.Params
+	}
+	if f.ID != nil {
+		framed["id"] = f.ID
+	}
+	b, _ := json.Marshal(bare)
+	fr, _ := json.Marshal(framed)
+	errBare, errFramed := v.Validate(rev, def, b), v.Validate(rev, def, fr)
+	switch {
+	case errBare == nil || errFramed == nil:
+		return nil
+	case rev >= string(mcp.Rev20251125):
+		return errFramed
+	default:
+		return errBare
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+func (l *lockedBuffer) String() string { return string(l.Bytes()) }
+
+// stdioWire is both directions of one stdio connection, byte for byte.
+type stdioWire struct {
+	fromClient, fromServer lockedBuffer
+}
+
+// lines splits newline-delimited JSON into numbered messages.
+func lines(b []byte) (out []struct {
+	n   int
+	msg []byte
+}, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		msgs, err := messages(sc.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		for _, m := range msgs {
+			out = append(out, struct {
+				n   int
+				msg []byte
+			}{n, m})
+		}
+	}
+	return out, sc.Err()
+}
+
+// sent reads what mcpx wrote on stdout. A response is matched to its
+// request by id; its revision is what the request named in _meta, else
+// what initialize negotiated on the connection, else the revision a stdio
+// client that declared nothing is answered in.
+func (w *stdioWire) sent() ([]sent, error) {
+	in, err := lines(w.fromClient.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("client to mcpx: %w", err)
+	}
+	out, err := lines(w.fromServer.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("mcpx to client: %w", err)
+	}
+	reqs := map[string]*request{}
+	connRev := ""
+	for _, l := range in {
+		var f frame
+		if json.Unmarshal(l.msg, &f) != nil || !f.isRequest() {
+			continue
+		}
+		reqs[idKey(f.ID)] = &request{method: f.Method, rev: metaVersion(f.Params)}
+	}
+	// initialize fixes the connection's revision.
+	for _, l := range out {
+		var f frame
+		json.Unmarshal(l.msg, &f)
+		if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil && r.method == mcp.MethodInitialize && f.Result != nil {
+			connRev = negotiated(f.Result)
+		}
+	}
+	if connRev == "" {
+		for _, r := range reqs { // a 2026-07-28 connection: every request names one
+			if r.rev != "" {
+				connRev = r.rev
+			}
+		}
+	}
+	if connRev == "" {
+		connRev = string(edge.Oldest)
+	}
+	var msgs []sent
+	for _, l := range out {
+		var f frame
+		json.Unmarshal(l.msg, &f)
+		s := sent{raw: l.msg, rev: connRev, where: fmt.Sprintf("stdout line %d", l.n)}
+		if !f.isRequest() && !f.isNotification() {
+			if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil {
+				s.method = r.method
+				if r.rev != "" {
+					s.rev = r.rev
+				}
+			}
+		}
+		msgs = append(msgs, s)
+	}
+	return msgs, nil
+}
+
+// exchange is one HTTP request to the MCP endpoint and its response.
+type exchange struct {
+	n          int
+	method     string // GET, POST, DELETE
+	reqHeader  http.Header
+	reqBody    []byte
+	mu         sync.Mutex
+	status     int
+	respHeader http.Header
+	body       bytes.Buffer
+}
+
+// httpWire records every exchange with the endpoint.
+type httpWire struct {
+	mu        sync.Mutex
+	exchanges []*exchange
+}
+
+// recorder is an http.ResponseWriter that keeps a copy of what is written.
+// Flush reaches the underlying writer through Unwrap.
+type recorder struct {
+	http.ResponseWriter
+	ex *exchange
+}
+
+func (r *recorder) snapshot(status int) {
+	if r.ex.status == 0 {
+		r.ex.status = status
+		r.ex.respHeader = r.ResponseWriter.Header().Clone()
+	}
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.ex.mu.Lock()
+	r.snapshot(status)
+	r.ex.mu.Unlock()
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.ex.mu.Lock()
+	r.snapshot(http.StatusOK)
+	r.ex.body.Write(p)
+	r.ex.mu.Unlock()
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// closer is the recording handler; Close reaches the wrapped handler's, so
+// that streamhttp.ListenAndServe still ends held streams on shutdown.
+type closer struct {
+	http.Handler
+	close func()
+}
+
+func (c closer) Close() { c.close() }
+
+// wrap records every exchange with h.
+func (w *httpWire) wrap(h http.Handler, close func()) http.Handler {
+	return closer{http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Body != nil {
+			var b bytes.Buffer
+			b.ReadFrom(r.Body)
+			body = b.Bytes()
+			r.Body.Close()
+		}
+		r.Body = readCloser{bytes.NewReader(body)}
+		ex := &exchange{method: r.Method, reqHeader: r.Header.Clone(), reqBody: body}
+		w.mu.Lock()
+		ex.n = len(w.exchanges) + 1
+		w.exchanges = append(w.exchanges, ex)
+		w.mu.Unlock()
+		h.ServeHTTP(&recorder{ResponseWriter: rw, ex: ex}, r)
+	}), close}
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// events reads an SSE body: the data of each event (data lines joined by
+// newlines); comments and other fields are skipped.
+func events(body []byte) [][]byte {
+	var out [][]byte
+	var data []string
+	flush := func() {
+		if data != nil {
+			out = append(out, []byte(strings.Join(data, "\n")))
+			data = nil
+		}
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
+		switch {
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	flush()
+	return out
+}
+
+// sent reads what mcpx answered on every exchange. A POST's response
+// messages are matched by id to the messages of its body; a request's
+// revision is what it named in _meta, else the revision its session
+// negotiated (initialize: the one negotiated now), else the
+// MCP-Protocol-Version header, else the revision assumed without one.
+func (w *httpWire) sent() ([]sent, error) {
+	w.mu.Lock()
+	exs := append([]*exchange(nil), w.exchanges...)
+	w.mu.Unlock()
+	sessions := map[string]string{} // Mcp-Session-Id -> negotiated revision
+	var msgs []sent
+	for _, ex := range exs {
+		ex.mu.Lock()
+		status, hdr, body := ex.status, ex.respHeader, bytes.Clone(ex.body.Bytes())
+		ex.mu.Unlock()
+		where := fmt.Sprintf("HTTP exchange %d (%s, status %d)", ex.n, ex.method, status)
+
+		exRev := sessions[ex.reqHeader.Get("Mcp-Session-Id")]
+		if exRev == "" {
+			exRev = ex.reqHeader.Get("MCP-Protocol-Version")
+		}
+		reqs := map[string]*request{}
+		if ex.method == http.MethodPost {
+			in, err := messages(ex.reqBody)
+			if err != nil {
+				return nil, fmt.Errorf("%s: request body: %w", where, err)
+			}
+			for _, m := range in {
+				var f frame
+				json.Unmarshal(m, &f)
+				r := &request{method: f.Method, rev: metaVersion(f.Params)}
+				if r.rev == "" {
+					r.rev = exRev
+				}
+				if f.isRequest() {
+					reqs[idKey(f.ID)] = r
+				}
+				if len(in) == 1 && r.rev != "" {
+					exRev = r.rev
+				}
+			}
+		}
+		var out [][]byte
+		switch ct := hdr.Get("Content-Type"); {
+		case len(bytes.TrimSpace(body)) == 0:
+		case strings.HasPrefix(ct, "text/event-stream"):
+			for _, data := range events(body) {
+				ms, err := messages(data)
+				if err != nil {
+					return nil, fmt.Errorf("%s: SSE event: %w", where, err)
+				}
+				out = append(out, ms...)
+			}
+		default:
+			ms, err := messages(body)
+			if err != nil {
+				return nil, fmt.Errorf("%s: response body (Content-Type %q): %w", where, ct, err)
+			}
+			out = append(out, ms...)
+		}
+		for _, m := range out {
+			var f frame
+			json.Unmarshal(m, &f)
+			s := sent{raw: m, rev: exRev, where: where}
+			if !f.isRequest() && !f.isNotification() && f.ID != nil {
+				if r := reqs[idKey(f.ID)]; r != nil {
+					s.method, s.rev = r.method, r.rev
+					if r.method == mcp.MethodInitialize && f.Result != nil {
+						s.rev = negotiated(f.Result)
+						if sid := hdr.Get("Mcp-Session-Id"); sid != "" {
+							sessions[sid] = s.rev
+						}
+					}
+				}
+			}
+			if s.rev == "" {
+				s.rev = string(edge.Headerless)
+			}
+			msgs = append(msgs, s)
+		}
+	}
+	return msgs, nil
+}
