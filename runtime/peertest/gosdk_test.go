@@ -94,8 +94,12 @@ var goSDKSteps = []struct {
 			if tool.Description == "" || tool.InputSchema == nil {
 				t.Errorf("tool %s: description %q, inputSchema %v; want both", tool.Name, tool.Description, tool.InputSchema)
 			}
-			if tool.Annotations == nil || tool.Annotations.ReadOnlyHint != true {
-				t.Errorf("tool %s: annotations %+v, want readOnlyHint", tool.Name, tool.Annotations)
+			if !hasAnnotations(rev) {
+				if tool.Annotations != nil {
+					t.Errorf("tool %s: annotations %+v at %s, which has none", tool.Name, tool.Annotations, rev)
+				}
+			} else if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || tool.Annotations.Title != wantToolTitle[tool.Name] {
+				t.Errorf("tool %s: annotations %+v, want readOnlyHint and the title", tool.Name, tool.Annotations)
 			}
 			if tool.Name == "add" && (tool.OutputSchema != nil) != hasStructuredContent(rev) {
 				t.Errorf("tool add: outputSchema %v at %s", tool.OutputSchema, rev)

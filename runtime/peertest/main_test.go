@@ -56,6 +56,10 @@ var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
 // Implementation (added in 2025-06-18).
 func hasTitles(rev string) bool { return rev >= "2025-06-18" }
 
+// hasAnnotations reports whether rev has tool annotations (added in
+// 2025-03-26).
+func hasAnnotations(rev string) bool { return rev >= "2025-03-26" }
+
 // hasStructuredContent reports whether rev has outputSchema and
 // structuredContent (added in 2025-06-18).
 func hasStructuredContent(rev string) bool { return rev >= "2025-06-18" }

@@ -109,13 +109,32 @@ func validate(t *testing.T, pinned string, msgs []sent) {
 	if len(msgs) == 0 {
 		t.Errorf("no message from mcpx was recorded")
 	}
+	kinds := map[string]int{}
 	for _, m := range msgs {
+		kinds[kind(m)]++
 		if err := checkSent(v, m); err != nil {
 			t.Errorf("mcpx sent, at %s (revision %s, answering %q):\n%s\nclosed-world validator: %v", m.where, m.rev, m.method, m.raw, err)
 		}
 		if m.rev != pinned {
 			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.where, m.rev, pinned, m.raw)
 		}
+	}
+
+	t.Logf("validated %d messages from mcpx at %s: %v", len(msgs), pinned, kinds)
+}
+
+// kind names what a message is, for the log: "result of tools/list",
+// "notifications/progress", "error".
+func kind(m sent) string {
+	var f frame
+	json.Unmarshal(m.raw, &f)
+	switch {
+	case f.Method != "":
+		return f.Method
+	case f.Result != nil:
+		return "result of " + m.method
+	default:
+		return "error"
 	}
 }
 
@@ -224,7 +243,7 @@ func lines(b []byte) (out []struct {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		msgs, err := messages(sc.Bytes())
+		msgs, err := messages(bytes.Clone(sc.Bytes()))
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}

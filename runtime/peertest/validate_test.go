@@ -1,0 +1,72 @@
+package peertest
+
+import (
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
+)
+
+// TestCheckSentCatchesViolations makes sure the wire checks can fail: a
+// message that is fine in one revision and not in another is told apart,
+// for results, notifications and envelopes.
+func TestCheckSentCatchesViolations(t *testing.T) {
+	t.Parallel()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
+	}
+	const (
+		toolWithTitle = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","title":"Echo","inputSchema":{"type":"object"}}]}}`
+		progress      = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1,"total":2,"message":"half way"}}`
+	)
+	for _, c := range []struct {
+		name   string
+		msg    sent
+		wantOK bool
+	}{
+		{"a tool title at 2025-06-18 is declared", sent{raw: []byte(toolWithTitle), method: "tools/list", rev: "2025-06-18"}, true},
+		{"a tool title at 2025-03-26 is undeclared", sent{raw: []byte(toolWithTitle), method: "tools/list", rev: "2025-03-26"}, false},
+		{"a result is checked against its method's result", sent{raw: []byte(toolWithTitle), method: "prompts/list", rev: "2025-06-18"}, false},
+		{"a result answering no request is reported", sent{raw: []byte(toolWithTitle), rev: "2025-06-18"}, false},
+		{"a progress message at 2025-03-26 is declared", sent{raw: []byte(progress), rev: "2025-03-26"}, true},
+		{"a progress message at 2024-11-05 is undeclared", sent{raw: []byte(progress), rev: "2024-11-05"}, false},
+		{"a framed notification at 2025-11-25 is declared", sent{raw: []byte(progress), rev: "2025-11-25"}, true},
+		{"a notification mcpx never sends is rejected", sent{raw: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), rev: "2025-11-25"}, false},
+		{"an envelope member is undeclared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{},"extra":1}`), method: "ping", rev: "2025-06-18"}, false},
+		{"an empty result for ping is declared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), method: "ping", rev: "2024-11-05"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkSent(v, c.msg)
+			if (err == nil) != c.wantOK {
+				t.Errorf("checkSent(%s at %s) = %v, want ok=%v", c.msg.raw, c.msg.rev, err, c.wantOK)
+			}
+		})
+	}
+}
+
+// TestEvents reads SSE bodies as streamhttp writes them, and as a peer
+// may: several data lines, comments, CRLF.
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"one event", "event: message\ndata: {\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"keep-alive comments are skipped", ": keep-alive\n\nevent: message\ndata: 1\n\n: keep-alive\n\n", []string{"1"}},
+		{"data lines are joined", "data: [1,\ndata: 2]\n\n", []string{"[1,\n2]"}},
+		{"CRLF and no trailing blank line", "data: 1\r\n\r\ndata:2", []string{"1", "2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := events([]byte(c.body))
+			if len(got) != len(c.want) {
+				t.Fatalf("events(%q) = %q, want %q", c.body, got, c.want)
+			}
+			for i := range got {
+				if string(got[i]) != c.want[i] {
+					t.Errorf("event %d = %q, want %q", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+}
