@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh bench run
+.PHONY: schemas generate build test vet fmt fmt-check fresh bench run conformance
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -48,6 +48,13 @@ fresh:
 		echo "generated/ has untracked files:"; echo "$$untracked"; \
 		echo "run \`make generate\` and commit the result"; exit 1; \
 	fi
+
+# The official MCP conformance suite against `mcpx serve --builtin fixture`,
+# at 2025-06-18, 2025-11-25 and 2026-07-28, checked against
+# conformance/expected-failures-<rev>.yml. The first run installs Node.js 22
+# and the suite with npm into .tools/conformance (see conformance/run.sh).
+conformance:
+	GO="$(GO)" bash conformance/run.sh
 
 bench:
 	@pkgs=$$($(GO) list ./generated/... ./runtime/... ./bench/ 2>/dev/null); \
