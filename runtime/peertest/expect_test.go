@@ -16,6 +16,7 @@ const (
 	noteTemplate   = "demo://notes/{id}"
 	welcomeURI     = "demo://notes/welcome"
 	welcomeText    = "Welcome to mcpx!"
+	missingNoteURI = "demo://notes/no-such-note"
 	summarizeInput = "MCP lets models use tools, read resources and follow prompts."
 	summarizeAsk   = "as a short bulleted list of the key points"
 )
@@ -36,6 +37,15 @@ var (
 	wantStyles  = []string{"brief", "bullet-points"}
 	wantNoteIDs = []string{"shopping-list"}
 )
+
+// resourceNotFound is the error code for reading a resource that does
+// not exist: -32002 until 2026-07-28 moved it to -32602 (Invalid Params).
+func resourceNotFound(rev string) int64 {
+	if rev >= "2026-07-28" {
+		return -32602
+	}
+	return -32002
+}
 
 // title checks a title that rev has (2025-06-18 on) or must not carry.
 func checkTitle(t *testing.T, rev, what, got, want string) {

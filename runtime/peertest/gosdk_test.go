@@ -3,9 +3,11 @@ package peertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,8 +17,8 @@ import (
 var goSDKRevisions = revisions
 
 // connectGoSDK starts mcpx over transport, connects a go-sdk client pinned
-// to rev, and records the wire for validation when the test ends.
-func connectGoSDK(t *testing.T, transport, rev string) *gosdk.ClientSession {
+// to rev (with opts, which may be nil), and records the wire for validation when the test ends.
+func connectGoSDK(t *testing.T, transport, rev string, opts *gosdk.ClientOptions) *gosdk.ClientSession {
 	var tr gosdk.Transport
 	switch transport {
 	case "stdio":
@@ -28,7 +30,7 @@ func connectGoSDK(t *testing.T, transport, rev string) *gosdk.ClientSession {
 	default:
 		t.Fatalf("unknown transport %q", transport)
 	}
-	c := gosdk.NewClient(&gosdk.Implementation{Name: "peertest-go-sdk", Version: "1.0.0"}, nil)
+	c := gosdk.NewClient(&gosdk.Implementation{Name: "peertest-go-sdk", Version: "1.0.0"}, opts)
 	cs, err := c.Connect(t.Context(), tr, &gosdk.ClientSessionOptions{ProtocolVersion: rev})
 	if err != nil {
 		t.Fatalf("go-sdk Connect pinned to %s over %s: %v", rev, transport, err)
@@ -49,7 +51,7 @@ func TestGoSDK(t *testing.T) {
 		for _, rev := range goSDKRevisions {
 			t.Run(fmt.Sprintf("over %s pinned to %s", transport, rev), func(t *testing.T) {
 				t.Parallel()
-				cs := connectGoSDK(t, transport, rev)
+				cs := connectGoSDK(t, transport, rev, nil)
 				for _, step := range goSDKSteps {
 					t.Run(step.name, func(t *testing.T) { step.run(t.Context(), t, cs, rev) })
 				}
@@ -80,6 +82,14 @@ var goSDKSteps = []struct {
 		}
 		if got, want := caps.Completions != nil, rev >= "2025-03-26"; got != want {
 			t.Errorf("completions capability present: %v, want %v at %s", got, want, rev)
+		}
+	}},
+	{"ping", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
+		if !hasPing(rev) {
+			t.Skipf("%s has no ping", rev)
+		}
+		if err := cs.Ping(ctx, nil); err != nil {
+			t.Fatal(err)
 		}
 	}},
 	{"list tools", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
@@ -227,6 +237,14 @@ var goSDKSteps = []struct {
 		}
 		checkContains(t, "note", res.Contents[0].Text, welcomeText)
 	}},
+	{"read a missing note is resource not found", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
+		_, err := cs.ReadResource(ctx, &gosdk.ReadResourceParams{URI: missingNoteURI})
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) || werr.Code != resourceNotFound(rev) {
+			t.Fatalf("error %v, want a JSON-RPC error with code %d", err, resourceNotFound(rev))
+		}
+		checkContains(t, "error data", string(werr.Data), missingNoteURI)
+	}},
 	{"list prompts", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
 		res, err := cs.ListPrompts(ctx, nil)
 		if err != nil {
@@ -261,6 +279,14 @@ var goSDKSteps = []struct {
 			t.Fatalf("message %+v, want a user text", m)
 		}
 		checkContains(t, "prompt text", tc.Text, summarizeInput, summarizeAsk)
+	}},
+	{"get a prompt with an invalid argument is invalid params", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
+		_, err := cs.GetPrompt(ctx, &gosdk.GetPromptParams{Name: "summarize", Arguments: map[string]string{"text": summarizeInput, "style": "haiku"}})
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
+			t.Fatalf("error %v, want a JSON-RPC error with code %d", err, jsonrpc.CodeInvalidParams)
+		}
+		checkContains(t, "error message", werr.Message, "haiku")
 	}},
 	{"complete a prompt argument", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
 		res, err := cs.Complete(ctx, &gosdk.CompleteParams{

@@ -1,6 +1,7 @@
 package peertest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,12 +51,21 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// showWire logs every recorded wire, not only a failing test's:
+// PEERTEST_WIRE=1 go test -v ./runtime/peertest/
+var showWire = os.Getenv("PEERTEST_WIRE") != ""
+
 // revisions are the five revisions mcpx serves, oldest first.
 var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
 // hasTitles reports whether rev has title on tools, resources, prompts and
 // Implementation (added in 2025-06-18).
 func hasTitles(rev string) bool { return rev >= "2025-06-18" }
+
+// hasPing reports whether rev has ping (2026-07-28 removed it; go-sdk
+// v1.8.0 pinned to 2026-07-28 still sends one, without the _meta every
+// 2026-07-28 request must carry).
+func hasPing(rev string) bool { return rev < "2026-07-28" }
 
 // hasAnnotations reports whether rev has tool annotations (added in
 // 2025-03-26).
@@ -79,7 +90,7 @@ func recordStdio(t *testing.T, rev string) *stdioWire {
 			t.Errorf("reading the recorded stdio wire: %v", err)
 		}
 		validate(t, rev, msgs)
-		if t.Failed() {
+		if t.Failed() || showWire {
 			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.fromClient.String(), w.fromServer.String())
 		}
 	})
@@ -95,7 +106,7 @@ func recordHTTP(t *testing.T, rev string) *httpWire {
 			t.Errorf("reading the recorded HTTP wire: %v", err)
 		}
 		validate(t, rev, msgs)
-		if t.Failed() {
+		if t.Failed() || showWire {
 			w.mu.Lock()
 			for _, ex := range w.exchanges {
 				ex.mu.Lock()
@@ -141,6 +152,63 @@ func (t teeWriter) Write(p []byte) (int, error) {
 
 func (t teeWriter) Close() error { return t.w.Close() }
 
+// pipe is an in-memory pipe whose writes never block: what mcpx writes is
+// queued for the client however slowly it reads, or if it has stopped.
+type pipe struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    bytes.Buffer
+	eof    bool // the writer is done
+	closed bool // the reader is done
+}
+
+func newPipe() *pipe {
+	p := new(pipe)
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+func (p *pipe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf.Write(b)
+	p.cond.Broadcast()
+	return len(b), nil
+}
+
+// closeWrite ends the stream: Read returns io.EOF once the queue is empty.
+func (p *pipe) closeWrite() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.eof = true
+	p.cond.Broadcast()
+}
+
+func (p *pipe) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.buf.Len() == 0 && !p.eof && !p.closed {
+		p.cond.Wait()
+	}
+	switch {
+	case p.closed:
+		return 0, io.ErrClosedPipe
+	case p.buf.Len() > 0:
+		return p.buf.Read(b)
+	default:
+		return 0, io.EOF
+	}
+}
+
+// Close is the client closing its end; a blocked Read returns.
+func (p *pipe) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.cond.Broadcast()
+	return nil
+}
+
 // startStdio runs the mcpx binary as `mcpx stdio`, recording both
 // directions into w. mcpx's stdout is copied to the record and to the
 // client by a goroutine of its own, so that the record holds every byte
@@ -166,28 +234,17 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 		t.Fatalf("start mcpx stdio: %v", err)
 	}
 	pw.Close()
-	clientR, clientW := io.Pipe()
+	toClient := newPipe()
 	eof := make(chan struct{})
 	go func() {
 		defer close(eof)
 		defer pr.Close()
-		defer clientW.Close()
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := pr.Read(buf)
-			if n > 0 {
-				w.fromServer.Write(buf[:n])
-				clientW.Write(buf[:n]) // fails once the client has closed its end: the record goes on
-			}
-			if err != nil {
-				return
-			}
-		}
+		defer toClient.closeWrite()
+		io.Copy(io.MultiWriter(&w.fromServer, toClient), pr)
 	}()
-	exited := make(chan error, 1)
 	t.Cleanup(func() {
 		stdin.Close()
-		clientR.Close()
+		exited := make(chan error, 1)
 		go func() { <-eof; exited <- cmd.Wait() }()
 		select {
 		case err := <-exited:
@@ -203,7 +260,7 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 			t.Logf("mcpx stderr:\n%s", stderr.String())
 		}
 	})
-	return &process{Stdin: teeWriter{stdin, &w.fromClient}, Stdout: clientR}
+	return &process{Stdin: teeWriter{stdin, &w.fromClient}, Stdout: toClient}
 }
 
 // serverInfo is what mcpx calls itself, as `mcpx serve` does.

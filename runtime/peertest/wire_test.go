@@ -3,6 +3,7 @@ package peertest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -258,9 +259,10 @@ func lines(b []byte) (out []struct {
 }
 
 // sent reads what mcpx wrote on stdout. A response is matched to its
-// request by id; its revision is what the request named in _meta, else
-// what initialize negotiated on the connection, else the revision a stdio
-// client that declared nothing is answered in.
+// request by id. Its revision is what the request named in _meta, else what
+// initialize negotiated on the connection, else the revision mcpx answers a
+// stdio client that declared nothing in (edge.Oldest). A notification's is
+// the connection's: what initialize negotiated, else what the requests name.
 func (w *stdioWire) sent() ([]sent, error) {
 	in, err := lines(w.fromClient.Bytes())
 	if err != nil {
@@ -271,32 +273,29 @@ func (w *stdioWire) sent() ([]sent, error) {
 		return nil, fmt.Errorf("mcpx to client: %w", err)
 	}
 	reqs := map[string]*request{}
-	connRev := ""
+	named := "" // a version some request names in _meta
 	for _, l := range in {
 		var f frame
 		if json.Unmarshal(l.msg, &f) != nil || !f.isRequest() {
 			continue
 		}
-		reqs[idKey(f.ID)] = &request{method: f.Method, rev: metaVersion(f.Params)}
+		r := &request{method: f.Method, rev: metaVersion(f.Params)}
+		reqs[idKey(f.ID)] = r
+		if named == "" {
+			named = r.rev
+		}
 	}
-	// initialize fixes the connection's revision.
+	initRev := "" // what initialize negotiated
 	for _, l := range out {
 		var f frame
 		json.Unmarshal(l.msg, &f)
 		if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil && r.method == mcp.MethodInitialize && f.Result != nil {
-			connRev = negotiated(f.Result)
+			initRev = negotiated(f.Result)
+			r.rev = initRev
 		}
 	}
-	if connRev == "" {
-		for _, r := range reqs { // a 2026-07-28 connection: every request names one
-			if r.rev != "" {
-				connRev = r.rev
-			}
-		}
-	}
-	if connRev == "" {
-		connRev = string(edge.Oldest)
-	}
+	declared := cmp.Or(initRev, string(edge.Oldest))
+	connRev := cmp.Or(initRev, named, string(edge.Oldest))
 	var msgs []sent
 	for _, l := range out {
 		var f frame
@@ -304,10 +303,7 @@ func (w *stdioWire) sent() ([]sent, error) {
 		s := sent{raw: l.msg, rev: connRev, where: fmt.Sprintf("stdout line %d", l.n)}
 		if !f.isRequest() && !f.isNotification() {
 			if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil {
-				s.method = r.method
-				if r.rev != "" {
-					s.rev = r.rev
-				}
+				s.method, s.rev = r.method, cmp.Or(r.rev, declared)
 			}
 		}
 		msgs = append(msgs, s)
