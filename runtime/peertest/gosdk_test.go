@@ -163,6 +163,31 @@ var goSDKSteps = []struct {
 			checkContains(t, "error text", tc.Text, "Mars/Olympus_Mons")
 		}
 	}},
+	{"call add with a string for a number is a tool error", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
+		res, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: "add", Arguments: map[string]any{"a": "two", "b": 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || len(res.Content) != 1 {
+			t.Fatalf("isError %v with %d content blocks, want a tool error", res.IsError, len(res.Content))
+		}
+		if tc, ok := res.Content[0].(*gosdk.TextContent); !ok {
+			t.Errorf("content %#v, want text", res.Content[0])
+		} else {
+			checkContains(t, "error text", tc.Text, "/a")
+		}
+		if res.StructuredContent != nil {
+			t.Errorf("structuredContent %v on a tool error", res.StructuredContent)
+		}
+	}},
+	{"call an unknown tool is invalid params", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
+		_, err := cs.CallTool(ctx, &gosdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
+			t.Fatalf("error %v, want a JSON-RPC error with code %d", err, jsonrpc.CodeInvalidParams)
+		}
+		checkContains(t, "error message", werr.Message, "no_such_tool")
+	}},
 	{"list resources", func(ctx context.Context, t *testing.T, cs *gosdk.ClientSession, rev string) {
 		res, err := cs.ListResources(ctx, nil)
 		if err != nil {

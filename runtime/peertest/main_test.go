@@ -111,6 +111,9 @@ func recordHTTP(t *testing.T, rev string) *httpWire {
 			for _, ex := range w.exchanges {
 				ex.mu.Lock()
 				t.Logf("exchange %d: %s %s\n%s\n-> %d %s\n%s", ex.n, ex.method, headerLine(ex.reqHeader), ex.reqBody, ex.status, headerLine(ex.respHeader), ex.body.String())
+				if ex.lost.Len() > 0 {
+					t.Logf("exchange %d, written after the client had gone:\n%s", ex.n, ex.lost.String())
+				}
 				ex.mu.Unlock()
 			}
 			w.mu.Unlock()

@@ -190,6 +190,27 @@ var mcpGoSteps = []struct {
 		}
 		checkContains(t, "error text", mcpGoText(t, res.Content), "Mars/Olympus_Mons")
 	}},
+	{"call add with a string for a number is a tool error", func(ctx context.Context, t *testing.T, s mcpGoSession, rev string) {
+		req := mcpgo.CallToolRequest{}
+		req.Params.Name = "add"
+		req.Params.Arguments = map[string]any{"a": "two", "b": 3}
+		res, err := s.c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || res.StructuredContent != nil {
+			t.Errorf("isError %v structuredContent %v, want a tool error", res.IsError, res.StructuredContent)
+		}
+		checkContains(t, "error text", mcpGoText(t, res.Content), "/a")
+	}},
+	{"call an unknown tool is invalid params", func(ctx context.Context, t *testing.T, s mcpGoSession, rev string) {
+		req := mcpgo.CallToolRequest{}
+		req.Params.Name = "no_such_tool"
+		_, err := s.c.CallTool(ctx, req)
+		if !errors.Is(err, mcpgo.ErrInvalidParams) {
+			t.Fatalf("error %v, want %v", err, mcpgo.ErrInvalidParams)
+		}
+	}},
 	{"list resources", func(ctx context.Context, t *testing.T, s mcpGoSession, rev string) {
 		res, err := s.c.ListResources(ctx, mcpgo.ListResourcesRequest{})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -86,10 +87,28 @@ func negotiated(result json.RawMessage) string {
 
 // sent is one message mcpx sent, with what validating it needs.
 type sent struct {
-	raw    []byte
-	method string // for a response: the method of the request it answers
-	rev    string // the revision it was sent to
-	where  string // where it was on the wire
+	raw       []byte
+	method    string // for a response: the method of the request it answers
+	rev       string // the revision it was sent to
+	where     string // where it was on the wire
+	cancelled bool   // a response to a request the client cancelled
+}
+
+// cancelledIDs are the requests the client cancelled with
+// notifications/cancelled.
+func cancelledIDs(fromClient [][]byte) map[string]bool {
+	ids := map[string]bool{}
+	for _, m := range fromClient {
+		var f frame
+		json.Unmarshal(m, &f)
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if f.Method == mcp.MethodNotificationsCancelled && json.Unmarshal(f.Params, &p) == nil && p.RequestID != nil {
+			ids[idKey(p.RequestID)] = true
+		}
+	}
+	return ids
 }
 
 // request is what is remembered of a client request to read its response.
@@ -115,6 +134,9 @@ func validate(t *testing.T, pinned string, msgs []sent) {
 		kinds[kind(m)]++
 		if err := checkSent(v, m); err != nil {
 			t.Errorf("mcpx sent, at %s (revision %s, answering %q):\n%s\nclosed-world validator: %v", m.where, m.rev, m.method, m.raw, err)
+		}
+		if m.cancelled {
+			t.Errorf("mcpx answered, at %s, a request the client had cancelled (cancellation: the receiver SHOULD NOT send a response; the request was still running):\n%s", m.where, m.raw)
 		}
 		if m.rev != pinned {
 			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.where, m.rev, pinned, m.raw)
@@ -272,6 +294,11 @@ func (w *stdioWire) sent() ([]sent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpx to client: %w", err)
 	}
+	var fromClient [][]byte
+	for _, l := range in {
+		fromClient = append(fromClient, l.msg)
+	}
+	cancelled := cancelledIDs(fromClient)
 	reqs := map[string]*request{}
 	named := "" // a version some request names in _meta
 	for _, l := range in {
@@ -305,6 +332,7 @@ func (w *stdioWire) sent() ([]sent, error) {
 			if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil {
 				s.method, s.rev = r.method, cmp.Or(r.rev, declared)
 			}
+			s.cancelled = f.ID != nil && cancelled[idKey(f.ID)]
 		}
 		msgs = append(msgs, s)
 	}
@@ -321,6 +349,9 @@ type exchange struct {
 	status     int
 	respHeader http.Header
 	body       bytes.Buffer
+	// lost is what was written after the client had gone (its request
+	// context was done): no client can have read it.
+	lost bytes.Buffer
 }
 
 // httpWire records every exchange with the endpoint.
@@ -333,7 +364,8 @@ type httpWire struct {
 // Flush reaches the underlying writer through Unwrap.
 type recorder struct {
 	http.ResponseWriter
-	ex *exchange
+	ex  *exchange
+	ctx context.Context // the request's
 }
 
 func (r *recorder) snapshot(status int) {
@@ -353,7 +385,11 @@ func (r *recorder) WriteHeader(status int) {
 func (r *recorder) Write(p []byte) (int, error) {
 	r.ex.mu.Lock()
 	r.snapshot(http.StatusOK)
-	r.ex.body.Write(p)
+	if r.ctx.Err() != nil {
+		r.ex.lost.Write(p)
+	} else {
+		r.ex.body.Write(p)
+	}
 	r.ex.mu.Unlock()
 	return r.ResponseWriter.Write(p)
 }
@@ -385,7 +421,7 @@ func (w *httpWire) wrap(h http.Handler, close func()) http.Handler {
 		ex.n = len(w.exchanges) + 1
 		w.exchanges = append(w.exchanges, ex)
 		w.mu.Unlock()
-		h.ServeHTTP(&recorder{ResponseWriter: rw, ex: ex}, r)
+		h.ServeHTTP(&recorder{ResponseWriter: rw, ex: ex, ctx: r.Context()}, r)
 	}), close}
 }
 
@@ -416,6 +452,29 @@ func events(body []byte) [][]byte {
 	return out
 }
 
+// bodyMessages reads the messages of a response body: JSON, or SSE events.
+func bodyMessages(contentType string, body []byte) ([][]byte, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	if !strings.HasPrefix(contentType, "text/event-stream") {
+		ms, err := messages(body)
+		if err != nil {
+			return nil, fmt.Errorf("response body (Content-Type %q): %w", contentType, err)
+		}
+		return ms, nil
+	}
+	var out [][]byte
+	for _, data := range events(body) {
+		ms, err := messages(data)
+		if err != nil {
+			return nil, fmt.Errorf("SSE event: %w", err)
+		}
+		out = append(out, ms...)
+	}
+	return out, nil
+}
+
 // sent reads what mcpx answered on every exchange. A POST's response
 // messages are matched by id to the messages of its body; a request's
 // revision is what it named in _meta, else the revision its session
@@ -425,11 +484,18 @@ func (w *httpWire) sent() ([]sent, error) {
 	w.mu.Lock()
 	exs := append([]*exchange(nil), w.exchanges...)
 	w.mu.Unlock()
+	var fromClient [][]byte
+	for _, ex := range exs {
+		if ms, err := messages(ex.reqBody); err == nil && ex.method == http.MethodPost {
+			fromClient = append(fromClient, ms...)
+		}
+	}
+	cancelled := cancelledIDs(fromClient)
 	sessions := map[string]string{} // Mcp-Session-Id -> negotiated revision
 	var msgs []sent
 	for _, ex := range exs {
 		ex.mu.Lock()
-		status, hdr, body := ex.status, ex.respHeader, bytes.Clone(ex.body.Bytes())
+		status, hdr, body, lost := ex.status, ex.respHeader, bytes.Clone(ex.body.Bytes()), bytes.Clone(ex.lost.Bytes())
 		ex.mu.Unlock()
 		where := fmt.Sprintf("HTTP exchange %d (%s, status %d)", ex.n, ex.method, status)
 
@@ -458,29 +524,25 @@ func (w *httpWire) sent() ([]sent, error) {
 				}
 			}
 		}
-		var out [][]byte
-		switch ct := hdr.Get("Content-Type"); {
-		case len(bytes.TrimSpace(body)) == 0:
-		case strings.HasPrefix(ct, "text/event-stream"):
-			for _, data := range events(body) {
-				ms, err := messages(data)
-				if err != nil {
-					return nil, fmt.Errorf("%s: SSE event: %w", where, err)
-				}
-				out = append(out, ms...)
-			}
-		default:
-			ms, err := messages(body)
-			if err != nil {
-				return nil, fmt.Errorf("%s: response body (Content-Type %q): %w", where, ct, err)
-			}
-			out = append(out, ms...)
+		out, err := bodyMessages(hdr.Get("Content-Type"), body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		for _, m := range out {
+		nRead := len(out)
+		lostMsgs, err := bodyMessages(hdr.Get("Content-Type"), lost)
+		if err != nil {
+			return nil, fmt.Errorf("%s, after the client had gone: %w", where, err)
+		}
+		out = append(out, lostMsgs...)
+		for i, m := range out {
 			var f frame
 			json.Unmarshal(m, &f)
 			s := sent{raw: m, rev: exRev, where: where}
+			if i >= nRead {
+				s.where += ", written after the client had gone"
+			}
 			if !f.isRequest() && !f.isNotification() && f.ID != nil {
+				s.cancelled = i < nRead && cancelled[idKey(f.ID)]
 				if r := reqs[idKey(f.ID)]; r != nil {
 					s.method, s.rev = r.method, r.rev
 					if r.method == mcp.MethodInitialize && f.Result != nil {
