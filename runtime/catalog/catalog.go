@@ -356,7 +356,8 @@ func isProtocolError(err error) bool {
 	var invalid *server.InvalidParamsError
 	var notFound *server.ResourceNotFoundError
 	return errors.Is(err, server.ErrUnsupported) || errors.Is(err, server.ErrUnknownTool) ||
-		errors.Is(err, server.ErrUnknownPrompt) || errors.As(err, &invalid) || errors.As(err, &notFound)
+		errors.Is(err, server.ErrUnknownPrompt) || errors.As(err, &invalid) || errors.As(err, &notFound) ||
+		errors.As(err, new(*server.MissingCapabilityError))
 }
 
 // ListResources returns the fixed resources in the order they were added.

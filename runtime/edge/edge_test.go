@@ -461,3 +461,40 @@ func TestListCacheFollowsTheNamespace(t *testing.T) {
 		t.Errorf("a cached answer must carry the request's own id: %+v", r.Msg)
 	}
 }
+
+// capsNS's tool needs the client's sampling capability.
+type capsNS struct{ fakeNS }
+
+func (capsNS) CallTool(ctx context.Context, _ *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	if server.ClientCapabilities(ctx).Sampling == nil {
+		return nil, &server.MissingCapabilityError{Required: mcp.ClientCapabilities{Sampling: &mcp.ClientCapabilitiesSampling{}}}
+	}
+	return &mcp.CallToolResult{Content: []mcp.ContentBlock{}}, nil
+}
+
+// TestMissingClientCapability: a handler sees the capabilities declared on
+// the request (2026-07-28) or at initialize (legacy); a missing one is
+// -32021 with data.requiredCapabilities and HTTP 400 for 2026-07-28, and
+// -32600 for legacy revisions, which define no such error.
+func TestMissingClientCapability(t *testing.T) {
+	c := newClient(t)
+	c.e.Server.NS = capsNS{}
+	r := c.do("tools/call", `{`+modernMeta+`,"name":"echo"}`)
+	e := rpcError(t, r)
+	if e.Code != jsonrpc.MissingRequiredClientCapability || r.Status != http.StatusBadRequest || !strings.Contains(string(e.Data), `"requiredCapabilities":{"sampling":{}}`) {
+		t.Errorf("modern without sampling: %d %d %s", e.Code, r.Status, e.Data)
+	}
+	r = c.do("tools/call", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}},"name":"echo"}`)
+	result(t, r)
+
+	legacy := newClient(t)
+	legacy.e.Server.NS = capsNS{}
+	legacy.initialize("2025-06-18")
+	if e := rpcError(t, legacy.do("tools/call", `{"name":"echo"}`)); e.Code != jsonrpc.InvalidRequest {
+		t.Errorf("legacy without sampling: %d", e.Code)
+	}
+	declared := newClient(t)
+	declared.e.Server.NS = capsNS{}
+	declared.do("initialize", `{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}`)
+	result(t, declared.do("tools/call", `{"name":"echo"}`))
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"encoding/json"
+	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -39,6 +40,7 @@ func (e *metaError) Error() string { return e.rpc.Error() }
 
 func (e *Edge) rpcError(rev mcp.Revision, err error) *jsonrpc.Error {
 	var (
+		missing  *server.MissingCapabilityError
 		je       *jsonrpc.Error
 		me       *metaError
 		notFound *server.ResourceNotFoundError
@@ -49,6 +51,15 @@ func (e *Edge) rpcError(rev mcp.Revision, err error) *jsonrpc.Error {
 		return me.rpc
 	case errors.As(err, &je):
 		return je
+	case errors.As(err, &missing):
+		if !IsModern(rev) {
+			return jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "%s", missing.Error())
+		}
+		caps, err := convert.Downgrade(rev, &missing.Required)
+		if err != nil {
+			caps = json.RawMessage(`{}`)
+		}
+		return jsonrpc.Errorf(jsonrpc.MissingRequiredClientCapability, map[string]any{"requiredCapabilities": caps}, "%s", missing.Error())
 	case errors.As(err, &notFound):
 		// 2026-07-28 moved resource not found to -32602 and forbids -32002;
 		// every earlier revision SHOULD use -32002. Both carry data.uri.

@@ -39,6 +39,7 @@ func serve[P, R any](f func(*server.Server, contextType, *P) (*R, error)) handle
 			p = new(P)
 		}
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
+		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities())
 		r, err := f(e.Server, ctx, p)
 		if err != nil {
 			return nil, err
@@ -138,4 +139,21 @@ func (e *Edge) listen(c *call) (any, error) {
 	e.notifier(c).Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
 	<-c.ctx.Done()
 	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: c.id}}, nil
+}
+
+// clientCapabilities are what the client declared: on this request for
+// 2026-07-28 (servers MUST NOT infer them from earlier requests), at
+// initialize for a legacy session.
+func (c *call) clientCapabilities() *mcp.ClientCapabilities {
+	if IsModern(c.rev) {
+		caps, err := decodeParams(c.rev, "ClientCapabilities", c.meta[clientCapabilitiesKey])
+		if p, ok := caps.(*mcp.ClientCapabilities); ok && err == nil {
+			return p
+		}
+		return &mcp.ClientCapabilities{}
+	}
+	c.sess.mu.Lock()
+	defer c.sess.mu.Unlock()
+	caps := c.sess.caps
+	return &caps
 }

@@ -74,3 +74,13 @@ func (e *InvalidParamsError) Error() string { return e.Reason }
 func InvalidParams(format string, args ...any) error {
 	return &InvalidParamsError{Reason: fmt.Sprintf(format, args...)}
 }
+
+// MissingCapabilityError says the request needs a client capability the
+// client did not declare: sampling for a tool that samples, say. The edge
+// answers a 2026-07-28 client -32021 with data.requiredCapabilities (HTTP
+// 400); legacy revisions define no such error, and get -32600.
+type MissingCapabilityError struct{ Required mcp.ClientCapabilities }
+
+func (e *MissingCapabilityError) Error() string {
+	return "the request needs a client capability the client did not declare"
+}

@@ -79,3 +79,21 @@ func Wants(min, level mcp.LoggingLevel) bool {
 	}
 	return severity[level] >= severity[min]
 }
+
+type clientCapsKey struct{}
+
+// WithClientCapabilities returns ctx carrying the capabilities the client
+// declared: on the request for 2026-07-28, at initialize for the others.
+// The edge installs them in every handler's context.
+func WithClientCapabilities(ctx context.Context, caps *mcp.ClientCapabilities) context.Context {
+	return context.WithValue(ctx, clientCapsKey{}, caps)
+}
+
+// ClientCapabilities returns what the client of the request ctx belongs to
+// declared; an empty value when nothing is known.
+func ClientCapabilities(ctx context.Context) *mcp.ClientCapabilities {
+	if c, _ := ctx.Value(clientCapsKey{}).(*mcp.ClientCapabilities); c != nil {
+		return c
+	}
+	return &mcp.ClientCapabilities{}
+}

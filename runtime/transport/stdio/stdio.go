@@ -28,7 +28,8 @@ type Options struct {
 	// pauses while that many are running.
 	MaxInFlight int
 	// Drain is how long requests still running when the input ends may
-	// take to finish and be answered; 0 means 10s. Then they are cancelled.
+	// take to finish and be answered; 0 means 2s. Then they are cancelled:
+	// a server SHOULD exit promptly on EOF (stdio transport page).
 	Drain time.Duration
 }
 
@@ -43,7 +44,7 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 		opt.MaxInFlight = 64
 	}
 	if opt.Drain <= 0 {
-		opt.Drain = 10 * time.Second
+		opt.Drain = 2 * time.Second
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

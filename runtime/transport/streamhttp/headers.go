@@ -195,12 +195,11 @@ func decodeSentinel(v string) (string, bool) {
 	if len(v) < len(b64Prefix)+len(b64Suffix) || !strings.HasPrefix(v, b64Prefix) || !strings.HasSuffix(v, b64Suffix) {
 		return v, true
 	}
-	enc := v[len(b64Prefix) : len(v)-len(b64Suffix)]
-	b, err := base64.StdEncoding.DecodeString(enc)
+	// Standard Base64 with padding, as the value-encoding rules say; the
+	// conformance suite checks that unpadded or non-alphabet values fail.
+	b, err := base64.StdEncoding.Strict().DecodeString(v[len(b64Prefix) : len(v)-len(b64Suffix)])
 	if err != nil {
-		if b, err = base64.RawStdEncoding.DecodeString(enc); err != nil {
-			return "", false
-		}
+		return "", false
 	}
 	return string(b), true
 }

@@ -36,6 +36,11 @@ func (fakeNS) ListTools(context.Context) ([]mcp.Tool, error) {
 		{Name: "slow", InputSchema: object},
 		{Name: "grüße", InputSchema: object},
 		{Name: "late", InputSchema: object},
+		{Name: "query", InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"region":{"type":"string","x-mcp-header":"Region"},
+			"limit":{"type":"integer","x-mcp-header":"Limit"},
+			"opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry"}}},
+			"q":{"type":"string"}}}`)},
 	}, nil
 }
 

@@ -376,6 +376,10 @@ func (h *Handler) post(w *response, r *http.Request) {
 			writeError(w, http.StatusBadRequest, m.ID, e)
 			return
 		}
+		if e := h.checkParamHeaders(r, m); e != nil {
+			writeError(w, http.StatusBadRequest, m.ID, e)
+			return
+		}
 	}
 	if m.IsRequest() && !acc.json && !acc.sse {
 		fail(w, http.StatusNotAcceptable, m.ID, "Accept must allow application/json and text/event-stream")

@@ -1,0 +1,55 @@
+package streamhttp_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+)
+
+// TestParamHeaders: Mcp-Param-{Name} headers mirror x-mcp-header
+// parameters of a 2026-07-28 tools/call; the server checks them against the
+// body after decoding (SEP-2243, streamable-http.mdx "Server Behavior for
+// Custom Headers"): anything but a match is 400 with -32020.
+func TestParamHeaders(t *testing.T) {
+	srv, _ := start(t, streamhttp.Options{})
+	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
+	call := func(args string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"query","arguments":` + args + `,` + modernMeta + `}}`
+	}
+	for _, tc := range []struct {
+		name    string
+		headers hdr
+		args    string
+		ok      bool
+	}{
+		{"every header matches", hdr{"Mcp-Param-Region": "us-west1", "Mcp-Param-Limit": "42", "Mcp-Param-Dry": "true"}, `{"region":"us-west1","limit":42,"opts":{"dry":true},"q":"x"}`, true},
+		{"header names are case-insensitive", hdr{"mcp-param-region": "us-west1"}, `{"region":"us-west1"}`, true},
+		{"integers compare numerically", hdr{"Mcp-Param-Limit": "42.0"}, `{"limit":42}`, true},
+		{"base64 is decoded before comparing", hdr{"Mcp-Param-Region": b64("Hello, 世界")}, `{"region":"Hello, 世界"}`, true},
+		{"no value, no header", hdr{}, `{"q":"x"}`, true},
+		{"a null value needs no header", hdr{}, `{"region":null}`, true},
+		{"value in the body, header missing", hdr{}, `{"region":"us-west1"}`, false},
+		{"header and body differ", hdr{"Mcp-Param-Region": "eu-west1"}, `{"region":"us-west1"}`, false},
+		{"header without a value in the body", hdr{"Mcp-Param-Region": "us-west1"}, `{"q":"x"}`, false},
+		{"nested boolean differs", hdr{"Mcp-Param-Dry": "false"}, `{"opts":{"dry":true}}`, false},
+		{"base64 without padding", hdr{"Mcp-Param-Region": "=?base64?SGVsbG8?="}, `{"region":"Hello"}`, false},
+		{"base64 outside the alphabet", hdr{"Mcp-Param-Region": "=?base64?SGVs!!!bG8=?="}, `{"region":"Hello"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := modern("tools/call", "query")
+			for k, v := range tc.headers {
+				h[k] = v
+			}
+			resp := post(t, srv, h, call(tc.args))
+			if tc.ok {
+				if r := decode(t, resp, http.StatusOK); r.Error != nil && r.Error.Code == -32020 {
+					t.Errorf("rejected: %+v", r.Error)
+				}
+				return
+			}
+			wantError(t, resp, http.StatusBadRequest, -32020, "7")
+		})
+	}
+}
