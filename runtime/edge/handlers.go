@@ -1,7 +1,9 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -136,8 +138,18 @@ func (e *Edge) listen(c *call) (any, error) {
 		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
 		Notifications: mcp.SubscriptionFilter{},
 	}
-	e.notifier(c).Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
+	n := e.notifier(c)
+	n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
 	<-c.ctx.Done()
+	if errors.Is(context.Cause(c.ctx), errCancelled) {
+		return nil, c.ctx.Err() // the client ended it: nothing more may be sent
+	}
+	// mcpx ends the stream (shutting down). The subscriptions page asks for
+	// a successful result, the cancellation page for notifications/cancelled
+	// naming the listen id: the cancellation goes first, while the request
+	// is still in progress, then the result, which a client that acted on
+	// the cancellation ignores (mcpx-revisions.md, subscriptions/listen).
+	n.Notify(mcp.MethodNotificationsCancelled, &mcp.CancelledNotificationParams{RequestID: c.id, Reason: "the server is closing this subscription"})
 	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: c.id}}, nil
 }
 

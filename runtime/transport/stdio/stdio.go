@@ -52,27 +52,50 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	defer c.wg.Wait()
 	defer cancel()
 
-	br := bufio.NewReaderSize(r, 64<<10)
+	// Lines are read in their own goroutine, so that ctx ending (SIGINT)
+	// stops Serve even while the client keeps stdin open and silent.
+	lines := make(chan readResult)
+	go func() {
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			line, err := readLine(br, opt.MaxMessage)
+			select {
+			case lines <- readResult{line, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil && !errors.Is(err, errTooLong) {
+				return
+			}
+		}
+	}()
 	for {
-		line, err := readLine(br, opt.MaxMessage)
-		if errors.Is(err, errTooLong) {
+		var in readResult
+		select {
+		case <-ctx.Done():
+			return nil
+		case in = <-lines:
+		}
+		if errors.Is(in.err, errTooLong) {
 			c.write(jsonrpc.ErrorResponse(nil, &jsonrpc.Error{Code: jsonrpc.ParseError, Message: fmt.Sprintf("the message is longer than %d bytes", opt.MaxMessage)}))
 			continue
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			c.handle(ctx, line)
+		if len(bytes.TrimSpace(in.line)) > 0 {
+			c.handle(ctx, in.line)
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
+		if in.err != nil {
+			if errors.Is(in.err, io.EOF) {
 				c.drain(ctx, opt.Drain) // `printf '...' | mcpx stdio` still gets its answers
 				return nil
 			}
-			return err
-		}
-		if ctx.Err() != nil {
-			return nil
+			return in.err
 		}
 	}
+}
+
+type readResult struct {
+	line []byte
+	err  error
 }
 
 var errTooLong = errors.New("line too long")
@@ -189,10 +212,9 @@ func (c *conn) run(ctx context.Context, f func()) {
 }
 
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) *jsonrpc.Message {
+	// On shutdown a request still running gets its answer or an error: the
+	// output is open until Serve returns, and Serve waits for this.
 	reply := c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, func(n *jsonrpc.Message) { c.write(n) })
-	if ctx.Err() != nil {
-		return nil // shutting down: nothing more is written
-	}
 	return reply.Msg
 }
 

@@ -41,12 +41,16 @@ type session struct {
 }
 
 func start(t *testing.T, opt stdio.Options) *session {
+	return startCtx(t, context.Background(), opt)
+}
+
+func startCtx(t *testing.T, ctx context.Context, opt stdio.Options) *session {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	e := &edge.Edge{Server: &server.Server{NS: ns{}, Info: mcp.Implementation{Name: "t", Version: "1"}}}
 	s := &session{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
 	s.out.Buffer(nil, 1<<20)
-	go func() { s.done <- stdio.Serve(context.Background(), e, inR, outW, opt); outW.Close() }()
+	go func() { s.done <- stdio.Serve(ctx, e, inR, outW, opt); outW.Close() }()
 	t.Cleanup(func() { inW.Close(); <-s.done })
 	return s
 }
@@ -189,5 +193,53 @@ func TestEOFDrains(t *testing.T) {
 	s.in.Close()
 	if got := s.recv(); !strings.Contains(got, `"id":1,"result"`) {
 		t.Errorf("after EOF: %s", got)
+	}
+}
+
+const listen = `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// TestListenEndedByTheClient: on stdio the client ends a listen stream
+// with notifications/cancelled naming it; nothing more is sent for it.
+func TestListenEndedByTheClient(t *testing.T) {
+	s := start(t, stdio.Options{})
+	s.send(listen)
+	if got := s.recv(); !strings.Contains(got, "notifications/subscriptions/acknowledged") || !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":"L"`) {
+		t.Fatalf("first message of a listen: %s", got)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}`)
+	s.send(`{"jsonrpc":"2.0","id":"next","method":"ping"}`)
+	if got := s.recv(); !strings.Contains(got, `"id":"next"`) {
+		t.Errorf("after the client ended the listen: %s", got)
+	}
+}
+
+// TestListenEndedByTheServer: when mcpx shuts down it sends
+// notifications/cancelled for the listen id, then the listen's result
+// (mcpx-revisions.md, subscriptions/listen).
+func TestListenEndedByTheServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := startCtx(t, ctx, stdio.Options{})
+	s.send(listen)
+	s.recv() // the acknowledgement
+	cancel()
+	if got := s.recv(); !strings.Contains(got, `"method":"notifications/cancelled"`) || !strings.Contains(got, `"requestId":"L"`) {
+		t.Errorf("first message at shutdown: %s", got)
+	}
+	if got := s.recv(); !strings.Contains(got, `"id":"L","result"`) {
+		t.Errorf("second message at shutdown: %s", got)
+	}
+}
+
+// TestContextStopsServe: SIGINT (ctx ending) stops Serve even while the
+// client keeps stdin open.
+func TestContextStopsServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := startCtx(t, ctx, stdio.Options{})
+	cancel()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+	case <-time.After(2 * time.Second):
+		t.Fatal("Serve still running 2s after its context ended")
 	}
 }

@@ -66,6 +66,9 @@ func TestListenAndServe(t *testing.T) {
 
 	began := time.Now()
 	cancel()
+	if r, ok := next(t, listenCh, nil); !ok || r.Method != "notifications/cancelled" {
+		t.Errorf("listen's event at shutdown: %+v (open %v)", r, ok)
+	}
 	if r, ok := next(t, listenCh, nil); !ok || string(r.ID) != `"L"` || r.Result == nil {
 		t.Errorf("listen's last event: %+v (open %v)", r, ok)
 	}

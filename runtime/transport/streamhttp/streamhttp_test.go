@@ -720,7 +720,7 @@ func TestDNSRebindingScenario(t *testing.T) {
 // --- Close ---
 
 // TestCloseEndsHeldStreams: Close ends GET streams and listens (the listen
-// gets its final result first) and refuses new requests with 503; a call
+// gets notifications/cancelled and its final result first) and refuses new requests with 503; a call
 // already running finishes.
 func TestCloseEndsHeldStreams(t *testing.T) {
 	srv, h := start(t, streamhttp.Options{})
@@ -745,6 +745,11 @@ func TestCloseEndsHeldStreams(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let the slow call start
 	h.Close()
 
+	// mcpx ends the stream: notifications/cancelled naming the listen id
+	// first, then the listen's result (mcpx-revisions.md).
+	if r, ok := next(t, listenCh, nil); !ok || r.Method != "notifications/cancelled" {
+		t.Errorf("listen's event after Close: %+v (open %v)", r, ok)
+	}
 	if r, ok := next(t, listenCh, nil); !ok || string(r.ID) != `"L"` || r.Result == nil {
 		t.Errorf("listen's last event: %+v (open %v)", r, ok)
 	}
