@@ -55,7 +55,9 @@ func signal() (<-chan struct{}, func()) {
 }
 
 // cancelOnFirst waits for the first progress notification, cancels the
-// call and returns its error, which must be the context's.
+// call and waits for it to return an error. Which error is the client's
+// business: go-sdk returns the context's, mcp-go over HTTP sometimes a
+// transport error ("unexpected nil response") when its SSE read is cut.
 func cancelOnFirst(t *testing.T, first <-chan struct{}, cancel func(), done <-chan error) {
 	t.Helper()
 	select {
@@ -68,8 +70,10 @@ func cancelOnFirst(t *testing.T, first <-chan struct{}, cancel func(), done <-ch
 	cancel()
 	select {
 	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled call returned %v, want context.Canceled", err)
+		if err == nil {
+			t.Errorf("the cancelled call returned no error")
+		} else if !errors.Is(err, context.Canceled) {
+			t.Logf("the cancelled call returned %v", err)
 		}
 	case <-time.After(notificationWait):
 		t.Fatalf("the cancelled call had not returned %s later", notificationWait)
@@ -78,7 +82,7 @@ func cancelOnFirst(t *testing.T, first <-chan struct{}, cancel func(), done <-ch
 
 func goSDKCancel(t *testing.T, transport, rev string) {
 	first, notify := signal()
-	cs := connectGoSDK(t, transport, rev, &gosdk.ClientOptions{
+	cs, m := connectGoSDK(t, transport, rev, &gosdk.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *gosdk.ProgressNotificationClientRequest) { notify() },
 	})
 	ctx, cancel := context.WithCancel(t.Context())
@@ -91,6 +95,7 @@ func goSDKCancel(t *testing.T, transport, rev string) {
 		done <- err
 	}()
 	cancelOnFirst(t, first, cancel, done)
+	m.awaitCancelled(t, "countdown")
 	res, err := cs.CallTool(t.Context(), &gosdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": echoText}})
 	if err != nil {
 		t.Fatalf("echo after the cancellation: %v", err)
@@ -101,7 +106,7 @@ func goSDKCancel(t *testing.T, transport, rev string) {
 }
 
 func mcpGoCancel(t *testing.T, transport, rev string) {
-	c, _ := connectMCPGo(t, transport, rev)
+	c, _, m := connectMCPGo(t, transport, rev)
 	first, notify := signal()
 	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
 		if n.Method == string(mcpgo.MethodNotificationProgress) {
@@ -120,6 +125,7 @@ func mcpGoCancel(t *testing.T, transport, rev string) {
 		done <- err
 	}()
 	cancelOnFirst(t, first, cancel, done)
+	m.awaitCancelled(t, "countdown")
 	req := mcpgo.CallToolRequest{}
 	req.Params.Name = "echo"
 	req.Params.Arguments = map[string]any{"text": echoText}

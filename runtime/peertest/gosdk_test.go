@@ -18,17 +18,13 @@ var goSDKRevisions = revisions
 
 // connectGoSDK starts mcpx over transport, connects a go-sdk client pinned
 // to rev (with opts, which may be nil), and records the wire for validation when the test ends.
-func connectGoSDK(t *testing.T, transport, rev string, opts *gosdk.ClientOptions) *gosdk.ClientSession {
+func connectGoSDK(t *testing.T, transport, rev string, opts *gosdk.ClientOptions) (*gosdk.ClientSession, *mcpxConn) {
+	m := startMCPX(t, transport, rev)
 	var tr gosdk.Transport
-	switch transport {
-	case "stdio":
-		p := startStdio(t, recordStdio(t, rev))
-		tr = &gosdk.IOTransport{Reader: p.Stdout, Writer: p.Stdin}
-	case "streamable HTTP":
-		url := startHTTP(t, recordHTTP(t, rev))
-		tr = &gosdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}
-	default:
-		t.Fatalf("unknown transport %q", transport)
+	if m.proc != nil {
+		tr = &gosdk.IOTransport{Reader: m.proc.Stdout, Writer: m.proc.Stdin}
+	} else {
+		tr = &gosdk.StreamableClientTransport{Endpoint: m.url, HTTPClient: m.client, MaxRetries: -1}
 	}
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "peertest-go-sdk", Version: "1.0.0"}, opts)
 	cs, err := c.Connect(t.Context(), tr, &gosdk.ClientSessionOptions{ProtocolVersion: rev})
@@ -40,7 +36,7 @@ func connectGoSDK(t *testing.T, transport, rev string, opts *gosdk.ClientOptions
 			t.Errorf("go-sdk ClientSession.Close: %v", err)
 		}
 	})
-	return cs
+	return cs, m
 }
 
 // TestGoSDK runs the go-sdk client pinned to every revision over both
@@ -51,7 +47,7 @@ func TestGoSDK(t *testing.T) {
 		for _, rev := range goSDKRevisions {
 			t.Run(fmt.Sprintf("over %s pinned to %s", transport, rev), func(t *testing.T) {
 				t.Parallel()
-				cs := connectGoSDK(t, transport, rev, nil)
+				cs, _ := connectGoSDK(t, transport, rev, nil)
 				for _, step := range goSDKSteps {
 					t.Run(step.name, func(t *testing.T) { step.run(t.Context(), t, cs, rev) })
 				}

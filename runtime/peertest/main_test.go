@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +268,72 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 	return &process{Stdin: teeWriter{stdin, &w.fromClient}, Stdout: toClient}
 }
 
+// mcpxConn is mcpx started for one client: `mcpx stdio` or the
+// Streamable HTTP endpoint, with its wire recorded.
+type mcpxConn struct {
+	transport string
+	stdio     *stdioWire
+	proc      *process // stdio: what the client reads and writes
+	http      *httpWire
+	url       string       // HTTP: the endpoint
+	client    *http.Client // HTTP: the client's
+}
+
+// startMCPX starts mcpx over transport for a client pinned to rev. Over
+// HTTP the client gets an http.Client whose idle connections are closed
+// before the server shuts down (see TestShutdownWithAnUnusedConnection).
+func startMCPX(t *testing.T, transport, rev string) *mcpxConn {
+	c := &mcpxConn{transport: transport}
+	switch transport {
+	case "stdio":
+		c.stdio = recordStdio(t, rev)
+		c.proc = startStdio(t, c.stdio)
+	case "streamable HTTP":
+		c.http = recordHTTP(t, rev)
+		c.url = startHTTP(t, c.http)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		t.Cleanup(tr.CloseIdleConnections)
+		c.client = &http.Client{Transport: tr}
+	default:
+		t.Fatalf("unknown transport %q", transport)
+	}
+	return c
+}
+
+// awaitCancelled waits until mcpx has been told that the client gave up
+// on its tools/call of tool: over stdio, the client's
+// notifications/cancelled has been written to mcpx; over HTTP, the POST
+// has ended (mcpx takes a client that goes away as cancellation). The
+// clients send the notification on a goroutine of their own, so without
+// this a test could end first and leave mcpx to drain the call.
+func (c *mcpxConn) awaitCancelled(t *testing.T, tool string) {
+	t.Helper()
+	if c.stdio != nil {
+		if !c.stdio.fromClient.await(func(b []byte) bool { return bytes.Contains(b, []byte(`"notifications/cancelled"`)) }, notificationWait) {
+			t.Fatalf("the client sent no notifications/cancelled within %s", notificationWait)
+		}
+		return
+	}
+	c.http.mu.Lock()
+	var calls []*exchange
+	for _, ex := range c.http.exchanges {
+		if bytes.Contains(ex.reqBody, []byte(`"tools/call"`)) && bytes.Contains(ex.reqBody, []byte(`"`+tool+`"`)) {
+			calls = append(calls, ex)
+		}
+	}
+	c.http.mu.Unlock()
+	if len(calls) == 0 {
+		t.Fatalf("no tools/call of %s was recorded", tool)
+	}
+	for _, ex := range calls {
+		select {
+		case <-ex.done:
+		case <-time.After(notificationWait):
+			t.Fatalf("mcpx was still serving the tools/call of %s %s after the client cancelled it", tool, notificationWait)
+		}
+	}
+}
+
 // serverInfo is what mcpx calls itself, as `mcpx serve` does.
 var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}
 
@@ -294,6 +362,11 @@ func startHTTP(t *testing.T, w *httpWire) string {
 		case err := <-served:
 			if err != nil && !errors.Is(err, context.Canceled) {
 				t.Errorf("streamhttp.ListenAndServe: %v", err)
+				if os.Getenv("PEERTEST_STACKS") != "" {
+					var b strings.Builder
+					pprof.Lookup("goroutine").WriteTo(&b, 2)
+					t.Logf("goroutines:\n%s", b.String())
+				}
 			}
 		case <-time.After(exitTimeout + streamhttp.ShutdownTimeout):
 			t.Errorf("streamhttp.ListenAndServe had not returned %s after shutdown began", exitTimeout+streamhttp.ShutdownTimeout)

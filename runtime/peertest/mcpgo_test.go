@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -19,21 +20,24 @@ var mcpGoRevisions = revisions
 
 // connectMCPGo starts mcpx over transport, connects an mcp-go client
 // pinned to rev, and records the wire for validation when the test ends.
-func connectMCPGo(t *testing.T, transportName, rev string) (*client.Client, *mcpgo.InitializeResult) {
+func connectMCPGo(t *testing.T, transportName, rev string) (*client.Client, *mcpgo.InitializeResult, *mcpxConn) {
+	m := startMCPX(t, transportName, rev)
 	var tr transport.Interface
-	switch transportName {
-	case "stdio":
-		p := startStdio(t, recordStdio(t, rev))
-		tr = transport.NewIO(p.Stdout, p.Stdin, nil)
-	case "streamable HTTP":
-		url := startHTTP(t, recordHTTP(t, rev))
-		h, err := transport.NewStreamableHTTP(url)
+	if m.proc != nil {
+		tr = transport.NewIO(m.proc.Stdout, m.proc.Stdin, nil)
+	} else {
+		var logs lockedBuffer
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("mcp-go log:\n%s", logs.String())
+			}
+		})
+		h, err := transport.NewStreamableHTTP(m.url, transport.WithHTTPBasicClient(m.client),
+			transport.WithHTTPLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		if err != nil {
 			t.Fatal(err)
 		}
 		tr = h
-	default:
-		t.Fatalf("unknown transport %q", transportName)
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(rev))
 	t.Cleanup(func() {
@@ -50,7 +54,7 @@ func connectMCPGo(t *testing.T, transportName, rev string) (*client.Client, *mcp
 	if err != nil {
 		t.Fatalf("mcp-go Initialize pinned to %s over %s: %v", rev, transportName, err)
 	}
-	return c, init
+	return c, init, m
 }
 
 // TestMCPGo runs the mcp-go client pinned to every revision over both
@@ -61,7 +65,7 @@ func TestMCPGo(t *testing.T) {
 		for _, rev := range mcpGoRevisions {
 			t.Run(fmt.Sprintf("over %s pinned to %s", transportName, rev), func(t *testing.T) {
 				t.Parallel()
-				c, init := connectMCPGo(t, transportName, rev)
+				c, init, _ := connectMCPGo(t, transportName, rev)
 				for _, step := range mcpGoSteps {
 					t.Run(step.name, func(t *testing.T) { step.run(t.Context(), t, mcpGoSession{c, init}, rev) })
 				}

@@ -97,7 +97,7 @@ func TestProgress(t *testing.T) {
 
 func goSDKProgress(t *testing.T, transport, rev string) {
 	ch := make(chan progress, 8)
-	cs := connectGoSDK(t, transport, rev, &gosdk.ClientOptions{
+	cs, _ := connectGoSDK(t, transport, rev, &gosdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *gosdk.ProgressNotificationClientRequest) {
 			ch <- progress{req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message}
 		},
@@ -115,7 +115,7 @@ func goSDKProgress(t *testing.T, transport, rev string) {
 }
 
 func mcpGoProgress(t *testing.T, transport, rev string) {
-	c, _ := connectMCPGo(t, transport, rev)
+	c, _, _ := connectMCPGo(t, transport, rev)
 	ch := make(chan progress, 8)
 	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
 		if n.Method != string(mcpgo.MethodNotificationProgress) {

@@ -34,6 +34,10 @@ func TestCheckSentCatchesViolations(t *testing.T) {
 		{"a notification mcpx never sends is rejected", sent{raw: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), rev: "2025-11-25"}, false},
 		{"an envelope member is undeclared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{},"extra":1}`), method: "ping", rev: "2025-06-18"}, false},
 		{"an empty result for ping is declared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), method: "ping", rev: "2024-11-05"}, true},
+		{"a 2026-07-28 result needs resultType", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), method: "tools/list", rev: "2026-07-28"}, false},
+		{"a 2026-07-28 result with resultType is declared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}}`), method: "tools/list", rev: "2026-07-28"}, true},
+		{"a legacy result must not carry resultType", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`), method: "tools/list", rev: "2025-11-25"}, false},
+		{"a result for a method the revision lacks is reported", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), method: "ping", rev: "2026-07-28"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkSent(v, c.msg)
@@ -65,6 +69,62 @@ func TestEvents(t *testing.T) {
 			for i := range got {
 				if string(got[i]) != c.want[i] {
 					t.Errorf("event %d = %q, want %q", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestStdioWire matches responses to requests by id and finds the revision
+// each was sent to: what initialize negotiated, what _meta names, or the
+// revision a client that declared nothing is answered in.
+func TestStdioWire(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, in, out string
+		want          []sent // raw and where left out
+	}{
+		{
+			"initialize fixes the revision",
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n" +
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+				`{"jsonrpc":"2.0","id":"a","method":"tools/list"}` + "\n",
+			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26"}}` + "\n" +
+				`{"jsonrpc":"2.0", "id": "a","result":{"tools":[]}}` + "\n" +
+				`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}` + "\n",
+			[]sent{{method: "initialize", rev: "2025-03-26"}, {method: "tools/list", rev: "2025-03-26"}, {rev: "2025-03-26"}},
+		},
+		{
+			"_meta names the revision, and a request without it is answered as the oldest",
+			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}` + "\n" +
+				`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n",
+			`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}` + "\n",
+			[]sent{{method: "ping", rev: "2024-11-05"}, {method: "server/discover", rev: "2026-07-28"}},
+		},
+		{
+			"a cancelled request is marked",
+			`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}` + "\n" +
+				`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}` + "\n" +
+				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}` + "\n",
+			`{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2024-11-05"}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n",
+			[]sent{{method: "initialize", rev: "2024-11-05"}, {method: "tools/call", rev: "2024-11-05", cancelled: true}},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := new(stdioWire)
+			w.fromClient.Write([]byte(c.in))
+			w.fromServer.Write([]byte(c.out))
+			got, err := w.sent()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("%d messages, want %d", len(got), len(c.want))
+			}
+			for i, g := range got {
+				w := c.want[i]
+				if g.method != w.method || g.rev != w.rev || g.cancelled != w.cancelled {
+					t.Errorf("message %d (%s): method %q rev %s cancelled %v, want %q %s %v", i, g.raw, g.method, g.rev, g.cancelled, w.method, w.rev, w.cancelled)
 				}
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
@@ -230,15 +231,21 @@ func checkFramed(v *closedworld.Validator, rev, def string, f *frame) error {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
+// lockedBuffer is a bytes.Buffer safe for concurrent use, whose readers
+// can wait for what they expect to be written.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next Write
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return l.b.Write(p)
 }
 
@@ -249,6 +256,29 @@ func (l *lockedBuffer) Bytes() []byte {
 }
 
 func (l *lockedBuffer) String() string { return string(l.Bytes()) }
+
+// await reports whether what has been written satisfies ok, waiting for
+// further writes until timeout.
+func (l *lockedBuffer) await(ok func([]byte) bool, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		l.mu.Lock()
+		if ok(l.b.Bytes()) {
+			l.mu.Unlock()
+			return true
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			return false
+		}
+	}
+}
 
 // stdioWire is both directions of one stdio connection, byte for byte.
 type stdioWire struct {
@@ -352,6 +382,7 @@ type exchange struct {
 	// lost is what was written after the client had gone (its request
 	// context was done): no client can have read it.
 	lost bytes.Buffer
+	done chan struct{} // closed when the handler has returned
 }
 
 // httpWire records every exchange with the endpoint.
@@ -406,7 +437,7 @@ type closer struct {
 func (c closer) Close() { c.close() }
 
 // wrap records every exchange with h.
-func (w *httpWire) wrap(h http.Handler, close func()) http.Handler {
+func (w *httpWire) wrap(h http.Handler, closeHandler func()) http.Handler {
 	return closer{http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if r.Body != nil {
@@ -416,13 +447,14 @@ func (w *httpWire) wrap(h http.Handler, close func()) http.Handler {
 			r.Body.Close()
 		}
 		r.Body = readCloser{bytes.NewReader(body)}
-		ex := &exchange{method: r.Method, reqHeader: r.Header.Clone(), reqBody: body}
+		ex := &exchange{method: r.Method, reqHeader: r.Header.Clone(), reqBody: body, done: make(chan struct{})}
+		defer close(ex.done)
 		w.mu.Lock()
 		ex.n = len(w.exchanges) + 1
 		w.exchanges = append(w.exchanges, ex)
 		w.mu.Unlock()
 		h.ServeHTTP(&recorder{ResponseWriter: rw, ex: ex, ctx: r.Context()}, r)
-	}), close}
+	}), closeHandler}
 }
 
 type readCloser struct{ *bytes.Reader }
