@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -219,7 +218,7 @@ func (p *pipe) Close() error {
 // client by a goroutine of its own, so that the record holds every byte
 // mcpx wrote whatever the client does with its end. When the test ends
 // (after the client has closed) stdin is closed and mcpx must exit, with
-// status 0, within exitTimeout.
+// status 0, within exitTimeout, having logged no error.
 func startStdio(t *testing.T, w *stdioWire) *process {
 	cmd := exec.Command(mcpxBin, "stdio")
 	var stderr lockedBuffer
@@ -261,7 +260,9 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 			cmd.Process.Kill()
 			<-exited
 		}
-		if t.Failed() {
+		if strings.Contains(stderr.String(), "level=ERROR") {
+			t.Errorf("mcpx logged an error:\n%s", stderr.String())
+		} else if t.Failed() {
 			t.Logf("mcpx stderr:\n%s", stderr.String())
 		}
 	})
@@ -271,19 +272,18 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 // mcpxConn is mcpx started for one client: `mcpx stdio` or the
 // Streamable HTTP endpoint, with its wire recorded.
 type mcpxConn struct {
-	transport string
-	stdio     *stdioWire
-	proc      *process // stdio: what the client reads and writes
-	http      *httpWire
-	url       string       // HTTP: the endpoint
-	client    *http.Client // HTTP: the client's
+	stdio  *stdioWire
+	proc   *process // stdio: what the client reads and writes
+	http   *httpWire
+	url    string       // HTTP: the endpoint
+	client *http.Client // HTTP: the client's
 }
 
 // startMCPX starts mcpx over transport for a client pinned to rev. Over
 // HTTP the client gets an http.Client whose idle connections are closed
 // before the server shuts down (see TestShutdownWithAnUnusedConnection).
 func startMCPX(t *testing.T, transport, rev string) *mcpxConn {
-	c := &mcpxConn{transport: transport}
+	c := new(mcpxConn)
 	switch transport {
 	case "stdio":
 		c.stdio = recordStdio(t, rev)
@@ -362,11 +362,6 @@ func startHTTP(t *testing.T, w *httpWire) string {
 		case err := <-served:
 			if err != nil && !errors.Is(err, context.Canceled) {
 				t.Errorf("streamhttp.ListenAndServe: %v", err)
-				if os.Getenv("PEERTEST_STACKS") != "" {
-					var b strings.Builder
-					pprof.Lookup("goroutine").WriteTo(&b, 2)
-					t.Logf("goroutines:\n%s", b.String())
-				}
 			}
 		case <-time.After(exitTimeout + streamhttp.ShutdownTimeout):
 			t.Errorf("streamhttp.ListenAndServe had not returned %s after shutdown began", exitTimeout+streamhttp.ShutdownTimeout)

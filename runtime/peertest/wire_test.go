@@ -143,7 +143,6 @@ func validate(t *testing.T, pinned string, msgs []sent) {
 			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.where, m.rev, pinned, m.raw)
 		}
 	}
-
 	t.Logf("validated %d messages from mcpx at %s: %v", len(msgs), pinned, kinds)
 }
 
