@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -22,15 +21,11 @@ import (
 // must not wait for it, let alone report requests cut off.
 //
 // net/http's Shutdown treats a connection that has not sent a request as
-// busy for its first 5 seconds, and streamhttp.ListenAndServe gives up at
-// ShutdownTimeout, also 5 seconds: it returns "requests still running after
-// 5s were cut off", and `mcpx serve` exits 1 on Ctrl-C. The other tests
-// close their clients' idle connections before shutting down to stay clear
-// of this. PEERTEST_KNOWN_BUGS=1 runs it.
+// busy for its first 5 seconds; streamhttp.ListenAndServe used to wait
+// ShutdownTimeout (also 5 seconds) for it and report requests cut off, so
+// `mcpx serve` exited 1 on Ctrl-C. It now closes such connections when
+// shutdown begins.
 func TestShutdownWithAnUnusedConnection(t *testing.T) {
-	if os.Getenv("PEERTEST_KNOWN_BUGS") == "" {
-		t.Skip("mcpx bug: streamhttp.ListenAndServe waits ShutdownTimeout (5s) for a connection that never sent a request, then reports requests cut off (runtime/transport/streamhttp/serve.go, Shutdown at line 75)")
-	}
 	t.Parallel()
 	e := &edge.Edge{Server: &server.Server{NS: demo.New(), Info: serverInfo}}
 	h := streamhttp.New(e, streamhttp.Options{})

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -59,6 +60,13 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 	if c, ok := h.(interface{ Close() }); ok {
 		srv.RegisterOnShutdown(c.Close)
 	}
+	// net/http counts a connection that has not sent a request yet as busy
+	// for its first seconds, so Shutdown would wait for a client that only
+	// opened one (browsers and some SDKs keep one ready). Such connections
+	// are closed when shutdown begins.
+	fresh := newConns{set: map[net.Conn]bool{}}
+	srv.ConnState = fresh.track
+	srv.RegisterOnShutdown(fresh.closeAll)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {
@@ -99,4 +107,28 @@ func endpointURL(a net.Addr) string {
 		host = net.JoinHostPort(host, port)
 	}
 	return "http://" + host + Path
+}
+
+// newConns are the connections that have not begun a request.
+type newConns struct {
+	mu  sync.Mutex
+	set map[net.Conn]bool
+}
+
+func (n *newConns) track(c net.Conn, state http.ConnState) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if state == http.StateNew {
+		n.set[c] = true
+	} else {
+		delete(n.set, c)
+	}
+}
+
+func (n *newConns) closeAll() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for c := range n.set {
+		c.Close()
+	}
 }
