@@ -61,7 +61,7 @@ bench:
 	if [ -z "$$pkgs" ]; then echo "bench: no packages under generated/ or runtime/ yet"; \
 	else $(GO) test -run='^$$' -bench=. -benchmem $$pkgs; fi
 
-# Serving (`mcpx serve` on the embedded demo namespace) comes in a later
-# issue; until then `run` shows the working subcommand, `mcpx revisions`.
+# mcpx on its built-in demo namespace: Streamable HTTP at
+# http://127.0.0.1:7777/mcp until Ctrl-C.
 run:
-	$(GO) run ./cmd/mcpx revisions
+	$(GO) run ./cmd/mcpx serve
