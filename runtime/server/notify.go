@@ -97,3 +97,12 @@ func ClientCapabilities(ctx context.Context) *mcp.ClientCapabilities {
 	}
 	return &mcp.ClientCapabilities{}
 }
+
+// ProgressToken is the progress token of the request ctx belongs to, or
+// nil: a gateway asks its upstream for progress only when its client did.
+func ProgressToken(ctx context.Context) json.RawMessage {
+	if n := notifier(ctx); n != nil {
+		return n.ProgressToken()
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/convert"
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// The upstream side of the edge: mcpx as a client of an upstream server.
+// The same generated tables convert in the mirror direction: requests are
+// downgraded to the upstream's revision, results upgraded to the hub.
+
+// RoundTrip sends one request to an upstream and returns its response.
+// Notifications the upstream sends while the request runs go to the
+// transport's own handler, not here.
+type RoundTrip func(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error)
+
+// Dialect is how mcpx speaks to one upstream: the revision it found and
+// what the upstream declared. Build it with [Negotiate].
+type Dialect struct {
+	rev          mcp.Revision
+	Capabilities mcp.ServerCapabilities
+	ServerInfo   mcp.Implementation
+	Instructions string
+	client       mcp.Implementation
+}
+
+// Revision names the upstream's revision, for logs.
+func (d *Dialect) Revision() mcp.Revision { return d.rev }
+
+// Modern reports whether requests carry their revision in _meta and there
+// is no session (a transport question: HTTP headers, sessions).
+func (d *Dialect) Modern() bool { return IsModern(d.rev) }
+
+// DiscoverTimeout bounds the server/discover probe on stdio: a legacy
+// server may ignore a method it does not know before initialize (stdio
+// transport page: anything else, or no answer, means legacy).
+const DiscoverTimeout = 3 * time.Second
+
+// Negotiate finds the upstream's era the way the specification tells a
+// client to: a server/discover request first (stdio.mdx, "era probe";
+// streamable-http.mdx: a modern request, whose 400 answer names the
+// versions). A DiscoverResult listing 2026-07-28 means modern; anything
+// else means legacy, and an initialize for the latest legacy revision
+// follows, answered with the revision the upstream picks.
+func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*Dialect, error) {
+	d := &Dialect{client: client}
+	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
+	resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(`0`), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
+	cancel()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err == nil && resp.Error == nil {
+		var res mcp.DiscoverResult
+		raw, err := d.decode(Modern, "DiscoverResult", resp.Result)
+		if err == nil {
+			res = *raw.(*mcp.DiscoverResult)
+			if slices.Contains(res.SupportedVersions, string(Modern)) {
+				d.rev, d.Capabilities, d.Instructions = Modern, res.Capabilities, res.Instructions
+				if info, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
+					_ = json.Unmarshal(info, &d.ServerInfo)
+				}
+				return d, nil
+			}
+		}
+	}
+	return d, d.initialize(ctx, rt)
+}
+
+// initialize runs the legacy handshake.
+func (d *Dialect) initialize(ctx context.Context, rt RoundTrip) error {
+	p := &mcp.InitializeRequestParams{ProtocolVersion: string(LatestLegacy), ClientInfo: d.client}
+	raw, err := d.encode(LatestLegacy, p)
+	if err != nil {
+		return err
+	}
+	resp, err := rt(ctx, jsonrpc.Request(json.RawMessage(`1`), mcp.MethodInitialize, raw))
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("initialize: %w", resp.Error)
+	}
+	var probe struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(resp.Result, &probe)
+	rev := mcp.Revision(probe.ProtocolVersion)
+	if !Known(rev) || IsModern(rev) {
+		return fmt.Errorf("initialize: the server answered protocol version %q; mcpx speaks %s", probe.ProtocolVersion, supportedVersions())
+	}
+	res, err := d.decode(rev, "InitializeResult", resp.Result)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	r := res.(*mcp.InitializeResult)
+	d.rev, d.Capabilities, d.ServerInfo, d.Instructions = rev, r.Capabilities, r.ServerInfo, r.Instructions
+	return nil
+}
+
+// Initialized is the notification a legacy upstream expects after
+// initialize, or nil for a modern one.
+func (d *Dialect) Initialized() *jsonrpc.Message {
+	if d.Modern() {
+		return nil
+	}
+	return jsonrpc.Notification(mcp.MethodNotificationsInitialized, nil)
+}
+
+// Has reports whether the upstream's revision has method from the client.
+func (d *Dialect) Has(method string) bool {
+	m, ok := revision.Lookup(d.rev).Method(method)
+	return ok && m.FromClient
+}
+
+// Request encodes a request's hub params in the upstream's revision; a
+// modern upstream also gets the _meta every request carries. progress, if
+// not nil, is the progress token to ask for.
+func (d *Dialect) Request(method string, params any, progress json.RawMessage) (json.RawMessage, error) {
+	if !d.Has(method) {
+		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)
+	}
+	raw, err := d.encode(d.rev, params)
+	if err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		raw = withMeta(raw, "progressToken", progress)
+	}
+	if d.Modern() {
+		raw = d.modernParams(raw)
+	}
+	return raw, nil
+}
+
+// Result decodes an upstream's result for method into a new hub value.
+func (d *Dialect) Result(method string, raw json.RawMessage) (any, error) {
+	m, ok := revision.Lookup(d.rev).Method(method)
+	if !ok || m.Result == "" {
+		return nil, fmt.Errorf("%s has no result for %s", d.rev, method)
+	}
+	return d.decode(d.rev, m.Result, raw)
+}
+
+// Notification decodes the params of a notification from the upstream
+// into a new hub value, or nil for a method the revision does not have.
+func (d *Dialect) Notification(method string, raw json.RawMessage) (any, error) {
+	m, ok := revision.Lookup(d.rev).Method(method)
+	if !ok || !m.FromServer || !m.Notification || m.Params == "" {
+		return nil, nil
+	}
+	return d.decode(d.rev, m.Params, raw)
+}
+
+// Cancel is the notification that cancels request id upstream. Over HTTP a
+// modern upstream takes the closed stream as the cancellation instead; the
+// transport decides whether to send it.
+func (d *Dialect) Cancel(id json.RawMessage, reason string) *jsonrpc.Message {
+	raw, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	return jsonrpc.Notification(mcp.MethodNotificationsCancelled, raw)
+}
+
+func (d *Dialect) encode(rev mcp.Revision, params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	wire, err := convert.Downgrade(rev, params)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(wire)
+}
+
+func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) (any, error) {
+	wire := convert.New(rev, hubName)
+	if wire == nil {
+		return nil, fmt.Errorf("%s has no %s", rev, hubName)
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, wire); err != nil {
+			return nil, fmt.Errorf("the upstream's %s does not decode: %w", hubName, err)
+		}
+	}
+	return convert.Upgrade(rev, wire)
+}
+
+// modernParams adds the per-request _meta a 2026-07-28 server requires.
+func (d *Dialect) modernParams(raw json.RawMessage) json.RawMessage {
+	raw = withMeta(raw, protocolVersionKey, mustJSON(string(Modern)))
+	raw = withMeta(raw, clientCapabilitiesKey, json.RawMessage(`{}`))
+	return withMeta(raw, mcp.MetaKeyClientInfo, mustJSON(d.client))
+}
+
+// withMeta sets _meta[key] in a params object.
+func withMeta(raw json.RawMessage, key string, value json.RawMessage) json.RawMessage {
+	var p map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil || p == nil {
+		p = map[string]json.RawMessage{}
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(p["_meta"], &meta)
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[key] = value
+	p["_meta"] = mustJSON(meta)
+	return mustJSON(p)
+}

@@ -1,0 +1,236 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// maxBody bounds what mcpx reads from an upstream's HTTP answer.
+const maxBody = 64 << 20
+
+// httpConn is an upstream reached over Streamable HTTP. Each request is
+// its own POST; a legacy upstream's session id is kept and sent back.
+type httpConn struct {
+	spec    Spec
+	client  *http.Client
+	log     *slog.Logger
+	handler func(conn, *jsonrpc.Message)
+
+	mu      sync.Mutex
+	session string
+	d       *edge.Dialect
+	gone    chan struct{}
+	once    sync.Once
+}
+
+func dialHTTP(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*httpConn, error) {
+	return &httpConn{spec: spec, client: &http.Client{}, log: log, handler: handler, gone: make(chan struct{})}, nil
+}
+
+func (h *httpConn) setDialect(d *edge.Dialect) {
+	h.mu.Lock()
+	h.d = d
+	h.mu.Unlock()
+}
+
+func (h *httpConn) cancelsByNotification() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.d == nil || !h.d.Modern() // a modern server takes the closed stream as the cancellation
+}
+
+func (h *httpConn) dead() <-chan struct{} { return h.gone }
+
+func (h *httpConn) die() { h.once.Do(func() { close(h.gone) }) }
+
+// headers sets what the request's revision requires.
+func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message) {
+	for k, v := range h.spec.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h.mu.Lock()
+	d, session := h.d, h.session
+	h.mu.Unlock()
+	modern := d != nil && d.Modern() || d == nil && m.Method == mcp.MethodServerDiscover
+	switch {
+	case modern:
+		req.Header.Set("MCP-Protocol-Version", string(edge.Modern))
+		req.Header.Set("Mcp-Method", m.Method)
+		if name, ok := headerName(m); ok {
+			req.Header.Set("Mcp-Name", name)
+		}
+	case d != nil:
+		req.Header.Set("MCP-Protocol-Version", string(d.Revision()))
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+}
+
+// headerName is the Mcp-Name value for a request that has one, in the
+// base64 form when the value is not header-safe.
+func headerName(m *jsonrpc.Message) (string, bool) {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	var v string
+	switch m.Method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		v = p.Name
+	case mcp.MethodResourcesRead:
+		v = p.URI
+	default:
+		return "", false
+	}
+	safe := v != "" && strings.TrimSpace(v) == v && !(strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?="))
+	for i := 0; i < len(v) && safe; i++ {
+		safe = v[i] >= 0x20 && v[i] <= 0x7e
+	}
+	if !safe {
+		v = "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+	}
+	return v, true
+}
+
+func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message) (*http.Response, error) {
+	body, err := jsonrpc.Encode(m)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.spec.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h.headers(req, m)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && m.Method == mcp.MethodInitialize {
+		h.mu.Lock()
+		h.session = id
+		h.mu.Unlock()
+	}
+	if resp.StatusCode == http.StatusNotFound && h.hasSession() {
+		resp.Body.Close()
+		h.die() // the session is gone: the next call starts a new one
+		return nil, errors.New("the upstream ended the session (HTTP 404)")
+	}
+	return resp, nil
+}
+
+func (h *httpConn) hasSession() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.session != ""
+}
+
+func (h *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
+	resp, err := h.post(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "text/event-stream":
+		return h.readSSE(m.ID, resp.Body)
+	case "application/json":
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if err != nil {
+			return nil, err
+		}
+		msgs, errs, _ := jsonrpc.Decode(b, false)
+		if errs[0] != nil || !msgs[0].IsResponse() {
+			return nil, fmt.Errorf("HTTP %d with a body that is not a JSON-RPC response", resp.StatusCode)
+		}
+		return msgs[0], nil // an error body (400 with -32022, say) is the answer too
+	}
+	return nil, fmt.Errorf("HTTP %d with Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+}
+
+// readSSE reads events until the response to id arrives; the others go to
+// the handler.
+func (h *httpConn) readSSE(id json.RawMessage, body io.Reader) (*jsonrpc.Message, error) {
+	s := bufio.NewScanner(io.LimitReader(body, maxBody))
+	s.Buffer(nil, maxLine)
+	var data []byte
+	for s.Scan() {
+		line := s.Text()
+		switch {
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+		case line == "" && len(data) > 0:
+			msgs, errs, _ := jsonrpc.Decode(data, false)
+			data = data[:0]
+			if errs[0] != nil {
+				continue
+			}
+			m := msgs[0]
+			if m.IsResponse() && bytes.Equal(m.ID, id) {
+				return m, nil
+			}
+			h.handler(h, m)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("the upstream's event stream ended without a response")
+}
+
+func (h *httpConn) notify(ctx context.Context, m *jsonrpc.Message) error {
+	resp, err := h.post(ctx, m)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("the upstream refused a %s with HTTP %d", m.Method, resp.StatusCode)
+	}
+	return nil
+}
+
+// close ends a legacy session with DELETE, as the transport asks.
+func (h *httpConn) close() error {
+	h.die()
+	h.mu.Lock()
+	session := h.session
+	h.mu.Unlock()
+	if session == "" {
+		return nil
+	}
+	req, err := http.NewRequest(http.MethodDelete, h.spec.URL, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Mcp-Session-Id", session)
+	for k, v := range h.spec.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	h.client.CloseIdleConnections()
+	return nil
+}

@@ -1,0 +1,223 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// maxLine is the longest line accepted from an upstream's stdout.
+const maxLine = 16 << 20
+
+// stopGrace is how long a process gets between SIGTERM and SIGKILL.
+const stopGrace = 2 * time.Second
+
+// process is an upstream running as a child process, speaking
+// newline-delimited JSON-RPC on its stdin and stdout; its stderr goes to
+// mcpx's log with the namespace.
+type process struct {
+	cmd     *exec.Cmd
+	log     *slog.Logger
+	handler func(conn, *jsonrpc.Message)
+
+	wmu   sync.Mutex
+	stdin io.WriteCloser
+
+	mu      sync.Mutex
+	pending map[string]chan *jsonrpc.Message
+	gone    chan struct{}
+	exitErr error
+}
+
+func startProcess(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*process, error) {
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = spec.Cwd
+	// Its own process group, so that stopping it also stops what it
+	// started (npx starts node): no orphans.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
+	}
+	p := &process{cmd: cmd, log: log, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); p.readStderr(stderr) }()
+	go func() { defer readers.Done(); p.readStdout(stdout) }()
+	go func() {
+		readers.Wait() // the pipes must be drained before Wait closes them
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.exitErr = err
+		for id, ch := range p.pending {
+			close(ch)
+			delete(p.pending, id)
+		}
+		p.mu.Unlock()
+		close(p.gone)
+		if err != nil {
+			log.Warn("upstream process exited", "err", err)
+		} else {
+			log.Info("upstream process exited")
+		}
+	}()
+	return p, nil
+}
+
+func (p *process) readStderr(r io.Reader) {
+	s := bufio.NewScanner(r)
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		p.log.Info("upstream stderr", "line", s.Text())
+	}
+}
+
+func (p *process) readStdout(r io.Reader) {
+	s := bufio.NewScanner(r)
+	s.Buffer(nil, maxLine)
+	for s.Scan() {
+		line := bytes.TrimSpace(s.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		msgs, errs, _ := jsonrpc.Decode(line, false)
+		if errs[0] != nil {
+			// Something that is not protocol on stdout: the upstream is
+			// misbehaving; its requests time out with a clear error.
+			p.log.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
+			continue
+		}
+		m := msgs[0]
+		if m.IsResponse() {
+			p.mu.Lock()
+			ch := p.pending[string(m.ID)]
+			delete(p.pending, string(m.ID))
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+			continue
+		}
+		p.handler(p, m)
+	}
+	if err := s.Err(); err != nil {
+		p.log.Warn("reading the upstream's stdout failed; stopping it", "err", err)
+		p.kill()
+	}
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+func (p *process) write(m *jsonrpc.Message) error {
+	b, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_, err = p.stdin.Write(append(b, '\n'))
+	return err
+}
+
+func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
+	ch := make(chan *jsonrpc.Message, 1)
+	p.mu.Lock()
+	select {
+	case <-p.gone:
+		p.mu.Unlock()
+		return nil, p.deadErr()
+	default:
+	}
+	p.pending[string(m.ID)] = ch
+	p.mu.Unlock()
+	if err := p.write(m); err != nil {
+		p.forget(m.ID)
+		return nil, fmt.Errorf("write to the upstream: %w", err)
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, p.deadErr()
+		}
+		return resp, nil
+	case <-ctx.Done():
+		p.forget(m.ID)
+		return nil, ctx.Err()
+	}
+}
+
+func (p *process) forget(id []byte) {
+	p.mu.Lock()
+	delete(p.pending, string(id))
+	p.mu.Unlock()
+}
+
+func (p *process) deadErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exitErr != nil {
+		return fmt.Errorf("the upstream process exited (%v)", p.exitErr)
+	}
+	return errors.New("the upstream process exited")
+}
+
+func (p *process) notify(_ context.Context, m *jsonrpc.Message) error { return p.write(m) }
+func (p *process) setDialect(*edge.Dialect)                           {}
+func (p *process) cancelsByNotification() bool                        { return true }
+func (p *process) dead() <-chan struct{}                              { return p.gone }
+
+// close ends the process: stdin closed (stdio transport page: the client
+// closes the input first), then SIGTERM to its group, then SIGKILL.
+func (p *process) close() error {
+	p.wmu.Lock()
+	p.stdin.Close()
+	p.wmu.Unlock()
+	select {
+	case <-p.gone:
+		return nil
+	case <-time.After(stopGrace / 2):
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.gone:
+		return nil
+	case <-time.After(stopGrace):
+	}
+	p.kill()
+	<-p.gone
+	return nil
+}
+
+func (p *process) kill() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }

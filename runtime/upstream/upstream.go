@@ -1,0 +1,349 @@
+// Package upstream is mcpx as a client of one upstream MCP server: it
+// starts the server (a process on stdio) or reaches it (Streamable HTTP),
+// finds its era and revision through the edge's [edge.Negotiate], and
+// serves the gateway's [gateway.Upstream] in hub types. A process that dies
+// is restarted on the next call, with exponential backoff; calls that
+// outlive their timeout fail with an error naming the upstream.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// Spec says how to reach one upstream. Exactly one of Command and URL is set.
+type Spec struct {
+	Name string // the namespace, for errors and logs
+
+	Command string            // stdio: the program
+	Args    []string          // its arguments
+	Env     map[string]string // added to mcpx's environment
+	Cwd     string            // "" is mcpx's working directory
+
+	URL     string            // Streamable HTTP endpoint
+	Headers map[string]string // sent with every request
+
+	// Timeout bounds each call; 0 means 60s.
+	Timeout time.Duration
+}
+
+// Backoff bounds the wait before restarting an upstream that failed.
+const (
+	minBackoff = 250 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
+// conn is one live connection to an upstream.
+type conn interface {
+	// roundTrip sends a request and waits for its response.
+	roundTrip(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error)
+	// notify sends a notification.
+	notify(ctx context.Context, m *jsonrpc.Message) error
+	// setDialect tells the connection what it negotiated.
+	setDialect(d *edge.Dialect)
+	// cancelsByNotification reports whether a cancelled request needs
+	// notifications/cancelled (stdio, legacy HTTP) or not (modern HTTP).
+	cancelsByNotification() bool
+	// dead is closed when the connection is gone for good.
+	dead() <-chan struct{}
+	close() error
+}
+
+// Client is one upstream. The zero value is not usable: call [New].
+type Client struct {
+	spec Spec
+	log  *slog.Logger
+	info mcp.Implementation
+
+	changes chan string
+	tokens  sync.Map // progress token string -> context.Context of the client request
+	nextTok atomic.Int64
+
+	mu       sync.Mutex
+	c        conn
+	d        *edge.Dialect
+	down     bool
+	lastErr  error
+	retryAt  time.Time
+	backoff  time.Duration
+	closed   bool
+	watchers sync.WaitGroup
+}
+
+var _ gateway.Upstream = (*Client)(nil)
+
+// New returns a client for spec; nothing starts until the first call (or
+// [Client.Start]). info is mcpx's identity, sent as clientInfo.
+func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
+	if spec.Timeout <= 0 {
+		spec.Timeout = 60 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16)}
+}
+
+// Name is the namespace.
+func (c *Client) Name() string { return c.spec.Name }
+
+// Changes delivers list_changed methods and "down"/"up".
+func (c *Client) Changes() <-chan string { return c.changes }
+
+func (c *Client) signal(s string) {
+	select {
+	case c.changes <- s:
+	default: // a reader that is behind loses nothing: list changes coalesce
+	}
+}
+
+// Start connects now (a config's start: eager).
+func (c *Client) Start(ctx context.Context) error {
+	_, _, err := c.ensure(ctx)
+	return err
+}
+
+// ensure returns a live, negotiated connection, starting one if needed.
+func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, nil, fmt.Errorf("upstream %q is closed", c.spec.Name)
+	}
+	if c.c != nil && c.d != nil {
+		return c.c, c.d, nil
+	}
+	if wait := time.Until(c.retryAt); wait > 0 {
+		return nil, nil, fmt.Errorf("upstream %q is unavailable (%v); mcpx retries in %s", c.spec.Name, c.lastErr, wait.Round(time.Millisecond))
+	}
+	cn, d, err := c.connect(ctx)
+	if err != nil {
+		if c.backoff == 0 {
+			c.backoff = minBackoff
+		} else {
+			c.backoff = min(2*c.backoff, maxBackoff)
+		}
+		c.lastErr, c.retryAt = err, time.Now().Add(c.backoff)
+		c.log.Warn("upstream unavailable", "err", err, "retry_in", c.backoff)
+		if !c.down {
+			c.down = true
+			c.signal("down")
+		}
+		return nil, nil, fmt.Errorf("upstream %q: %w", c.spec.Name, err)
+	}
+	c.c, c.d, c.backoff, c.lastErr = cn, d, 0, nil
+	c.log.Info("upstream connected", "revision", d.Revision(), "server", d.ServerInfo.Name)
+	if c.down {
+		c.down = false
+		c.signal("up")
+	}
+	c.watchers.Add(1)
+	go c.watch(cn)
+	return cn, d, nil
+}
+
+func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
+	var cn conn
+	var err error
+	switch {
+	case c.spec.Command != "":
+		cn, err = startProcess(c.spec, c.log, c.handle)
+	case c.spec.URL != "":
+		cn, err = dialHTTP(c.spec, c.log, c.handle)
+	default:
+		err = errors.New("the config gives neither a command nor a url")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := edge.Negotiate(ctx, cn.roundTrip, c.info)
+	if err != nil {
+		cn.close()
+		return nil, nil, err
+	}
+	cn.setDialect(d)
+	if n := d.Initialized(); n != nil {
+		if err := cn.notify(ctx, n); err != nil {
+			cn.close()
+			return nil, nil, err
+		}
+	}
+	return cn, d, nil
+}
+
+// watch notices a connection dying and forgets it, so the next call
+// restarts the upstream.
+func (c *Client) watch(cn conn) {
+	defer c.watchers.Done()
+	<-cn.dead()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c != cn {
+		return
+	}
+	c.c, c.d = nil, nil
+	if c.closed {
+		return
+	}
+	c.backoff = minBackoff
+	c.lastErr, c.retryAt = errors.New("its process exited"), time.Now().Add(c.backoff)
+	c.log.Warn("upstream exited; restarting on the next call", "retry_in", c.backoff)
+	if !c.down {
+		c.down = true
+		c.signal("down")
+	}
+}
+
+// Close stops the upstream and waits for its process to end.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	cn := c.c
+	c.c, c.d = nil, nil
+	c.mu.Unlock()
+	var err error
+	if cn != nil {
+		err = cn.close()
+	}
+	c.watchers.Wait()
+	return err
+}
+
+// handle receives what the upstream sends besides responses.
+func (c *Client) handle(cn conn, m *jsonrpc.Message) {
+	c.mu.Lock()
+	d := c.d
+	c.mu.Unlock()
+	switch {
+	case m.IsRequest():
+		// mcpx does not relay server-to-client requests yet; ping is
+		// answered, the rest refused plainly.
+		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients yet", m.Method))
+		if m.Method == mcp.MethodPing {
+			reply = jsonrpc.Response(m.ID, json.RawMessage(`{}`))
+		}
+		_ = cn.notify(context.Background(), reply)
+	case m.Method == mcp.MethodNotificationsProgress && d != nil:
+		v, err := d.Notification(m.Method, m.Params)
+		p, _ := v.(*mcp.ProgressNotificationParams)
+		if err != nil || p == nil {
+			return
+		}
+		if ctx, ok := c.tokens.Load(string(p.ProgressToken)); ok {
+			total := 0.0
+			if p.Total != nil {
+				total = *p.Total
+			}
+			server.Progress(ctx.(context.Context), p.Progress, total, p.Message)
+		}
+	case m.Method == mcp.MethodNotificationsMessage:
+		c.log.Info("upstream log message", "params", string(m.Params))
+	case m.Method == mcp.MethodNotificationsToolsListChanged, m.Method == mcp.MethodNotificationsPromptsListChanged,
+		m.Method == mcp.MethodNotificationsResourcesListChanged:
+		c.signal(m.Method)
+	}
+}
+
+// call sends method with hub params and decodes the hub result.
+func (c *Client) call(ctx context.Context, method string, params any) (any, error) {
+	cn, d, err := c.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var token json.RawMessage
+	if n := server.ProgressToken(ctx); n != nil {
+		token = json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(c.nextTok.Add(1), 10)))
+		c.tokens.Store(string(token), ctx)
+		defer c.tokens.Delete(string(token))
+	}
+	raw, err := d.Request(method, params, token)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
+	defer cancel()
+	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
+	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw))
+	if err != nil {
+		if cctx.Err() != nil && cn.cancelsByNotification() {
+			_ = cn.notify(context.Background(), d.Cancel(id, "the client cancelled or the call timed out"))
+		}
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("upstream %q did not answer %s within %s", c.spec.Name, method, c.spec.Timeout)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("upstream %q: %s: %w", c.spec.Name, method, err)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return d.Result(method, resp.Result)
+}
+
+func callAs[R any](c *Client, ctx context.Context, method string, params any) (*R, error) {
+	v, err := c.call(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := v.(*R)
+	if !ok {
+		return nil, fmt.Errorf("upstream %q: %s answered a %T", c.spec.Name, method, v)
+	}
+	return r, nil
+}
+
+// Capabilities are what the upstream declared.
+func (c *Client) Capabilities(ctx context.Context) (mcp.ServerCapabilities, error) {
+	_, d, err := c.ensure(ctx)
+	if err != nil {
+		return mcp.ServerCapabilities{}, err
+	}
+	return d.Capabilities, nil
+}
+
+func (c *Client) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
+	return callAs[mcp.ListToolsResult](c, ctx, mcp.MethodToolsList, &mcp.PaginatedRequestParams{Cursor: cursor})
+}
+
+func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	return callAs[mcp.CallToolResult](c, ctx, mcp.MethodToolsCall, p)
+}
+
+func (c *Client) ListResources(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
+	return callAs[mcp.ListResourcesResult](c, ctx, mcp.MethodResourcesList, &mcp.PaginatedRequestParams{Cursor: cursor})
+}
+
+func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*mcp.ListResourceTemplatesResult, error) {
+	return callAs[mcp.ListResourceTemplatesResult](c, ctx, mcp.MethodResourcesTemplatesList, &mcp.PaginatedRequestParams{Cursor: cursor})
+}
+
+func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+	return callAs[mcp.ReadResourceResult](c, ctx, mcp.MethodResourcesRead, p)
+}
+
+func (c *Client) ListPrompts(ctx context.Context, cursor string) (*mcp.ListPromptsResult, error) {
+	return callAs[mcp.ListPromptsResult](c, ctx, mcp.MethodPromptsList, &mcp.PaginatedRequestParams{Cursor: cursor})
+}
+
+func (c *Client) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+	return callAs[mcp.GetPromptResult](c, ctx, mcp.MethodPromptsGet, p)
+}
+
+func (c *Client) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	return callAs[mcp.CompleteResult](c, ctx, mcp.MethodCompletionComplete, p)
+}
