@@ -32,6 +32,8 @@ Commands:
 	            (mcpx stdio [--builtin demo|fixture])
 	revisions   print what differs between the protocol revisions
 	            (mcpx revisions [--from REV] [--to REV] [--type NAME])
+	config      check a configuration file, or print its JSON Schema
+	            (mcpx config check FILE | mcpx config schema)
 	help        print this help
 
 Run "mcpx <command> -h" for a command's flags.
@@ -53,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "revisions":
 		return runRevisions(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
 	case "serve", "stdio":
 		return runServe(args[0], args[1:], stdin, stdout, stderr)
 	default:
