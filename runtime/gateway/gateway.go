@@ -1,0 +1,445 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// Options are how one upstream is exposed, from the config.
+type Options struct {
+	// Prefix goes before the upstream's tool and prompt names: nil means
+	// "<name>__", "" none.
+	Prefix *string
+	// Include, if not empty, keeps only the upstream tools with these
+	// names; Exclude then drops the tools with these names. Both are exact
+	// upstream tool names (no patterns); a filtered tool is unknown to
+	// clients, for listing and calling alike. Prompts are not filtered.
+	Include, Exclude []string
+	// Root makes the upstream transparent: its tool and prompt names and
+	// its URIs pass through unchanged (a Prefix is an error), and a URI that
+	// is not mcpx:// is read from it. At most one upstream is the root.
+	Root bool
+}
+
+// Gateway is a [server.Namespace] made of upstream MCP servers, and a
+// [server.Versioned] one. Build it with [New], [Gateway.AddFixed] and
+// [Gateway.Add]; it is safe for concurrent use, Add included.
+//
+// Naming. An upstream's tools and prompts are exposed as
+// [ExposedName](prefix, name): the prefixed name when it matches
+// ^[a-zA-Z0-9_-]{1,64}$, else a readable head and a hash of it (see
+// [Shorten]). The root upstream's names pass through unchanged. Its
+// resources are exposed as mcpx://<namespace>/<upstream URI>, its
+// templates as mcpx://<namespace>/<upstream template>, and so are the URIs
+// of resource links and embedded resources in tool results and prompt
+// messages and of resources/read contents; completion references are
+// mapped back.
+//
+// Collisions. Names are handed out in a fixed order of precedence: mcpx's
+// own (fixed) tools, then the upstreams in the order they were added, each
+// upstream's names in sorted order. When a name is already taken, the later
+// one is renamed with [disambiguate] (its name, shortened with a hash of the
+// upstream and its original name) and a warning names both; only if that
+// name is taken too (an upstream listing one name twice) is it dropped,
+// with a warning. Nothing is ever shadowed, and the map back from exposed
+// name to upstream and original name is exact. Since an upstream that is
+// down contributes nothing, a renamed tool gets its plain name while the
+// one it collided with is down.
+//
+// Order. tools/list is the fixed tools in their written order, then every
+// contributed tool sorted by exposed name; prompts/list is sorted likewise.
+// Resources and templates are listed per upstream in the order added, each
+// in the upstream's own order.
+//
+// Lists are cached per upstream, loaded when it is added and reloaded when
+// its Changes reports the matching list_changed, "up", or after it was down
+// (retrying with backoff). [Gateway.Version] changes whenever a cached list
+// does. An upstream that is down, by its own report or because loading
+// failed, contributes no tools, prompts or resources, and requests for its
+// names fail with an error naming it.
+type Gateway struct {
+	// LoadTimeout bounds one load of an upstream's capabilities and lists;
+	// 0 means 30s. RetryMin and RetryMax bound the backoff between loads of
+	// an upstream that is down; 0 means 1s and 1m. Set them before Add.
+	LoadTimeout, RetryMin, RetryMax time.Duration
+
+	log    *slog.Logger
+	ctx    context.Context // cancelled by Close: stops the watchers
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu         sync.RWMutex
+	closed     bool
+	members    []*member
+	byName     map[string]*member
+	root       *member
+	fixed      server.Namespace
+	fixedTools []mcp.Tool
+	fixedCaps  mcp.ServerCapabilities
+	view       view
+	warned     map[string]bool // collision warnings already logged
+
+	version atomic.Uint64
+}
+
+var (
+	_ server.Namespace = (*Gateway)(nil)
+	_ server.Versioned = (*Gateway)(nil)
+)
+
+// member is one upstream.
+type member struct {
+	u                Upstream
+	name             string
+	prefix           string
+	root             bool
+	include, exclude map[string]bool
+	ready            chan struct{} // closed after the first load, failed or not
+
+	// Guarded by Gateway.mu. Lists hold the upstream's own values (tools
+	// already filtered); down keeps them, for naming the upstream in
+	// errors, but lists and calls skip them.
+	caps      *mcp.ServerCapabilities // last known; nil before the first successful load
+	down      bool
+	downWhy   string
+	tools     []mcp.Tool
+	prompts   []mcp.Prompt
+	resources []mcp.Resource
+	templates []mcp.ResourceTemplate
+}
+
+// target is where an exposed name goes: m nil is mcpx's own namespace.
+type target struct {
+	m    *member
+	name string // the upstream's own name
+}
+
+// view is the merged lists, rebuilt whenever an upstream's lists change.
+type view struct {
+	tools       []mcp.Tool
+	toolIdx     map[string]target
+	prompts     []mcp.Prompt
+	promptIdx   map[string]target
+	downTools   map[string]*member // names of tools of upstreams that are down
+	downPrompts map[string]*member
+}
+
+// New returns a gateway with no upstreams, logging to log (nil: the
+// default logger).
+func New(log *slog.Logger) *Gateway {
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &Gateway{log: log, ctx: ctx, cancel: cancel, byName: map[string]*member{}, warned: map[string]bool{}}
+	g.rebuild()
+	return g
+}
+
+// AddFixed adds mcpx's own tools, from ns, ahead of every upstream's: they
+// come first in tools/list in ns's order and win every name collision.
+// Only ns's tools are used (its tool list is read once, here); calls to
+// them go to ns. Call it before Add, at most once.
+func (g *Gateway) AddFixed(ns server.Namespace) error {
+	tools, err := ns.ListTools(context.Background())
+	if err != nil && !errors.Is(err, server.ErrUnsupported) {
+		return fmt.Errorf("gateway: mcpx's own tools: %w", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fixed != nil {
+		return errors.New("gateway: AddFixed called twice")
+	}
+	g.fixed, g.fixedTools = ns, slices.Clone(tools)
+	g.fixedCaps.Tools = ns.Capabilities().Tools
+	g.rebuild()
+	return nil
+}
+
+// Add adds an upstream under its Name. Add only checks the options and
+// starts watching u: it loads u's capabilities and lists in the
+// background, and lists and Capabilities wait for that first load. From
+// then on the gateway owns u: [Gateway.Close] closes it. Add fails, and
+// leaves u to the caller, on an empty, malformed or duplicate name, a
+// second root, or after Close.
+func (g *Gateway) Add(u Upstream, opt Options) error {
+	name := u.Name()
+	if !validNamespace(name) {
+		return fmt.Errorf("gateway: upstream name %q: want letters, digits, '.', '_', '~' or '-'", name)
+	}
+	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{})}
+	switch {
+	case opt.Root && opt.Prefix != nil && *opt.Prefix != "":
+		return fmt.Errorf("gateway: upstream %q: a root upstream keeps its names and takes no prefix", name)
+	case opt.Root:
+	case opt.Prefix == nil:
+		m.prefix = name + "__"
+	default:
+		m.prefix = *opt.Prefix
+	}
+	m.include, m.exclude = set(opt.Include), set(opt.Exclude)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.closed:
+		return fmt.Errorf("gateway: upstream %q added after Close", name)
+	case g.byName[name] != nil:
+		return fmt.Errorf("gateway: upstream %q added twice", name)
+	case opt.Root && g.root != nil:
+		return fmt.Errorf("gateway: upstreams %q and %q are both root; at most one may be", g.root.name, name)
+	}
+	g.members = append(g.members, m)
+	g.byName[name] = m
+	if opt.Root {
+		g.root = m
+	}
+	g.wg.Add(1)
+	go g.watch(m)
+	return nil
+}
+
+func validNamespace(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !nameByte(c) && c != '.' && c != '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func set(names []string) map[string]bool {
+	if len(names) == 0 {
+		return nil
+	}
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+// Close stops watching the upstreams, waits for the watchers to end, and
+// closes every upstream.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	members := slices.Clone(g.members)
+	g.mu.Unlock()
+	g.cancel()
+	g.wg.Wait()
+	var errs []error
+	for _, m := range members {
+		if err := m.u.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("upstream %q: %w", m.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Version implements [server.Versioned]: it changes whenever a list the
+// gateway answers may have changed.
+func (g *Gateway) Version() uint64 { return g.version.Load() }
+
+// Ready waits until every upstream added so far has been loaded once
+// (successfully or not), or ctx is done.
+func (g *Gateway) Ready(ctx context.Context) error {
+	g.mu.RLock()
+	members := slices.Clone(g.members)
+	g.mu.RUnlock()
+	for _, m := range members {
+		select {
+		case <-m.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-g.ctx.Done():
+			return errors.New("gateway: closed")
+		}
+	}
+	return nil
+}
+
+// Capabilities is the union of what mcpx's own tools and the upstreams
+// declared (as last known: an upstream that went down keeps its features
+// declared). It waits for the first load of each upstream, which
+// LoadTimeout bounds. listChanged is declared false for every feature: the
+// gateway's lists do change, but mcpx has no way yet to deliver
+// list_changed notifications to clients; resources.subscribe likewise.
+func (g *Gateway) Capabilities() mcp.ServerCapabilities {
+	_ = g.Ready(context.Background())
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var caps mcp.ServerCapabilities
+	no := func() *bool { return mcp.Ptr(false) }
+	if g.fixedCaps.Tools != nil && len(g.fixedTools) > 0 {
+		caps.Tools = &mcp.ServerCapabilitiesTools{ListChanged: no()}
+	}
+	for _, m := range g.members {
+		c := m.caps
+		if c == nil {
+			continue
+		}
+		if c.Tools != nil {
+			caps.Tools = &mcp.ServerCapabilitiesTools{ListChanged: no()}
+		}
+		if c.Resources != nil {
+			caps.Resources = &mcp.ServerCapabilitiesResources{ListChanged: no()}
+		}
+		if c.Prompts != nil {
+			caps.Prompts = &mcp.ServerCapabilitiesPrompts{ListChanged: no()}
+		}
+		if c.Completions != nil {
+			caps.Completions = json.RawMessage(`{}`)
+		}
+		if c.Logging != nil {
+			caps.Logging = json.RawMessage(`{}`)
+		}
+	}
+	return caps
+}
+
+// has reports whether any upstream (or, for tools, mcpx itself) declared
+// the feature f selects. The caller holds g.mu.
+func (g *Gateway) has(f func(*mcp.ServerCapabilities) bool) bool {
+	for _, m := range g.members {
+		if m.caps != nil && f(m.caps) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasTools(c *mcp.ServerCapabilities) bool       { return c.Tools != nil }
+func hasResources(c *mcp.ServerCapabilities) bool   { return c.Resources != nil }
+func hasPrompts(c *mcp.ServerCapabilities) bool     { return c.Prompts != nil }
+func hasCompletions(c *mcp.ServerCapabilities) bool { return c.Completions != nil }
+
+// rebuild hands out the exposed names again and merges the lists, then
+// bumps the version. The caller holds g.mu for writing.
+func (g *Gateway) rebuild() {
+	v := view{
+		toolIdx: map[string]target{}, promptIdx: map[string]target{},
+		downTools: map[string]*member{}, downPrompts: map[string]*member{},
+	}
+	taken := map[string]string{}
+	for _, t := range g.fixedTools {
+		v.toolIdx[t.Name] = target{name: t.Name}
+		taken[t.Name] = "mcpx's own tool " + quote(t.Name)
+	}
+	var tools []mcp.Tool
+	var prompts []mcp.Prompt
+	for _, m := range g.members {
+		if m.down {
+			continue
+		}
+		for _, t := range sortedBy(m.tools, func(t mcp.Tool) string { return t.Name }) {
+			if name, ok := g.place(taken, m, "tool", t.Name); ok {
+				v.toolIdx[name] = target{m, t.Name}
+				t.Name = name
+				tools = append(tools, t)
+			}
+		}
+	}
+	clear(taken)
+	for _, m := range g.members {
+		if m.down {
+			continue
+		}
+		for _, p := range sortedBy(m.prompts, func(p mcp.Prompt) string { return p.Name }) {
+			if name, ok := g.place(taken, m, "prompt", p.Name); ok {
+				v.promptIdx[name] = target{m, p.Name}
+				p.Name = name
+				prompts = append(prompts, p)
+			}
+		}
+	}
+	for _, m := range g.members {
+		if !m.down {
+			continue
+		}
+		for _, t := range m.tools {
+			if n := m.expose(t.Name); !inIdx(v.toolIdx, n) && v.downTools[n] == nil {
+				v.downTools[n] = m
+			}
+		}
+		for _, p := range m.prompts {
+			if n := m.expose(p.Name); !inIdx(v.promptIdx, n) && v.downPrompts[n] == nil {
+				v.downPrompts[n] = m
+			}
+		}
+	}
+	slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(prompts, func(a, b mcp.Prompt) int { return strings.Compare(a.Name, b.Name) })
+	v.tools = append(slices.Clone(g.fixedTools), tools...)
+	v.prompts = prompts
+	g.view = v
+	g.version.Add(1)
+}
+
+func sortedBy[T any](items []T, key func(T) string) []T {
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b T) int { return strings.Compare(key(a), key(b)) })
+	return out
+}
+
+func inIdx(idx map[string]target, name string) bool { _, ok := idx[name]; return ok }
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// expose is the name m's tool or prompt called name would have, were there
+// no collisions.
+func (m *member) expose(name string) string {
+	if m.root {
+		return name
+	}
+	return ExposedName(m.prefix, name)
+}
+
+// place hands out the exposed name for m's tool or prompt original, and
+// records it in taken; see Gateway for the policy.
+func (g *Gateway) place(taken map[string]string, m *member, kind, original string) (string, bool) {
+	who := fmt.Sprintf("upstream %q %s %q", m.name, kind, original)
+	name := m.expose(original)
+	prev, clash := taken[name]
+	if !clash {
+		taken[name] = who
+		return name, true
+	}
+	alt := disambiguate(name, m.name, original)
+	if prev2, clash2 := taken[alt]; clash2 {
+		g.warnOnce("exposed name collision: dropped", "name", name, "kept", prev, "also", prev2, "dropped", who)
+		return "", false
+	}
+	taken[alt] = who
+	g.warnOnce("exposed name collision: renamed the later one", "name", name, "kept", prev, "renamed", who, "as", alt)
+	return alt, true
+}
+
+// warnOnce logs a collision the first time it is found; the caller holds
+// g.mu.
+func (g *Gateway) warnOnce(msg string, args ...any) {
+	key := fmt.Sprint(append([]any{msg}, args...)...)
+	if g.warned[key] {
+		return
+	}
+	g.warned[key] = true
+	g.log.Warn("gateway: "+msg, args...)
+}

@@ -1,0 +1,299 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
+
+// What a load fetches.
+type kinds uint8
+
+const (
+	kCaps kinds = 1 << iota
+	kTools
+	kPrompts
+	kResources // resources and templates
+	kAll = kCaps | kTools | kPrompts | kResources
+)
+
+// The events an Upstream's Changes delivers.
+const (
+	EventDown = "down"
+	EventUp   = "up"
+)
+
+func kindsOf(event string) kinds {
+	switch event {
+	case mcp.MethodNotificationsToolsListChanged:
+		return kTools
+	case mcp.MethodNotificationsPromptsListChanged:
+		return kPrompts
+	case mcp.MethodNotificationsResourcesListChanged:
+		return kResources
+	case EventUp:
+		return kAll
+	}
+	return 0
+}
+
+// MaxPages bounds how many pages of one list the gateway reads from an
+// upstream: a server whose cursors never end is broken, not large.
+const MaxPages = 1000
+
+func (g *Gateway) loadTimeout() time.Duration {
+	if g.LoadTimeout > 0 {
+		return g.LoadTimeout
+	}
+	return 30 * time.Second
+}
+
+func (g *Gateway) retryBounds() (time.Duration, time.Duration) {
+	lo, hi := g.RetryMin, g.RetryMax
+	if lo <= 0 {
+		lo = time.Second
+	}
+	if hi <= 0 {
+		hi = time.Minute
+	}
+	return lo, max(lo, hi)
+}
+
+// watch loads m, then follows its Changes until Close: list_changed
+// reloads that list, "down" takes m out, "up" loads it all again; while m
+// is down it is reloaded with backoff.
+func (g *Gateway) watch(m *member) {
+	defer g.wg.Done()
+	lo, hi := g.retryBounds()
+	backoff := lo
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+
+	after := func(err error) {
+		if err == nil {
+			backoff = lo
+			retry.Stop()
+			return
+		}
+		retry.Reset(backoff)
+		backoff = min(2*backoff, hi)
+	}
+	after(g.load(m, kAll))
+	close(m.ready)
+
+	changes := m.u.Changes()
+	for {
+		var want kinds
+		down := false
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-retry.C:
+			want = kAll
+		case ev, ok := <-changes:
+			if !ok {
+				return
+			}
+			// Take every event already waiting, so a burst is one reload.
+			evs := []string{ev}
+		drain:
+			for {
+				select {
+				case ev, ok := <-changes:
+					if !ok {
+						break drain
+					}
+					evs = append(evs, ev)
+				default:
+					break drain
+				}
+			}
+			for _, ev := range evs {
+				switch ev {
+				case EventDown:
+					down, want = true, 0
+				case EventUp:
+					down, want = false, kAll
+				default:
+					want |= kindsOf(ev)
+				}
+			}
+		}
+		switch {
+		case down:
+			g.markDown(m, errors.New("the upstream reported it is down"))
+			after(errors.New("down"))
+		case want != 0:
+			g.mu.RLock()
+			if m.down || m.caps == nil {
+				want = kAll
+			}
+			g.mu.RUnlock()
+			after(g.load(m, want))
+		}
+	}
+}
+
+// load fetches what want names from m and installs it; on failure m is
+// down.
+func (g *Gateway) load(m *member, want kinds) error {
+	ctx, cancel := context.WithTimeout(g.ctx, g.loadTimeout())
+	defer cancel()
+
+	g.mu.RLock()
+	var caps mcp.ServerCapabilities
+	if m.caps != nil {
+		caps = *m.caps
+	}
+	g.mu.RUnlock()
+	if want&kCaps != 0 {
+		c, err := m.u.Capabilities(ctx)
+		if err != nil {
+			return g.markDown(m, fmt.Errorf("capabilities: %w", err))
+		}
+		caps = c
+	}
+
+	var (
+		tools     []mcp.Tool
+		prompts   []mcp.Prompt
+		resources []mcp.Resource
+		templates []mcp.ResourceTemplate
+		err       error
+	)
+	if want&kTools != 0 && caps.Tools != nil {
+		tools, err = collect(ctx, "tools/list", func(ctx context.Context, c string) ([]mcp.Tool, string, error) {
+			r, err := m.u.ListTools(ctx, c)
+			if err != nil || r == nil {
+				return nil, "", orNil(err, "tools/list")
+			}
+			return r.Tools, r.NextCursor, nil
+		})
+		if err != nil {
+			return g.markDown(m, err)
+		}
+		tools = m.filter(tools)
+	}
+	if want&kPrompts != 0 && caps.Prompts != nil {
+		prompts, err = collect(ctx, "prompts/list", func(ctx context.Context, c string) ([]mcp.Prompt, string, error) {
+			r, err := m.u.ListPrompts(ctx, c)
+			if err != nil || r == nil {
+				return nil, "", orNil(err, "prompts/list")
+			}
+			return r.Prompts, r.NextCursor, nil
+		})
+		if err != nil {
+			return g.markDown(m, err)
+		}
+	}
+	if want&kResources != 0 && caps.Resources != nil {
+		resources, err = collect(ctx, "resources/list", func(ctx context.Context, c string) ([]mcp.Resource, string, error) {
+			r, err := m.u.ListResources(ctx, c)
+			if err != nil || r == nil {
+				return nil, "", orNil(err, "resources/list")
+			}
+			return r.Resources, r.NextCursor, nil
+		})
+		if err != nil {
+			return g.markDown(m, err)
+		}
+		templates, err = collect(ctx, "resources/templates/list", func(ctx context.Context, c string) ([]mcp.ResourceTemplate, string, error) {
+			r, err := m.u.ListResourceTemplates(ctx, c)
+			if err != nil || r == nil {
+				return nil, "", orNil(err, "resources/templates/list")
+			}
+			return r.ResourceTemplates, r.NextCursor, nil
+		})
+		if err != nil {
+			return g.markDown(m, err)
+		}
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	wasDown := m.down
+	m.down, m.downWhy = false, ""
+	m.caps = &caps
+	if want&kTools != 0 {
+		m.tools = tools
+	}
+	if want&kPrompts != 0 {
+		m.prompts = prompts
+	}
+	if want&kResources != 0 {
+		m.resources, m.templates = resources, templates
+	}
+	g.rebuild()
+	if wasDown {
+		g.log.Info("gateway: upstream is up again", "upstream", m.name)
+	}
+	return nil
+}
+
+func orNil(err error, method string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: the upstream answered no result", method)
+}
+
+// markDown takes m out of the lists and returns the reason, naming m.
+func (g *Gateway) markDown(m *member, why error) error {
+	err := fmt.Errorf("upstream %q is down: %w", m.name, why)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.ctx.Err() != nil {
+		return err
+	}
+	wasDown := m.down
+	m.down, m.downWhy = true, why.Error()
+	if !wasDown {
+		g.log.Warn("gateway: upstream is down; its tools, prompts and resources are withdrawn", "upstream", m.name, "err", why)
+		g.rebuild()
+	}
+	return err
+}
+
+// collect follows an upstream list's pagination to its end.
+func collect[T any](ctx context.Context, method string, list func(context.Context, string) ([]T, string, error)) ([]T, error) {
+	var all []T
+	seen := map[string]bool{}
+	cursor := ""
+	for range MaxPages {
+		items, next, err := list(ctx, cursor)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("%s: the upstream returned cursor %q twice", method, next)
+		}
+		seen[next] = true
+		cursor = next
+	}
+	return nil, fmt.Errorf("%s: more than %d pages", method, MaxPages)
+}
+
+// filter applies Include and Exclude to the upstream's tools.
+func (m *member) filter(tools []mcp.Tool) []mcp.Tool {
+	if m.include == nil && m.exclude == nil {
+		return tools
+	}
+	var out []mcp.Tool
+	for _, t := range tools {
+		if (m.include == nil || m.include[t.Name]) && !m.exclude[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
