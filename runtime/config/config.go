@@ -53,8 +53,8 @@
 // # Validation
 //
 // The file is checked against the JSON Schema returned by [Schema] (draft
-// 2020-12; closed wherever the keys are mcpx's), and then for what a schema
-// cannot say (two roots, an explicit prefix on the root, a zero timeout,
+// 2020-12; closed wherever the keys are mcpx's), and, once that passes, for
+// what a schema cannot say (two roots, an explicit prefix on the root, a zero timeout,
 // "type" disagreeing with command/url, two servers with one prefix). Every
 // problem is reported, one line each, as
 //
@@ -104,8 +104,8 @@ type Server struct {
 	// ${VAR} already expanded. Nil when the file has none.
 	Env map[string]string
 	// Cwd is the process's working directory; "" means mcpx's own. [Load]
-	// makes a relative path relative to the config file's directory;
-	// [Parse] leaves it as written.
+	// makes a relative path absolute, relative to the config file's
+	// directory; [Parse] leaves it as written.
 	Cwd string
 
 	// URL is a remote server's MCP endpoint, ${VAR} expanded; "" for a
@@ -184,7 +184,10 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(path)
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
 	for i := range c.Servers {
 		if s := &c.Servers[i]; s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
 			s.Cwd = filepath.Join(dir, s.Cwd)
