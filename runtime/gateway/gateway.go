@@ -51,8 +51,9 @@ type Options struct {
 // upstream's names in sorted order. When a name is already taken, the later
 // one is renamed with [disambiguate] (its name, shortened with a hash of the
 // upstream and its original name) and a warning names both; only if that
-// name is taken too (an upstream listing one name twice) is it dropped,
-// with a warning. Nothing is ever shadowed, and the map back from exposed
+// name is taken too is it dropped, with a warning naming all three. (A name
+// an upstream lists twice is the same tool: the second is dropped, with a
+// warning.) Nothing is ever shadowed, and the map back from exposed
 // name to upstream and original name is exact. Since an upstream that is
 // down contributes nothing, a renamed tool gets its plain name while the
 // one it collided with is down.
@@ -400,6 +401,22 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 	return out
 }
 
+// downFor returns the upstream that is down and would own name: the one
+// whose last known tools or prompts (idx) had it, or else the one with the
+// longest non-empty prefix of it. The caller holds g.mu.
+func (g *Gateway) downFor(idx map[string]*member, name string) *member {
+	if m := idx[name]; m != nil {
+		return m
+	}
+	var best *member
+	for _, m := range g.members {
+		if m.down && m.prefix != "" && strings.HasPrefix(name, m.prefix) && (best == nil || len(m.prefix) > len(best.prefix)) {
+			best = m
+		}
+	}
+	return best
+}
+
 func inIdx(idx map[string]target, name string) bool { _, ok := idx[name]; return ok }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
@@ -419,6 +436,10 @@ func (g *Gateway) place(taken map[string]string, m *member, kind, original strin
 	who := fmt.Sprintf("upstream %q %s %q", m.name, kind, original)
 	name := m.expose(original)
 	prev, clash := taken[name]
+	if clash && prev == who {
+		g.warnOnce("upstream listed a name twice: dropped the second", "upstream", m.name, "kind", kind, "name", original)
+		return "", false
+	}
 	if !clash {
 		taken[name] = who
 		return name, true

@@ -87,7 +87,7 @@ func (g *Gateway) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*
 	}
 	g.mu.RLock()
 	t, ok := g.view.toolIdx[p.Name]
-	downM := g.view.downTools[p.Name]
+	downM := g.downFor(g.view.downTools, p.Name)
 	fixed := g.fixed
 	g.mu.RUnlock()
 	switch {
@@ -250,7 +250,7 @@ func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 func (g *Gateway) prompt(name string) (target, error) {
 	g.mu.RLock()
 	t, ok := g.view.promptIdx[name]
-	downM := g.view.downPrompts[name]
+	downM := g.downFor(g.view.downPrompts, name)
 	have := g.has(hasPrompts)
 	g.mu.RUnlock()
 	switch {

@@ -17,7 +17,7 @@ const (
 	kTools
 	kPrompts
 	kResources // resources and templates
-	kAll = kCaps | kTools | kPrompts | kResources
+	kAll       = kCaps | kTools | kPrompts | kResources
 )
 
 // The events an Upstream's Changes delivers.
