@@ -214,3 +214,17 @@ func withMeta(raw json.RawMessage, key string, value json.RawMessage) json.RawMe
 	p["_meta"] = mustJSON(meta)
 	return mustJSON(p)
 }
+
+// VersionHeader is the MCP-Protocol-Version an HTTP request to an upstream
+// carries, and whether the request is a 2026-07-28 one (which also needs
+// Mcp-Method and Mcp-Name). d is nil while negotiating: then only the
+// server/discover probe is modern, and initialize names no version.
+func VersionHeader(d *Dialect, method string) (version string, modern bool) {
+	switch {
+	case d == nil && method == mcp.MethodServerDiscover:
+		return string(Modern), true
+	case d == nil:
+		return "", false
+	}
+	return string(d.rev), d.Modern()
+}

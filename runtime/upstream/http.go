@@ -68,16 +68,15 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message) {
 	h.mu.Lock()
 	d, session := h.d, h.session
 	h.mu.Unlock()
-	modern := d != nil && d.Modern() || d == nil && m.Method == mcp.MethodServerDiscover
-	switch {
-	case modern:
-		req.Header.Set("MCP-Protocol-Version", string(edge.Modern))
+	version, modern := edge.VersionHeader(d, m.Method)
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	if modern {
 		req.Header.Set("Mcp-Method", m.Method)
 		if name, ok := headerName(m); ok {
 			req.Header.Set("Mcp-Name", name)
 		}
-	case d != nil:
-		req.Header.Set("MCP-Protocol-Version", string(d.Revision()))
 	}
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
