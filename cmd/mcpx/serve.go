@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
 	"github.com/mcpx-dev/mcpx/runtime/host"
@@ -32,7 +33,7 @@ var builtins = map[string]func() server.Namespace{
 func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpx "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "a config file of upstream servers (comes with the gateway; not yet supported)")
+	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	listen := ""
 	if cmd == "serve" {
@@ -45,24 +46,38 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "mcpx %s: unexpected argument %q\n", cmd, fs.Arg(0))
 		return 2
 	}
-	if *config != "" {
-		fmt.Fprintf(stderr, "mcpx %s: --config is not supported yet: fronting upstream servers comes with the gateway; run without it to serve the %s namespace\n", cmd, *builtin)
-		return 2
-	}
 	newNS, ok := builtins[*builtin]
 	if !ok {
 		fmt.Fprintf(stderr, "mcpx %s: unknown --builtin %q (want demo or fixture)\n", cmd, *builtin)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
-	c := host.Config{NS: newNS(), Info: mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}, TTLMs: 60_000, Log: log}
+	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	c := host.Config{Info: info, TTLMs: 60_000, Log: log}
+	what := "the " + *builtin + " namespace"
+	if *configFile != "" {
+		cfg, err := config.Load(*configFile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		g, err := host.Gateway(ctx, cfg, info, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 1
+		}
+		defer g.Close() // stops every upstream: no orphans
+		c.NS, what = g, fmt.Sprintf("%d upstream servers from %s", len(cfg.Servers), *configFile)
+	} else {
+		c.NS = newNS()
+	}
 	var err error
 	if cmd == "stdio" {
 		err = host.Stdio(ctx, c, stdin, stdout)
 	} else {
-		err = host.HTTP(ctx, c, listen, func(url string) { fmt.Fprintf(stderr, "mcpx: serving the %s namespace at %s\n", *builtin, url) })
+		err = host.HTTP(ctx, c, listen, func(url string) { fmt.Fprintf(stderr, "mcpx: serving %s at %s\n", what, url) })
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)

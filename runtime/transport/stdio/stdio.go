@@ -188,6 +188,14 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 			c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, nil)
 			return
 		}
+		if m.Method == mcp.MethodInitialize {
+			// Served before the next line is read: what it negotiates
+			// governs every later request.
+			if r := c.serve(ctx, m, def); r != nil {
+				c.write(r)
+			}
+			return
+		}
 		c.run(ctx, func() {
 			if r := c.serve(ctx, m, def); r != nil {
 				c.write(r)
