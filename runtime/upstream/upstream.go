@@ -72,6 +72,10 @@ type Client struct {
 	tokens  sync.Map // progress token string -> context.Context of the client request
 	nextTok atomic.Int64
 
+	// dialect is d for handle, which must not take mu: a connection's
+	// reader calls it while ensure holds mu waiting for the handshake.
+	dialect atomic.Pointer[edge.Dialect]
+
 	mu       sync.Mutex
 	c        conn
 	d        *edge.Dialect
@@ -145,6 +149,7 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 		return nil, nil, fmt.Errorf("upstream %q: %w", c.spec.Name, err)
 	}
 	c.c, c.d, c.backoff, c.lastErr = cn, d, 0, nil
+	c.dialect.Store(d)
 	c.log.Info("upstream connected", "revision", d.Revision(), "server", d.ServerInfo.Name)
 	if c.down {
 		c.down = false
@@ -169,7 +174,18 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := edge.Negotiate(ctx, cn.roundTrip, c.info)
+	// Each handshake request is bounded like a call, so that an upstream
+	// that never answers cannot hold ensure (and mu) forever.
+	rt := func(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
+		rctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
+		defer cancel()
+		resp, err := cn.roundTrip(rctx, m)
+		if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("did not answer %s within %s", m.Method, c.spec.Timeout)
+		}
+		return resp, err
+	}
+	d, err := edge.Negotiate(ctx, rt, c.info)
 	if err != nil {
 		cn.close()
 		return nil, nil, err
@@ -224,9 +240,7 @@ func (c *Client) Close() error {
 
 // handle receives what the upstream sends besides responses.
 func (c *Client) handle(cn conn, m *jsonrpc.Message) {
-	c.mu.Lock()
-	d := c.d
-	c.mu.Unlock()
+	d := c.dialect.Load()
 	switch {
 	case m.IsRequest():
 		// mcpx does not relay server-to-client requests yet; ping is
