@@ -24,6 +24,9 @@ const maxLine = 16 << 20
 // stopGrace is how long a process gets between SIGTERM and SIGKILL.
 const stopGrace = 2 * time.Second
 
+// drainGrace is how long the pipes are read after the process exited.
+const drainGrace = 500 * time.Millisecond
+
 // process is an upstream running as a child process, speaking
 // newline-delimited JSON-RPC on its stdin and stdout; its stderr goes to
 // mcpx's log with the namespace.
@@ -55,25 +58,56 @@ func startProcess(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Messa
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// stdout and stderr are pipes of our own, not exec's: with *os.File
+	// outputs cmd.Wait returns when the process exits, not when every
+	// holder of the pipes (a grandchild it started) has closed them, so a
+	// crash is noticed at once.
+	outR, outW, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	errR, errW, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
+		outR.Close()
+		outW.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		stdin.Close()
+		outR.Close()
+		errR.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
 	}
 	p := &process{cmd: cmd, log: log, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); p.readStderr(stderr) }()
-	go func() { defer readers.Done(); p.readStdout(stdout) }()
+	go func() { defer readers.Done(); p.readStderr(errR) }()
+	go func() { defer readers.Done(); p.readStdout(outR) }()
 	go func() {
-		readers.Wait() // the pipes must be drained before Wait closes them
 		err := cmd.Wait()
+		// What the process started goes with it (no orphans); that also
+		// closes the pipes they held. The group outlives its leader while
+		// any member lives, so the id is still the group's.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// Read what is left in the pipes; a member that left the group
+		// (setsid) may hold them open, so not for ever.
+		drained := make(chan struct{})
+		go func() { readers.Wait(); close(drained) }()
+		select {
+		case <-drained:
+		case <-time.After(drainGrace):
+			outR.Close()
+			errR.Close()
+			<-drained
+		}
+		outR.Close()
+		errR.Close()
 		p.mu.Lock()
 		p.exitErr = err
 		for id, ch := range p.pending {
