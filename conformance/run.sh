@@ -100,7 +100,7 @@ fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
-# --- mcpx serve --builtin fixture ---------------------------------------------
+# --- mcpx serve --config (the fixture behind the gateway) ---------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mcpx-conformance.XXXXXX")
 SERVER_PID=""
 cleanup() {
@@ -119,8 +119,15 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 (cd "$ROOT" && "$GO" build -o "$WORK/mcpx" ./cmd/mcpx) || die "go build ./cmd/mcpx failed"
+(cd "$ROOT" && "$GO" build -o "$WORK/mcpx-fixture" ./cmd/mcpx-fixture) || die "go build ./cmd/mcpx-fixture failed"
+# The suite talks to the gateway, which fronts the fixture as a real stdio
+# upstream: suite -> mcpx serve -> stdio -> mcpx-fixture. The fixture is the
+# root namespace, so its tool names and test:// URIs pass through unchanged.
+cat >"$WORK/gateway.json" <<JSON
+{"mcpServers": {"fixture": {"command": "$WORK/mcpx-fixture", "mcpx": {"root": true, "start": "eager"}}}}
+JSON
 # Port 0: the kernel picks a free port, and mcpx prints the URL it got.
-"$WORK/mcpx" serve --builtin fixture --listen 127.0.0.1:0 </dev/null >"$OUT/mcpx.stdout" 2>"$OUT/mcpx.log" &
+"$WORK/mcpx" serve --config "$WORK/gateway.json" --listen 127.0.0.1:0 </dev/null >"$OUT/mcpx.stdout" 2>"$OUT/mcpx.log" &
 SERVER_PID=$!
 URL=""
 for _ in $(seq 300); do # 30 s

@@ -123,8 +123,10 @@ func (d *Dialect) Has(method string) bool {
 
 // Request encodes a request's hub params in the upstream's revision; a
 // modern upstream also gets the _meta every request carries. progress, if
-// not nil, is the progress token to ask for.
-func (d *Dialect) Request(method string, params any, progress json.RawMessage) (json.RawMessage, error) {
+// not nil, is the progress token to ask for; logLevel, if not "", the log
+// messages to ask for (per request for a modern upstream; a legacy one is
+// set once, see SetLevel).
+func (d *Dialect) Request(method string, params any, progress json.RawMessage, logLevel mcp.LoggingLevel) (json.RawMessage, error) {
 	if !d.Has(method) {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)
 	}
@@ -137,8 +139,25 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage) (
 	}
 	if d.Modern() {
 		raw = d.modernParams(raw)
+		if logLevel != "" {
+			raw = withMeta(raw, logLevelKey, mustJSON(logLevel))
+		}
 	}
 	return raw, nil
+}
+
+// SetLevel is the logging/setLevel request that makes a legacy upstream
+// that logs send everything (mcpx filters per client), or nil when the
+// upstream does not log or sets levels per request.
+func (d *Dialect) SetLevel() *jsonrpc.Message {
+	if d.Modern() || d.Capabilities.Logging == nil || !d.Has(mcp.MethodLoggingSetLevel) {
+		return nil
+	}
+	raw, err := d.encode(d.rev, &mcp.SetLevelRequestParams{Level: mcp.LoggingLevelDebug})
+	if err != nil {
+		return nil
+	}
+	return jsonrpc.Request(json.RawMessage(`2`), mcp.MethodLoggingSetLevel, raw)
 }
 
 // Result decodes an upstream's result for method into a new hub value.

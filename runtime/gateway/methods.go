@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,6 +47,14 @@ func fail(m *member, method string, err error) error {
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.InvalidParams:
 		return server.InvalidParams("upstream %q: %s", m.name, je.Message)
+	case errors.As(err, &je) && je.Code == jsonrpc.MissingRequiredClientCapability:
+		// The upstream needs a capability the client did not declare: the
+		// client's own error, passed on with what is required.
+		var data struct {
+			Required mcp.ClientCapabilities `json:"requiredCapabilities"`
+		}
+		_ = json.Unmarshal(je.Data, &data)
+		return &server.MissingCapabilityError{Required: data.Required}
 	case errors.As(err, &je):
 		return &UpstreamError{Upstream: m.name, Method: method, Code: je.Code, Message: je.Message}
 	case errors.As(err, &missing), errors.As(err, &invalid):

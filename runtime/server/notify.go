@@ -106,3 +106,12 @@ func ProgressToken(ctx context.Context) json.RawMessage {
 	}
 	return nil
 }
+
+// LogLevel is the least severe log level the client of the request ctx
+// belongs to wants, or "" for none.
+func LogLevel(ctx context.Context) mcp.LoggingLevel {
+	if n := notifier(ctx); n != nil {
+		return n.LogLevel()
+	}
+	return ""
+}

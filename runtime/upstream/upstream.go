@@ -68,9 +68,10 @@ type Client struct {
 	log  *slog.Logger
 	info mcp.Implementation
 
-	changes chan string
-	tokens  sync.Map // progress token string -> context.Context of the client request
-	nextTok atomic.Int64
+	changes  chan string
+	tokens   sync.Map // progress token string -> context.Context of the client request
+	inflight sync.Map // request id -> context.Context of the client request
+	nextTok  atomic.Int64
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
@@ -197,6 +198,11 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 			return nil, nil, err
 		}
 	}
+	if req := d.SetLevel(); req != nil {
+		if _, err := cn.roundTrip(ctx, req); err != nil {
+			c.log.Warn("logging/setLevel failed; the upstream's log messages will not reach clients", "err", err)
+		}
+	}
 	return cn, d, nil
 }
 
@@ -263,8 +269,29 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message) {
 			}
 			server.Progress(ctx.(context.Context), p.Progress, total, p.Message)
 		}
-	case m.Method == mcp.MethodNotificationsMessage:
-		c.log.Info("upstream log message", "params", string(m.Params))
+	case m.Method == mcp.MethodNotificationsMessage && d != nil:
+		// A log message names no request. It goes to the client only when
+		// exactly one request that asked for logs is running on this
+		// upstream; otherwise it could reach the wrong client, and it goes
+		// to mcpx's log instead.
+		v, err := d.Notification(m.Method, m.Params)
+		p, _ := v.(*mcp.LoggingMessageNotificationParams)
+		if err != nil || p == nil {
+			return
+		}
+		var target context.Context
+		wanting := 0
+		c.inflight.Range(func(_, v any) bool {
+			if ctx := v.(context.Context); server.LogLevel(ctx) != "" {
+				target, wanting = ctx, wanting+1
+			}
+			return wanting < 2
+		})
+		if wanting == 1 {
+			server.Log(target, p.Level, p.Logger, p.Data)
+			return
+		}
+		c.log.Info("upstream log message", "level", p.Level, "logger", p.Logger, "data", string(p.Data))
 	case m.Method == mcp.MethodNotificationsToolsListChanged, m.Method == mcp.MethodNotificationsPromptsListChanged,
 		m.Method == mcp.MethodNotificationsResourcesListChanged:
 		c.signal(m.Method)
@@ -283,13 +310,15 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		c.tokens.Store(string(token), ctx)
 		defer c.tokens.Delete(string(token))
 	}
-	raw, err := d.Request(method, params, token)
+	raw, err := d.Request(method, params, token, server.LogLevel(ctx))
 	if err != nil {
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
 	defer cancel()
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
+	c.inflight.Store(string(id), ctx)
+	defer c.inflight.Delete(string(id))
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw))
 	if err != nil {
 		if cctx.Err() != nil && cn.cancelsByNotification() {
