@@ -75,10 +75,10 @@ func serveMode(mode string) int {
 		fmt.Println(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`)
 		_ = goSDKServer(arg, mark).Run(ctx, &sdk.IOTransport{Reader: in, Writer: os.Stdout})
 		return 0
-	case "grandchild": // starts a sleep that does not hold stdout, then serves
-		for _, inherit := range []bool{false, true} {
+	case "grandchild": // starts a sleep (holding stdout with arg inherit), then serves
+		{
 			cmd := exec.Command("sleep", "60")
-			if inherit {
+			if arg == "inherit" {
 				cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 			}
 			if err := cmd.Start(); err != nil {
@@ -87,7 +87,7 @@ func serveMode(mode string) int {
 			}
 			mark("pid %d", cmd.Process.Pid)
 		}
-		_ = goSDKServer(arg, mark).Run(ctx, &sdk.IOTransport{Reader: in, Writer: os.Stdout})
+		_ = goSDKServer("2025-11-25", mark).Run(ctx, &sdk.IOTransport{Reader: in, Writer: os.Stdout})
 		return 0
 	}
 	fmt.Fprintln(os.Stderr, "unknown mode", mode)

@@ -89,7 +89,8 @@ func newProc(t *testing.T, name, mode string) *proc {
 	p.spec = Spec{
 		Name:    name,
 		Command: os.Args[0],
-		Env:     map[string]string{envMode: mode, envRecord: p.record, envMark: p.marks},
+		// GORACE: a race-enabled child otherwise lingers 1s at exit.
+		Env:     map[string]string{envMode: mode, envRecord: p.record, envMark: p.marks, "GORACE": "atexit_sleep_ms=0"},
 		Timeout: 10 * time.Second,
 	}
 	return p
