@@ -199,7 +199,7 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 		}
 	}
 	if req := d.SetLevel(); req != nil {
-		if _, err := cn.roundTrip(ctx, req); err != nil {
+		if _, err := rt(ctx, req); err != nil {
 			c.log.Warn("logging/setLevel failed; the upstream's log messages will not reach clients", "err", err)
 		}
 	}
