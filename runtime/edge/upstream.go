@@ -30,6 +30,7 @@ type Dialect struct {
 	ServerInfo   mcp.Implementation
 	Instructions string
 	client       mcp.Implementation
+	clientRaw    json.RawMessage // client, encoded once
 }
 
 // Revision names the upstream's revision, for logs.
@@ -51,7 +52,7 @@ const DiscoverTimeout = 3 * time.Second
 // else means legacy, and an initialize for the latest legacy revision
 // follows, answered with the revision the upstream picks.
 func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*Dialect, error) {
-	d := &Dialect{client: client}
+	d := &Dialect{client: client, clientRaw: mustJSON(client)}
 	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
 	resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(`0`), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
 	cancel()
@@ -130,21 +131,36 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 	if !d.Has(method) {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)
 	}
-	raw, err := d.encode(d.rev, params)
-	if err != nil {
-		return nil, err
-	}
-	if progress != nil {
-		raw = withMeta(raw, "progressToken", progress)
-	}
-	if d.Modern() {
-		raw = d.modernParams(raw)
-		if logLevel != "" {
-			raw = withMeta(raw, logLevelKey, mustJSON(logLevel))
+	// The _meta members are set on a copy of the hub params' _meta before
+	// encoding once (patching encoded JSON cost a decode and an encode each).
+	if env, ok := params.(mcp.Enveloped); ok && env.Envelope().Meta != nil {
+		meta := env.Envelope().Meta
+		saved := *meta
+		m := make(mcp.Meta, len(saved)+4)
+		for k, v := range saved {
+			m[k] = v
 		}
+		if progress != nil {
+			m["progressToken"] = progress
+		}
+		if d.Modern() {
+			m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = modernVersionJSON, emptyObject, d.clientJSON()
+			if logLevel != "" {
+				m[logLevelKey] = mustJSON(logLevel)
+			}
+		}
+		*meta = m
+		defer func() { *meta = saved }()
 	}
-	return raw, nil
+	return d.encode(d.rev, params)
 }
+
+var (
+	modernVersionJSON = mustJSON(string(Modern))
+	emptyObject       = json.RawMessage(`{}`)
+)
+
+func (d *Dialect) clientJSON() json.RawMessage { return d.clientRaw }
 
 // SetLevel is the logging/setLevel request that makes a legacy upstream
 // that logs send everything (mcpx filters per client), or nil when the

@@ -23,6 +23,9 @@ import (
 // maxBody bounds what mcpx reads from an upstream's HTTP answer.
 const maxBody = 64 << 20
 
+// maxIdleConns is how many idle connections mcpx keeps to one upstream.
+const maxIdleConns = 256
+
 // httpConn is an upstream reached over Streamable HTTP. Each request is
 // its own POST; a legacy upstream's session id is kept and sent back.
 type httpConn struct {
@@ -39,7 +42,11 @@ type httpConn struct {
 }
 
 func dialHTTP(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*httpConn, error) {
-	return &httpConn{spec: spec, client: &http.Client{}, log: log, handler: handler, gone: make(chan struct{})}, nil
+	// Its own transport: the default keeps 2 idle connections per host,
+	// so 32 concurrent calls to one upstream would dial most of the time.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	return &httpConn{spec: spec, client: &http.Client{Transport: tr}, log: log, handler: handler, gone: make(chan struct{})}, nil
 }
 
 func (h *httpConn) setDialect(d *edge.Dialect) {
