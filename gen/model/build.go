@@ -610,6 +610,7 @@ func (b *builder) methods(w *Wire, ext string) {
 			if m.Params.Kind == Raw || m.Params.Kind == Map {
 				m.Params = nil // a bare object: no members to convert
 			}
+			b.inheritMeta(m.Params, r.notification)
 		}
 		if !r.notification {
 			m.ResultDef = strings.TrimSuffix(r.def, "Request") + "Result"
@@ -690,4 +691,33 @@ func (w *Wire) method(name string) *Method {
 		}
 	}
 	return nil
+}
+
+// inheritMeta gives method params the _meta the revision declares on the
+// abstract Request or Notification params: up to 2025-06-18 the schemas
+// declare it there only (for progressToken), not on each method's params,
+// yet every request may carry it.
+func (b *builder) inheritMeta(params *Type, notification bool) {
+	if params == nil || params.Kind != Object || params.Field("_meta") != nil {
+		return
+	}
+	base := b.src.Defs["Request"]
+	if notification {
+		base = b.src.Defs["Notification"]
+	}
+	if base == nil {
+		return
+	}
+	p := deref(base).Properties["params"]
+	if p == nil || deref(p).Properties["_meta"] == nil {
+		return
+	}
+	doc := "Metadata such as progressToken; this revision declares it for every request in its abstract Request definition."
+	if notification {
+		doc = "Metadata; this revision declares it for every notification in its abstract Notification definition."
+	}
+	params.addField(&Field{Wire: "_meta", Name: "Meta", Type: tMeta, Doc: doc})
+	for k := range deref(deref(p).Properties["_meta"]).Properties {
+		b.meta[k] = true
+	}
 }

@@ -146,8 +146,6 @@ type CacheableResult struct {
 // Schema: #/$defs/CallToolRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type CallToolRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for the tool call.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -265,8 +263,6 @@ type CancelTaskResult struct {
 // Schema: #/$defs/CancelledNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type CancelledNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Reason is an optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
 	Reason string `json:"reason,omitempty"`
@@ -378,8 +374,6 @@ type ClientCapabilitiesTasksRequestsSampling struct {
 // Schema: #/$defs/CompleteRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type CompleteRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Argument is the argument's information
 	Argument CompleteRequestParamsArgument `json:"argument"`
@@ -965,7 +959,7 @@ type CreateMessageRequest struct {
 type CreateMessageRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Revisions: 2024-11-05 to 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
 	// The client MAY ignore this request.
@@ -1194,7 +1188,7 @@ type ElicitRequest struct {
 type ElicitRequestFormParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Revisions: 2025-06-18 to 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Message is the message to present to the user describing what information is being requested.
 	Message string `json:"message"`
@@ -1431,8 +1425,6 @@ const (
 // Schema: #/$defs/GetPromptRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type GetPromptRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for templating the prompt.
 	Arguments map[string]string `json:"arguments,omitzero"`
@@ -1649,8 +1641,6 @@ const (
 // Schema: #/$defs/InitializeRequestParams. Revisions: 2024-11-05 to 2025-11-25.
 type InitializeRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
 	Capabilities ClientCapabilities `json:"capabilities"`
@@ -2087,8 +2077,6 @@ const (
 // Schema: #/$defs/LoggingMessageNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type LoggingMessageNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Data is the data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
 	Data json.RawMessage `json:"data"`
@@ -2191,8 +2179,6 @@ type NumberSchema struct {
 // Schema: #/$defs/PaginatedRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type PaginatedRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
@@ -2223,8 +2209,6 @@ type PaginatedResult struct {
 // Schema: #/$defs/ProgressNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type ProgressNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Message is an optional message describing the current progress.
 	//
@@ -2331,8 +2315,6 @@ type PromptReference struct {
 // Schema: #/$defs/ReadResourceRequestParams. Revisions: 2024-11-05 to 2026-07-28.
 type ReadResourceRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// InputResponses is a map of client responses to server-initiated requests.
 	// Keys correspond to the keys in the InputRequests map;
@@ -2594,8 +2576,6 @@ type ResourceTemplateReference struct {
 // Schema: #/$defs/ResourceUpdatedNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type ResourceUpdatedNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
 	URI string `json:"uri"`
@@ -2875,8 +2855,6 @@ type ServerCapabilitiesTools struct {
 // Schema: #/$defs/SetLevelRequestParams. Revisions: 2024-11-05 to 2025-11-25.
 type SetLevelRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Level is the level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
 	Level LoggingLevel `json:"level"`
@@ -2899,8 +2877,6 @@ type StringSchema struct {
 // Schema: #/$defs/SubscribeRequestParams. Revisions: 2024-11-05 to 2025-11-25.
 type SubscribeRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
@@ -3383,8 +3359,6 @@ const (
 // Schema: #/$defs/UnsubscribeRequestParams. Revisions: 2024-11-05 to 2025-11-25.
 type UnsubscribeRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-	//
-	// Revisions: 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`

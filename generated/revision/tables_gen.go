@@ -1276,25 +1276,23 @@ var Tables = []*Table{{
 		Fields: []string{"default", "description", "title", "type"},
 		Name:   "BooleanSchema",
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState", "task"},
-		Fields:  []string{"arguments", "name"},
+		Dropped: []string{"inputResponses", "requestState", "task"},
+		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "CallToolRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta", "content", "isError", "structuredContent"},
 		Name:    "CallToolResult",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"reason", "requestId"},
-		Name:    "CancelledNotificationParams",
+		Fields: []string{"_meta", "reason", "requestId"},
+		Name:   "CancelledNotificationParams",
 	}, {
 		Dropped: []string{"extensions", "tasks"},
 		Fields:  []string{"elicitation", "experimental", "roots", "sampling"},
 		Name:    "ClientCapabilities",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"argument", "context", "ref"},
-		Name:    "CompleteRequestParams",
+		Fields: []string{"_meta", "argument", "context", "ref"},
+		Name:   "CompleteRequestParams",
 	}, {
 		Fields: []string{"name", "value"},
 		Name:   "CompleteRequestParamsArgument",
@@ -1315,8 +1313,8 @@ var Tables = []*Table{{
 		Name:     "ContentBlock",
 		Variants: []string{"text", "image", "audio", "resource_link", "resource"},
 	}, {
-		Dropped: []string{"_meta", "task", "toolChoice", "tools"},
-		Fields:  []string{"includeContext", "maxTokens", "messages", "metadata", "modelPreferences", "stopSequences", "systemPrompt", "temperature"},
+		Dropped: []string{"task", "toolChoice", "tools"},
+		Fields:  []string{"_meta", "includeContext", "maxTokens", "messages", "metadata", "modelPreferences", "stopSequences", "systemPrompt", "temperature"},
 		Name:    "CreateMessageRequestParams",
 	}, {
 		Fields: []string{"_meta", "content", "model", "role", "stopReason"},
@@ -1325,8 +1323,8 @@ var Tables = []*Table{{
 		Name:     "CreateMessageResultContent",
 		Variants: []string{"text", "image", "audio"},
 	}, {
-		Dropped: []string{"_meta", "mode", "task"},
-		Fields:  []string{"message", "requestedSchema"},
+		Dropped: []string{"mode", "task"},
+		Fields:  []string{"_meta", "message", "requestedSchema"},
 		Name:    "ElicitRequestFormParams",
 	}, {
 		Name:     "ElicitRequestParams",
@@ -1347,8 +1345,8 @@ var Tables = []*Table{{
 		Name:   "Format",
 		Values: []string{"date", "date-time", "email", "uri"},
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState"},
-		Fields:  []string{"arguments", "name"},
+		Dropped: []string{"inputResponses", "requestState"},
+		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "GetPromptRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
@@ -1365,9 +1363,8 @@ var Tables = []*Table{{
 		Name:   "IncludeContext",
 		Values: []string{"allServers", "none", "thisServer"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"capabilities", "clientInfo", "protocolVersion"},
-		Name:    "InitializeRequestParams",
+		Fields: []string{"_meta", "capabilities", "clientInfo", "protocolVersion"},
+		Name:   "InitializeRequestParams",
 	}, {
 		Fields: []string{"_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"},
 		Name:   "InitializeResult",
@@ -1394,9 +1391,8 @@ var Tables = []*Table{{
 		Name:   "LoggingLevel",
 		Values: []string{"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"data", "level", "logger"},
-		Name:    "LoggingMessageNotificationParams",
+		Fields: []string{"_meta", "data", "level", "logger"},
+		Name:   "LoggingMessageNotificationParams",
 	}, {
 		Fields: []string{"name"},
 		Name:   "ModelHint",
@@ -1411,17 +1407,15 @@ var Tables = []*Table{{
 		Fields:  []string{"description", "maximum", "minimum", "title", "type"},
 		Name:    "NumberSchema",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"cursor"},
-		Name:    "PaginatedRequestParams",
+		Fields: []string{"_meta", "cursor"},
+		Name:   "PaginatedRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta", "nextCursor"},
 		Name:    "PaginatedResult",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"message", "progress", "progressToken", "total"},
-		Name:    "ProgressNotificationParams",
+		Fields: []string{"_meta", "message", "progress", "progressToken", "total"},
+		Name:   "ProgressNotificationParams",
 	}, {
 		Dropped: []string{"icons"},
 		Fields:  []string{"_meta", "arguments", "description", "name", "title"},
@@ -1436,8 +1430,8 @@ var Tables = []*Table{{
 		Fields: []string{"name", "title", "type"},
 		Name:   "PromptReference",
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState"},
-		Fields:  []string{"uri"},
+		Dropped: []string{"inputResponses", "requestState"},
+		Fields:  []string{"_meta", "uri"},
 		Name:    "ReadResourceRequestParams",
 	}, {
 		Dropped: []string{"cacheScope", "resultType", "ttlMs"},
@@ -1465,9 +1459,8 @@ var Tables = []*Table{{
 		Fields: []string{"type", "uri"},
 		Name:   "ResourceTemplateReference",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "ResourceUpdatedNotificationParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "ResourceUpdatedNotificationParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta"},
@@ -1499,17 +1492,15 @@ var Tables = []*Table{{
 		Fields: []string{"listChanged"},
 		Name:   "ServerCapabilitiesTools",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"level"},
-		Name:    "SetLevelRequestParams",
+		Fields: []string{"_meta", "level"},
+		Name:   "SetLevelRequestParams",
 	}, {
 		Dropped: []string{"default"},
 		Fields:  []string{"description", "format", "maxLength", "minLength", "title", "type"},
 		Name:    "StringSchema",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "SubscribeRequestParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "SubscribeRequestParams",
 	}, {
 		Fields: []string{"_meta", "annotations", "text", "type"},
 		Name:   "TextContent",
@@ -1527,9 +1518,8 @@ var Tables = []*Table{{
 		Name:   "Type",
 		Values: []string{"integer", "number"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "UnsubscribeRequestParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "UnsubscribeRequestParams",
 	}},
 }, {
 	ClientCapabilities: []string{"experimental", "roots", "sampling"},
@@ -1674,24 +1664,23 @@ var Tables = []*Table{{
 		Fields:  []string{"blob", "mimeType", "uri"},
 		Name:    "BlobResourceContents",
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState", "task"},
-		Fields:  []string{"arguments", "name"},
+		Dropped: []string{"inputResponses", "requestState", "task"},
+		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "CallToolRequestParams",
 	}, {
 		Dropped: []string{"resultType", "structuredContent"},
 		Fields:  []string{"_meta", "content", "isError"},
 		Name:    "CallToolResult",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"reason", "requestId"},
-		Name:    "CancelledNotificationParams",
+		Fields: []string{"_meta", "reason", "requestId"},
+		Name:   "CancelledNotificationParams",
 	}, {
 		Dropped: []string{"elicitation", "extensions", "tasks"},
 		Fields:  []string{"experimental", "roots", "sampling"},
 		Name:    "ClientCapabilities",
 	}, {
-		Dropped: []string{"_meta", "context"},
-		Fields:  []string{"argument", "ref"},
+		Dropped: []string{"context"},
+		Fields:  []string{"_meta", "argument", "ref"},
 		Name:    "CompleteRequestParams",
 	}, {
 		Fields: []string{"name", "value"},
@@ -1710,8 +1699,8 @@ var Tables = []*Table{{
 		Name:     "ContentBlock",
 		Variants: []string{"text", "image", "audio", "resource"},
 	}, {
-		Dropped: []string{"_meta", "task", "toolChoice", "tools"},
-		Fields:  []string{"includeContext", "maxTokens", "messages", "metadata", "modelPreferences", "stopSequences", "systemPrompt", "temperature"},
+		Dropped: []string{"task", "toolChoice", "tools"},
+		Fields:  []string{"_meta", "includeContext", "maxTokens", "messages", "metadata", "modelPreferences", "stopSequences", "systemPrompt", "temperature"},
 		Name:    "CreateMessageRequestParams",
 	}, {
 		Fields: []string{"_meta", "content", "model", "role", "stopReason"},
@@ -1727,8 +1716,8 @@ var Tables = []*Table{{
 		Name:     "EmbeddedResourceResource",
 		Variants: []string{"text", "blob"},
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState"},
-		Fields:  []string{"arguments", "name"},
+		Dropped: []string{"inputResponses", "requestState"},
+		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "GetPromptRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
@@ -1746,9 +1735,8 @@ var Tables = []*Table{{
 		Name:   "IncludeContext",
 		Values: []string{"allServers", "none", "thisServer"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"capabilities", "clientInfo", "protocolVersion"},
-		Name:    "InitializeRequestParams",
+		Fields: []string{"_meta", "capabilities", "clientInfo", "protocolVersion"},
+		Name:   "InitializeRequestParams",
 	}, {
 		Fields: []string{"_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"},
 		Name:   "InitializeResult",
@@ -1775,9 +1763,8 @@ var Tables = []*Table{{
 		Name:   "LoggingLevel",
 		Values: []string{"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"data", "level", "logger"},
-		Name:    "LoggingMessageNotificationParams",
+		Fields: []string{"_meta", "data", "level", "logger"},
+		Name:   "LoggingMessageNotificationParams",
 	}, {
 		Fields: []string{"name"},
 		Name:   "ModelHint",
@@ -1788,17 +1775,15 @@ var Tables = []*Table{{
 		Fields: []string{"_meta"},
 		Name:   "NotificationParams",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"cursor"},
-		Name:    "PaginatedRequestParams",
+		Fields: []string{"_meta", "cursor"},
+		Name:   "PaginatedRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta", "nextCursor"},
 		Name:    "PaginatedResult",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"message", "progress", "progressToken", "total"},
-		Name:    "ProgressNotificationParams",
+		Fields: []string{"_meta", "message", "progress", "progressToken", "total"},
+		Name:   "ProgressNotificationParams",
 	}, {
 		Dropped: []string{"_meta", "icons", "title"},
 		Fields:  []string{"arguments", "description", "name"},
@@ -1815,8 +1800,8 @@ var Tables = []*Table{{
 		Fields:  []string{"name", "type"},
 		Name:    "PromptReference",
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState"},
-		Fields:  []string{"uri"},
+		Dropped: []string{"inputResponses", "requestState"},
+		Fields:  []string{"_meta", "uri"},
 		Name:    "ReadResourceRequestParams",
 	}, {
 		Dropped: []string{"cacheScope", "resultType", "ttlMs"},
@@ -1840,9 +1825,8 @@ var Tables = []*Table{{
 		Fields: []string{"type", "uri"},
 		Name:   "ResourceTemplateReference",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "ResourceUpdatedNotificationParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "ResourceUpdatedNotificationParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta"},
@@ -1875,13 +1859,11 @@ var Tables = []*Table{{
 		Fields: []string{"listChanged"},
 		Name:   "ServerCapabilitiesTools",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"level"},
-		Name:    "SetLevelRequestParams",
+		Fields: []string{"_meta", "level"},
+		Name:   "SetLevelRequestParams",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "SubscribeRequestParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "SubscribeRequestParams",
 	}, {
 		Dropped: []string{"_meta"},
 		Fields:  []string{"annotations", "text", "type"},
@@ -1898,9 +1880,8 @@ var Tables = []*Table{{
 		Fields: []string{"destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint", "title"},
 		Name:   "ToolAnnotations",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "UnsubscribeRequestParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "UnsubscribeRequestParams",
 	}},
 }, {
 	ClientCapabilities: []string{"experimental", "roots", "sampling"},
@@ -2041,24 +2022,23 @@ var Tables = []*Table{{
 		Fields:  []string{"blob", "mimeType", "uri"},
 		Name:    "BlobResourceContents",
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState", "task"},
-		Fields:  []string{"arguments", "name"},
+		Dropped: []string{"inputResponses", "requestState", "task"},
+		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "CallToolRequestParams",
 	}, {
 		Dropped: []string{"resultType", "structuredContent"},
 		Fields:  []string{"_meta", "content", "isError"},
 		Name:    "CallToolResult",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"reason", "requestId"},
-		Name:    "CancelledNotificationParams",
+		Fields: []string{"_meta", "reason", "requestId"},
+		Name:   "CancelledNotificationParams",
 	}, {
 		Dropped: []string{"elicitation", "extensions", "tasks"},
 		Fields:  []string{"experimental", "roots", "sampling"},
 		Name:    "ClientCapabilities",
 	}, {
-		Dropped: []string{"_meta", "context"},
-		Fields:  []string{"argument", "ref"},
+		Dropped: []string{"context"},
+		Fields:  []string{"_meta", "argument", "ref"},
 		Name:    "CompleteRequestParams",
 	}, {
 		Fields: []string{"name", "value"},
@@ -2077,8 +2057,8 @@ var Tables = []*Table{{
 		Name:     "ContentBlock",
 		Variants: []string{"text", "image", "resource"},
 	}, {
-		Dropped: []string{"_meta", "task", "toolChoice", "tools"},
-		Fields:  []string{"includeContext", "maxTokens", "messages", "metadata", "modelPreferences", "stopSequences", "systemPrompt", "temperature"},
+		Dropped: []string{"task", "toolChoice", "tools"},
+		Fields:  []string{"_meta", "includeContext", "maxTokens", "messages", "metadata", "modelPreferences", "stopSequences", "systemPrompt", "temperature"},
 		Name:    "CreateMessageRequestParams",
 	}, {
 		Fields: []string{"_meta", "content", "model", "role", "stopReason"},
@@ -2094,8 +2074,8 @@ var Tables = []*Table{{
 		Name:     "EmbeddedResourceResource",
 		Variants: []string{"text", "blob"},
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState"},
-		Fields:  []string{"arguments", "name"},
+		Dropped: []string{"inputResponses", "requestState"},
+		Fields:  []string{"_meta", "arguments", "name"},
 		Name:    "GetPromptRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
@@ -2113,9 +2093,8 @@ var Tables = []*Table{{
 		Name:   "IncludeContext",
 		Values: []string{"allServers", "none", "thisServer"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"capabilities", "clientInfo", "protocolVersion"},
-		Name:    "InitializeRequestParams",
+		Fields: []string{"_meta", "capabilities", "clientInfo", "protocolVersion"},
+		Name:   "InitializeRequestParams",
 	}, {
 		Fields: []string{"_meta", "capabilities", "instructions", "protocolVersion", "serverInfo"},
 		Name:   "InitializeResult",
@@ -2142,9 +2121,8 @@ var Tables = []*Table{{
 		Name:   "LoggingLevel",
 		Values: []string{"alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"},
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"data", "level", "logger"},
-		Name:    "LoggingMessageNotificationParams",
+		Fields: []string{"_meta", "data", "level", "logger"},
+		Name:   "LoggingMessageNotificationParams",
 	}, {
 		Fields: []string{"name"},
 		Name:   "ModelHint",
@@ -2155,16 +2133,15 @@ var Tables = []*Table{{
 		Fields: []string{"_meta"},
 		Name:   "NotificationParams",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"cursor"},
-		Name:    "PaginatedRequestParams",
+		Fields: []string{"_meta", "cursor"},
+		Name:   "PaginatedRequestParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta", "nextCursor"},
 		Name:    "PaginatedResult",
 	}, {
-		Dropped: []string{"_meta", "message"},
-		Fields:  []string{"progress", "progressToken", "total"},
+		Dropped: []string{"message"},
+		Fields:  []string{"_meta", "progress", "progressToken", "total"},
 		Name:    "ProgressNotificationParams",
 	}, {
 		Dropped: []string{"_meta", "icons", "title"},
@@ -2182,8 +2159,8 @@ var Tables = []*Table{{
 		Fields:  []string{"name", "type"},
 		Name:    "PromptReference",
 	}, {
-		Dropped: []string{"_meta", "inputResponses", "requestState"},
-		Fields:  []string{"uri"},
+		Dropped: []string{"inputResponses", "requestState"},
+		Fields:  []string{"_meta", "uri"},
 		Name:    "ReadResourceRequestParams",
 	}, {
 		Dropped: []string{"cacheScope", "resultType", "ttlMs"},
@@ -2207,9 +2184,8 @@ var Tables = []*Table{{
 		Fields: []string{"type", "uri"},
 		Name:   "ResourceTemplateReference",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "ResourceUpdatedNotificationParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "ResourceUpdatedNotificationParams",
 	}, {
 		Dropped: []string{"resultType"},
 		Fields:  []string{"_meta"},
@@ -2242,13 +2218,11 @@ var Tables = []*Table{{
 		Fields: []string{"listChanged"},
 		Name:   "ServerCapabilitiesTools",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"level"},
-		Name:    "SetLevelRequestParams",
+		Fields: []string{"_meta", "level"},
+		Name:   "SetLevelRequestParams",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "SubscribeRequestParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "SubscribeRequestParams",
 	}, {
 		Dropped: []string{"_meta"},
 		Fields:  []string{"annotations", "text", "type"},
@@ -2262,8 +2236,7 @@ var Tables = []*Table{{
 		Fields:  []string{"description", "inputSchema", "name"},
 		Name:    "Tool",
 	}, {
-		Dropped: []string{"_meta"},
-		Fields:  []string{"uri"},
-		Name:    "UnsubscribeRequestParams",
+		Fields: []string{"_meta", "uri"},
+		Name:   "UnsubscribeRequestParams",
 	}},
 }}

@@ -460,3 +460,21 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// TestInheritedParamsMeta: up to 2025-06-18 a method's params may carry the
+// _meta the abstract Request declares (progressToken), though the method's
+// own params do not list it; reserved keys in it still need declaring.
+func TestInheritedParamsMeta(t *testing.T) {
+	v, err := Default()
+	if err != nil {
+		t.Fatalf("%v\nrun `make schemas` to fetch the schema files", err)
+	}
+	runChecks(t, v, []check{
+		{"progressToken on a 2024-11-05 tools/call", "2024-11-05", "CallToolRequest",
+			`{"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}`, true, ""},
+		{"a reserved key there is still checked", "2024-11-05", "CallToolRequest",
+			`{"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/serverInfo":{}}}}`, false, "reserved _meta key not declared"},
+		{"no _meta on a result that lacks it", "2024-11-05", "CompleteResult",
+			`{"completion":{"values":[]},"nope":1}`, false, "member not declared"},
+	})
+}

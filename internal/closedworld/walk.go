@@ -320,6 +320,16 @@ func (w *walker) checkObject(alt []node, obj map[string]any, path []string, meta
 			}
 			continue // an ordinary _meta key: open, not walked
 		}
+		if !declared && k == "_meta" && inheritsMeta(alt) {
+			// Up to 2025-06-18 the schemas declare params._meta (for
+			// progressToken) only on the abstract Request and Notification,
+			// yet every request and notification may carry it: an open
+			// _meta, whose reserved keys must still be known.
+			if err := w.check(node{schema: map[string]any{"type": "object"}, name: "Meta"}, obj[k], at, true); err != nil {
+				return err
+			}
+			continue
+		}
 		if !declared && closed {
 			return &cwError{pointer: jsonPointer(at), reason: "member not declared by this revision"}
 		}
@@ -424,4 +434,15 @@ func equalJSON(a, b any) bool {
 	default:
 		return a == b
 	}
+}
+
+// inheritsMeta reports whether the object is a method's params, named
+// <Method>RequestParams or <Method>NotificationParams by synthesis.
+func inheritsMeta(alt []node) bool {
+	for _, n := range alt {
+		if strings.HasSuffix(n.name, "RequestParams") || strings.HasSuffix(n.name, "NotificationParams") {
+			return true
+		}
+	}
+	return false
 }

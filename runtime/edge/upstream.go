@@ -126,7 +126,8 @@ func (d *Dialect) Has(method string) bool {
 // modern upstream also gets the _meta every request carries. progress, if
 // not nil, is the progress token to ask for; logLevel, if not "", the log
 // messages to ask for (per request for a modern upstream; a legacy one is
-// set once, see SetLevel).
+// set once, see SetLevel). params must not be in use by another goroutine
+// meanwhile: its _meta is swapped for the request's and put back.
 func (d *Dialect) Request(method string, params any, progress json.RawMessage, logLevel mcp.LoggingLevel) (json.RawMessage, error) {
 	if !d.Has(method) {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)

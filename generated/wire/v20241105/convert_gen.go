@@ -39,11 +39,13 @@ func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceCont
 }
 
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
 
 func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequestParams) {
+	out.Meta = in.Meta
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
@@ -141,11 +143,13 @@ func upCallToolResultContentItemFromContentBlock(in *CallToolResultContentItem, 
 }
 
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
 
 func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.CancelledNotificationParams) {
+	out.Meta = in.Meta
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -194,11 +198,13 @@ func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
 }
 
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	downCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
 
 func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequestParams) {
+	out.Meta = in.Meta
 	upCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	upCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
@@ -338,6 +344,7 @@ func UpgradeCompleteResultCompletion(in *CompleteResultCompletion) *mcp.Complete
 }
 
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	out.Messages = make([]SamplingMessage, len(in.Messages))
@@ -358,6 +365,7 @@ func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *Cre
 }
 
 func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.CreateMessageRequestParams) {
+	out.Meta = in.Meta
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	if in.Messages != nil {
@@ -562,6 +570,7 @@ func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.Embedded
 }
 
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -574,6 +583,7 @@ func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRe
 }
 
 func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequestParams) {
+	out.Meta = in.Meta
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -706,12 +716,14 @@ func UpgradeImplementation(in *Implementation) *mcp.Implementation {
 }
 
 func downInitializeRequestParams(in *mcp.InitializeRequestParams, out *InitializeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	downClientCapabilities(&in.Capabilities, &out.Capabilities)
 	downImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
 }
 
 func upInitializeRequestParams(in *InitializeRequestParams, out *mcp.InitializeRequestParams) {
+	out.Meta = in.Meta
 	upClientCapabilities(&in.Capabilities, &out.Capabilities)
 	upImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
@@ -770,10 +782,12 @@ func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotifi
 }
 
 func downListPromptsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListPromptsRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListPromptsRequestParamsFromPaginatedRequestParams(in *ListPromptsRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -812,10 +826,12 @@ func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
 }
 
 func downListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourceTemplatesRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *ListResourceTemplatesRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -854,10 +870,12 @@ func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.Li
 }
 
 func downListResourcesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourcesRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListResourcesRequestParamsFromPaginatedRequestParams(in *ListResourcesRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -936,10 +954,12 @@ func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
 }
 
 func downListToolsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListToolsRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListToolsRequestParamsFromPaginatedRequestParams(in *ListToolsRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -978,12 +998,14 @@ func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
 }
 
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
 }
 
 func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, out *mcp.LoggingMessageNotificationParams) {
+	out.Meta = in.Meta
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -1096,12 +1118,14 @@ func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.Reques
 }
 
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
 	out.Total = in.Total
 }
 
 func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.ProgressNotificationParams) {
+	out.Meta = in.Meta
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
 	out.Total = in.Total
@@ -1282,10 +1306,12 @@ func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
 }
 
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadResourceRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1500,10 +1526,12 @@ func upResourceTemplateAnnotationsFromAnnotations(in *ResourceTemplateAnnotation
 }
 
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, out *mcp.ResourceUpdatedNotificationParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1766,10 +1794,12 @@ func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapa
 }
 
 func downSetLevelRequestParams(in *mcp.SetLevelRequestParams, out *SetLevelRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Level = in.Level
 }
 
 func upSetLevelRequestParams(in *SetLevelRequestParams, out *mcp.SetLevelRequestParams) {
+	out.Meta = in.Meta
 	out.Level = in.Level
 }
 
@@ -1788,10 +1818,12 @@ func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelReques
 }
 
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upSubscribeRequestParams(in *SubscribeRequestParams, out *mcp.SubscribeRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1916,10 +1948,12 @@ func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChang
 }
 
 func downUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams, out *UnsubscribeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upUnsubscribeRequestParams(in *UnsubscribeRequestParams, out *mcp.UnsubscribeRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 

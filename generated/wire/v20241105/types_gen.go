@@ -26,6 +26,8 @@ type BlobResourceContents struct {
 
 // Schema: 2024-11-05 #/definitions/CallToolRequest/properties/params.
 type CallToolRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta      mcp.Meta        `json:"_meta,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Name      string          `json:"name"`
 }
@@ -112,6 +114,8 @@ func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 
 // Schema: 2024-11-05 #/definitions/CancelledNotification/properties/params.
 type CancelledNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Reason is an optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
 	Reason string `json:"reason,omitempty"`
 	// RequestID is a uniquely identifying ID for a request in JSON-RPC.
@@ -132,6 +136,8 @@ type ClientCapabilities struct {
 
 // Schema: 2024-11-05 #/definitions/CompleteRequest/properties/params.
 type CompleteRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Argument is the argument's information
 	Argument CompleteRequestParamsArgument `json:"argument"`
 	Ref      CompleteRequestParamsRef      `json:"ref"`
@@ -223,6 +229,8 @@ type CompleteResultCompletion struct {
 
 // Schema: 2024-11-05 #/definitions/CreateMessageRequest/properties/params.
 type CreateMessageRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
 	IncludeContext mcp.IncludeContext `json:"includeContext,omitempty"`
 	// MaxTokens is the maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
@@ -400,6 +408,8 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 
 // Schema: 2024-11-05 #/definitions/GetPromptRequest/properties/params.
 type GetPromptRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for templating the prompt.
 	Arguments map[string]string `json:"arguments,omitzero"`
 	// Name is the name of the prompt or prompt template.
@@ -453,6 +463,8 @@ type Implementation struct {
 
 // Schema: 2024-11-05 #/definitions/InitializeRequest/properties/params.
 type InitializeRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
 	Capabilities ClientCapabilities `json:"capabilities"`
 	// ClientInfo: Describes the name and version of an MCP implementation.
@@ -487,6 +499,8 @@ type InitializedNotificationParams struct {
 
 // Schema: 2024-11-05 #/definitions/ListPromptsRequest/properties/params.
 type ListPromptsRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -506,6 +520,8 @@ type ListPromptsResult struct {
 
 // Schema: 2024-11-05 #/definitions/ListResourceTemplatesRequest/properties/params.
 type ListResourceTemplatesRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -525,6 +541,8 @@ type ListResourceTemplatesResult struct {
 
 // Schema: 2024-11-05 #/definitions/ListResourcesRequest/properties/params.
 type ListResourcesRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -560,6 +578,8 @@ type ListRootsResult struct {
 
 // Schema: 2024-11-05 #/definitions/ListToolsRequest/properties/params.
 type ListToolsRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -579,6 +599,8 @@ type ListToolsResult struct {
 
 // Schema: 2024-11-05 #/definitions/LoggingMessageNotification/properties/params.
 type LoggingMessageNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Data is the data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
 	Data json.RawMessage `json:"data"`
 	// Level is the severity of a log message.
@@ -661,6 +683,8 @@ type PingRequestParams struct {
 
 // Schema: 2024-11-05 #/definitions/ProgressNotification/properties/params.
 type ProgressNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Progress is the progress thus far. This should increase every time progress is made, even if the total is unknown.
 	Progress float64 `json:"progress"`
 	// ProgressToken is a progress token, used to associate progress notifications with the original request.
@@ -780,6 +804,8 @@ type PromptReference struct {
 
 // Schema: 2024-11-05 #/definitions/ReadResourceRequest/properties/params.
 type ReadResourceRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
 }
@@ -934,6 +960,8 @@ type ResourceTemplateAnnotations struct {
 
 // Schema: 2024-11-05 #/definitions/ResourceUpdatedNotification/properties/params.
 type ResourceUpdatedNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
 	URI string `json:"uri"`
 }
@@ -1072,6 +1100,8 @@ type ServerCapabilitiesTools struct {
 
 // Schema: 2024-11-05 #/definitions/SetLevelRequest/properties/params.
 type SetLevelRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Level is the severity of a log message.
 	//
 	// These map to syslog message severities, as specified in RFC-5424:
@@ -1081,6 +1111,8 @@ type SetLevelRequestParams struct {
 
 // Schema: 2024-11-05 #/definitions/SubscribeRequest/properties/params.
 type SubscribeRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
 }
@@ -1139,6 +1171,8 @@ type ToolListChangedNotificationParams struct {
 
 // Schema: 2024-11-05 #/definitions/UnsubscribeRequest/properties/params.
 type UnsubscribeRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource to unsubscribe from.
 	URI string `json:"uri"`
 }

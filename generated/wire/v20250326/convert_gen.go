@@ -101,11 +101,13 @@ func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceCont
 }
 
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
 
 func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequestParams) {
+	out.Meta = in.Meta
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
@@ -207,11 +209,13 @@ func upCallToolResultContentItemFromContentBlock(in *CallToolResultContentItem, 
 }
 
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
 
 func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.CancelledNotificationParams) {
+	out.Meta = in.Meta
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -260,11 +264,13 @@ func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
 }
 
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	downCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
 
 func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequestParams) {
+	out.Meta = in.Meta
 	upCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	upCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
@@ -404,6 +410,7 @@ func UpgradeCompleteResultCompletion(in *CompleteResultCompletion) *mcp.Complete
 }
 
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	out.Messages = make([]SamplingMessage, len(in.Messages))
@@ -424,6 +431,7 @@ func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *Cre
 }
 
 func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.CreateMessageRequestParams) {
+	out.Meta = in.Meta
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	if in.Messages != nil {
@@ -618,6 +626,7 @@ func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.Embedded
 }
 
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -630,6 +639,7 @@ func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRe
 }
 
 func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequestParams) {
+	out.Meta = in.Meta
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -746,12 +756,14 @@ func UpgradeImplementation(in *Implementation) *mcp.Implementation {
 }
 
 func downInitializeRequestParams(in *mcp.InitializeRequestParams, out *InitializeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	downClientCapabilities(&in.Capabilities, &out.Capabilities)
 	downImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
 }
 
 func upInitializeRequestParams(in *InitializeRequestParams, out *mcp.InitializeRequestParams) {
+	out.Meta = in.Meta
 	upClientCapabilities(&in.Capabilities, &out.Capabilities)
 	upImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
@@ -810,10 +822,12 @@ func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotifi
 }
 
 func downListPromptsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListPromptsRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListPromptsRequestParamsFromPaginatedRequestParams(in *ListPromptsRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -852,10 +866,12 @@ func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
 }
 
 func downListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourceTemplatesRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *ListResourceTemplatesRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -894,10 +910,12 @@ func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.Li
 }
 
 func downListResourcesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourcesRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListResourcesRequestParamsFromPaginatedRequestParams(in *ListResourcesRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -976,10 +994,12 @@ func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
 }
 
 func downListToolsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListToolsRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListToolsRequestParamsFromPaginatedRequestParams(in *ListToolsRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -1018,12 +1038,14 @@ func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
 }
 
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
 }
 
 func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, out *mcp.LoggingMessageNotificationParams) {
+	out.Meta = in.Meta
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -1136,6 +1158,7 @@ func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.Reques
 }
 
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -1143,6 +1166,7 @@ func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *Pro
 }
 
 func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.ProgressNotificationParams) {
+	out.Meta = in.Meta
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -1328,10 +1352,12 @@ func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
 }
 
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadResourceRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1514,10 +1540,12 @@ func UpgradeResourceTemplate(in *ResourceTemplate) *mcp.ResourceTemplate {
 }
 
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, out *mcp.ResourceUpdatedNotificationParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1788,10 +1816,12 @@ func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapa
 }
 
 func downSetLevelRequestParams(in *mcp.SetLevelRequestParams, out *SetLevelRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Level = in.Level
 }
 
 func upSetLevelRequestParams(in *SetLevelRequestParams, out *mcp.SetLevelRequestParams) {
+	out.Meta = in.Meta
 	out.Level = in.Level
 }
 
@@ -1810,10 +1840,12 @@ func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelReques
 }
 
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upSubscribeRequestParams(in *SubscribeRequestParams, out *mcp.SubscribeRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1960,10 +1992,12 @@ func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChang
 }
 
 func downUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams, out *UnsubscribeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upUnsubscribeRequestParams(in *UnsubscribeRequestParams, out *mcp.UnsubscribeRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 

@@ -133,11 +133,13 @@ func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
 }
 
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
 
 func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequestParams) {
+	out.Meta = in.Meta
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
@@ -195,11 +197,13 @@ func UpgradeCallToolResult(in *CallToolResult) *mcp.CallToolResult {
 }
 
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
 
 func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.CancelledNotificationParams) {
+	out.Meta = in.Meta
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -253,6 +257,7 @@ func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
 }
 
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	if in.Context != nil {
 		out.Context = new(CompleteRequestParamsContext)
@@ -262,6 +267,7 @@ func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteReque
 }
 
 func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequestParams) {
+	out.Meta = in.Meta
 	upCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	if in.Context != nil {
 		out.Context = new(mcp.CompleteRequestParamsContext)
@@ -507,6 +513,7 @@ func UpgradeContentBlock(in *ContentBlock) *mcp.ContentBlock {
 }
 
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	out.Messages = make([]SamplingMessage, len(in.Messages))
@@ -527,6 +534,7 @@ func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *Cre
 }
 
 func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.CreateMessageRequestParams) {
+	out.Meta = in.Meta
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	if in.Messages != nil {
@@ -649,11 +657,13 @@ func UpgradeCreateMessageResultContent(in *CreateMessageResultContent) *mcp.Crea
 }
 
 func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitRequestFormParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Message = in.Message
 	out.RequestedSchema = in.RequestedSchema
 }
 
 func upElicitRequestFormParams(in *ElicitRequestFormParams, out *mcp.ElicitRequestFormParams) {
+	out.Meta = in.Meta
 	out.Message = in.Message
 	out.RequestedSchema = in.RequestedSchema
 }
@@ -847,6 +857,7 @@ func UpgradeEnumSchema(in *EnumSchema) *mcp.EnumSchema {
 }
 
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -859,6 +870,7 @@ func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRe
 }
 
 func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequestParams) {
+	out.Meta = in.Meta
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -979,12 +991,14 @@ func UpgradeImplementation(in *Implementation) *mcp.Implementation {
 }
 
 func downInitializeRequestParams(in *mcp.InitializeRequestParams, out *InitializeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	downClientCapabilities(&in.Capabilities, &out.Capabilities)
 	downImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
 }
 
 func upInitializeRequestParams(in *InitializeRequestParams, out *mcp.InitializeRequestParams) {
+	out.Meta = in.Meta
 	upClientCapabilities(&in.Capabilities, &out.Capabilities)
 	upImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
@@ -1043,10 +1057,12 @@ func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotifi
 }
 
 func downListPromptsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListPromptsRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListPromptsRequestParamsFromPaginatedRequestParams(in *ListPromptsRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -1085,10 +1101,12 @@ func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
 }
 
 func downListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourceTemplatesRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *ListResourceTemplatesRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -1127,10 +1145,12 @@ func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.Li
 }
 
 func downListResourcesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourcesRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListResourcesRequestParamsFromPaginatedRequestParams(in *ListResourcesRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -1209,10 +1229,12 @@ func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
 }
 
 func downListToolsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListToolsRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Cursor = in.Cursor
 }
 
 func upListToolsRequestParamsFromPaginatedRequestParams(in *ListToolsRequestParams, out *mcp.PaginatedRequestParams) {
+	out.Meta = in.Meta
 	out.Cursor = in.Cursor
 }
 
@@ -1251,12 +1273,14 @@ func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
 }
 
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
 }
 
 func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, out *mcp.LoggingMessageNotificationParams) {
+	out.Meta = in.Meta
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -1399,6 +1423,7 @@ func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.Reques
 }
 
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -1406,6 +1431,7 @@ func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *Pro
 }
 
 func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.ProgressNotificationParams) {
+	out.Meta = in.Meta
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -1551,10 +1577,12 @@ func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
 }
 
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadResourceRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -1801,10 +1829,12 @@ func UpgradeResourceTemplateReference(in *ResourceTemplateReference) *mcp.Resour
 }
 
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, out *mcp.ResourceUpdatedNotificationParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -2077,10 +2107,12 @@ func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapa
 }
 
 func downSetLevelRequestParams(in *mcp.SetLevelRequestParams, out *SetLevelRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.Level = in.Level
 }
 
 func upSetLevelRequestParams(in *SetLevelRequestParams, out *mcp.SetLevelRequestParams) {
+	out.Meta = in.Meta
 	out.Level = in.Level
 }
 
@@ -2129,10 +2161,12 @@ func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
 }
 
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upSubscribeRequestParams(in *SubscribeRequestParams, out *mcp.SubscribeRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 
@@ -2291,10 +2325,12 @@ func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChang
 }
 
 func downUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams, out *UnsubscribeRequestParams) {
+	out.Meta = filterMeta(in.Meta)
 	out.URI = in.URI
 }
 
 func upUnsubscribeRequestParams(in *UnsubscribeRequestParams, out *mcp.UnsubscribeRequestParams) {
+	out.Meta = in.Meta
 	out.URI = in.URI
 }
 

@@ -74,6 +74,8 @@ type BooleanSchema struct {
 
 // Schema: 2025-06-18 #/definitions/CallToolRequest/properties/params.
 type CallToolRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta      mcp.Meta        `json:"_meta,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Name      string          `json:"name"`
 }
@@ -105,6 +107,8 @@ type CallToolResult struct {
 
 // Schema: 2025-06-18 #/definitions/CancelledNotification/properties/params.
 type CancelledNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Reason is an optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
 	Reason string `json:"reason,omitempty"`
 	// RequestID is a uniquely identifying ID for a request in JSON-RPC.
@@ -127,6 +131,8 @@ type ClientCapabilities struct {
 
 // Schema: 2025-06-18 #/definitions/CompleteRequest/properties/params.
 type CompleteRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Argument is the argument's information
 	Argument CompleteRequestParamsArgument `json:"argument"`
 	// Context: Additional, optional context for completions
@@ -292,6 +298,8 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 
 // Schema: 2025-06-18 #/definitions/CreateMessageRequest/properties/params.
 type CreateMessageRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// IncludeContext is a request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
 	IncludeContext mcp.IncludeContext `json:"includeContext,omitempty"`
 	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
@@ -394,6 +402,8 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 
 // Schema: 2025-06-18 #/definitions/ElicitRequest/properties/params.
 type ElicitRequestFormParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Message is the message to present to the user.
 	Message string `json:"message"`
 	// RequestedSchema is a restricted subset of JSON Schema.
@@ -536,6 +546,8 @@ type EnumSchema struct {
 
 // Schema: 2025-06-18 #/definitions/GetPromptRequest/properties/params.
 type GetPromptRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Arguments: Arguments to use for templating the prompt.
 	Arguments map[string]string `json:"arguments,omitzero"`
 	// Name is the name of the prompt or prompt template.
@@ -586,6 +598,8 @@ type Implementation struct {
 
 // Schema: 2025-06-18 #/definitions/InitializeRequest/properties/params.
 type InitializeRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Capabilities: Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
 	Capabilities ClientCapabilities `json:"capabilities"`
 	// ClientInfo: Describes the name and version of an MCP implementation, with an optional title for UI representation.
@@ -620,6 +634,8 @@ type InitializedNotificationParams struct {
 
 // Schema: 2025-06-18 #/definitions/ListPromptsRequest/properties/params.
 type ListPromptsRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -639,6 +655,8 @@ type ListPromptsResult struct {
 
 // Schema: 2025-06-18 #/definitions/ListResourceTemplatesRequest/properties/params.
 type ListResourceTemplatesRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -658,6 +676,8 @@ type ListResourceTemplatesResult struct {
 
 // Schema: 2025-06-18 #/definitions/ListResourcesRequest/properties/params.
 type ListResourcesRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -694,6 +714,8 @@ type ListRootsResult struct {
 
 // Schema: 2025-06-18 #/definitions/ListToolsRequest/properties/params.
 type ListToolsRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Cursor is an opaque token representing the current pagination position.
 	// If provided, the server should return results starting after this cursor.
 	Cursor string `json:"cursor,omitempty"`
@@ -713,6 +735,8 @@ type ListToolsResult struct {
 
 // Schema: 2025-06-18 #/definitions/LoggingMessageNotification/properties/params.
 type LoggingMessageNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Data is the data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
 	Data json.RawMessage `json:"data"`
 	// Level is the severity of a log message.
@@ -805,6 +829,8 @@ type PingRequestParams struct {
 
 // Schema: 2025-06-18 #/definitions/ProgressNotification/properties/params.
 type ProgressNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Message is an optional message describing the current progress.
 	Message string `json:"message,omitempty"`
 	// Progress is the progress thus far. This should increase every time progress is made, even if the total is unknown.
@@ -891,6 +917,8 @@ type PromptReference struct {
 
 // Schema: 2025-06-18 #/definitions/ReadResourceRequest/properties/params.
 type ReadResourceRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
 }
@@ -1067,6 +1095,8 @@ type ResourceTemplateReference struct {
 
 // Schema: 2025-06-18 #/definitions/ResourceUpdatedNotification/properties/params.
 type ResourceUpdatedNotificationParams struct {
+	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
 	URI string `json:"uri"`
 }
@@ -1212,6 +1242,8 @@ type ServerCapabilitiesTools struct {
 
 // Schema: 2025-06-18 #/definitions/SetLevelRequest/properties/params.
 type SetLevelRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Level is the severity of a log message.
 	//
 	// These map to syslog message severities, as specified in RFC-5424:
@@ -1231,6 +1263,8 @@ type StringSchema struct {
 
 // Schema: 2025-06-18 #/definitions/SubscribeRequest/properties/params.
 type SubscribeRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
 }
@@ -1343,6 +1377,8 @@ type ToolListChangedNotificationParams struct {
 
 // Schema: 2025-06-18 #/definitions/UnsubscribeRequest/properties/params.
 type UnsubscribeRequestParams struct {
+	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
+	Meta mcp.Meta `json:"_meta,omitempty"`
 	// URI is the URI of the resource to unsubscribe from.
 	URI string `json:"uri"`
 }
