@@ -468,7 +468,7 @@ func TestComplete(t *testing.T) {
 		{"an unknown prompt is invalid params", promptRef("nope"), "", true, nil},
 		{"a template of no namespace is invalid params", templateRef("mcpx://nope/x"), "", true, nil},
 		{"a template without mcpx:// and no root is invalid params", templateRef("file:///{path}"), "", true, nil},
-		{"an upstream without completions answers no values", promptRef("plain__p"), "", false, []string{}},
+		{"an upstream without completion/complete (-32601) gives no values", promptRef("plain__p"), "", false, []string{}},
 	} {
 		t.Run(tc.about, func(t *testing.T) {
 			fs := newFake("fs")
@@ -477,6 +477,9 @@ func TestComplete(t *testing.T) {
 			plain := newFake("plain")
 			plain.caps = mcp.ServerCapabilities{Prompts: &mcp.ServerCapabilitiesPrompts{}}
 			plain.prompts = []mcp.Prompt{{Name: "p"}}
+			plain.complete = func(*mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+				return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "no completion/complete")
+			}
 			g, _ := gateway(t, fs, plain)
 			res, err := g.Complete(context.Background(), &mcp.CompleteRequestParams{Ref: tc.ref, Argument: mcp.CompleteRequestParamsArgument{Name: "a", Value: "b"}})
 			if tc.invalid {

@@ -310,12 +310,9 @@ func (g *Gateway) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*
 	if err := g.Ready(ctx); err != nil {
 		return nil, err
 	}
-	g.mu.RLock()
-	have := g.has(hasCompletions)
-	g.mu.RUnlock()
-	if !have {
-		return nil, server.ErrUnsupported
-	}
+	// No capability check: 2024-11-05 has completion/complete but no
+	// completions capability, so an upstream is asked, and one without the
+	// method answers -32601, which means no values.
 	q := *p
 	var m *member
 	switch r := p.Ref.Value.(type) {
@@ -343,14 +340,14 @@ func (g *Gateway) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*
 	default:
 		return nil, server.InvalidParams(`completion reference: want a "ref/prompt" or "ref/resource" reference`)
 	}
-	caps, err := g.up(m)
-	if err != nil {
+	if _, err := g.up(m); err != nil {
 		return nil, err
 	}
-	if caps.Completions == nil {
+	res, err := m.u.Complete(ctx, &q)
+	var je *jsonrpc.Error
+	if errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound {
 		return &mcp.CompleteResult{Completion: mcp.CompleteResultCompletion{Values: []string{}}}, nil
 	}
-	res, err := m.u.Complete(ctx, &q)
 	if err != nil {
 		return nil, fail(m, "completion/complete", err)
 	}
