@@ -1,0 +1,262 @@
+package gatewaytest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+)
+
+var (
+	// fixtureBin is the mcpx-fixture binary TestMain builds.
+	fixtureBin string
+	// repoRoot is the module root.
+	repoRoot string
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envUpstream); mode != "" {
+		os.Exit(serveUpstream(mode))
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "mcpx-gatewaytest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
+		fmt.Fprintf(os.Stderr, "gatewaytest: cannot find the module root (go env GOMOD: %q, %v)\n", gomod, err)
+		return 1
+	}
+	repoRoot = filepath.Dir(strings.TrimSpace(string(gomod)))
+	fixtureBin = filepath.Join(dir, "mcpx-fixture")
+	build := exec.Command("go", "build", "-o", fixtureBin, "./cmd/mcpx-fixture")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "gatewaytest: go build ./cmd/mcpx-fixture: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// showWire logs every recorded wire, not only a failing test's:
+// GATEWAYTEST_WIRE=1 go test -v ./runtime/gatewaytest/
+var showWire = os.Getenv("GATEWAYTEST_WIRE") != ""
+
+// revisions are the five revisions mcpx serves, oldest first.
+var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// exitTimeout bounds how long a server may take to shut down.
+const exitTimeout = 10 * time.Second
+
+// serverInfo is what mcpx calls itself, as `mcpx serve` does.
+var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}
+
+// logBuffer is a log that a test reads: mcpx's own log lines.
+func logBuffer() (*lockedBuffer, *slog.Logger) {
+	var b lockedBuffer
+	return &b, slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// checkLog fails the test when mcpx logged an error, and shows the log of
+// a failed test.
+func checkLog(t *testing.T, what string, logs *lockedBuffer) {
+	t.Helper()
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("%s logged an error:\n%s", what, logs.String())
+	} else if t.Failed() {
+		t.Logf("%s log:\n%s", what, logs.String())
+	}
+}
+
+// serveHTTP serves ns over Streamable HTTP on a free loopback port through
+// streamhttp.ListenAndServe, recording every exchange with a client pinned
+// to rev; the recorded messages are validated when the test ends, after
+// a graceful shutdown. It returns the endpoint and an http.Client whose
+// idle connections close first.
+func serveHTTP(t *testing.T, ns server.Namespace, rev string) (string, *http.Client) {
+	w := recordHTTP(t, rev)
+	logs, log := logBuffer()
+	e := &edge.Edge{Server: &server.Server{NS: ns, Info: serverInfo, TTLMs: 60_000}, Log: log}
+	h := streamhttp.New(e, streamhttp.Options{Logger: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	url := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.wrap(h, h.Close), func(u string) { url <- u })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("streamhttp.ListenAndServe: %v", err)
+			}
+		case <-time.After(exitTimeout + streamhttp.ShutdownTimeout):
+			t.Errorf("streamhttp.ListenAndServe had not returned %s after shutdown began", exitTimeout+streamhttp.ShutdownTimeout)
+		}
+		checkLog(t, "mcpx (HTTP)", logs)
+	})
+	var u string
+	select {
+	case u = <-url:
+	case err := <-served:
+		t.Fatalf("streamhttp.ListenAndServe: %v", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return u, &http.Client{Transport: tr}
+}
+
+// recordHTTP returns a wire recorder for a client pinned to rev, validated
+// when the test ends.
+func recordHTTP(t *testing.T, rev string) *httpWire {
+	w := new(httpWire)
+	t.Cleanup(func() {
+		msgs, err := w.sent()
+		if err != nil {
+			t.Errorf("reading the recorded HTTP wire: %v", err)
+		}
+		validate(t, rev, msgs)
+		if t.Failed() || showWire {
+			w.mu.Lock()
+			for _, ex := range w.exchanges {
+				ex.mu.Lock()
+				t.Logf("exchange %d: %s\n%s\n-> %d\n%s", ex.n, ex.method, ex.reqBody, ex.status, ex.body.String())
+				ex.mu.Unlock()
+			}
+			w.mu.Unlock()
+		}
+	})
+	return w
+}
+
+// serveStdio serves ns in-process on the stdio transport (runtime/transport/
+// stdio, what `mcpx stdio` runs) for a client pinned to rev, recording both
+// directions; the messages are validated when the test ends, after the
+// client has closed and Serve has returned. It returns what the client
+// reads and writes.
+func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, io.WriteCloser) {
+	w := new(stdioWire)
+	logs, log := logBuffer()
+	e := &edge.Edge{Server: &server.Server{NS: ns, Info: serverInfo, TTLMs: 60_000}, Log: log}
+	inR, inW := io.Pipe()
+	toClient := newPipe()
+	done := make(chan error, 1)
+	go func() {
+		err := stdio.Serve(context.Background(), e, inR, io.MultiWriter(&w.fromServer, toClient), stdio.Options{})
+		toClient.closeWrite()
+		done <- err
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("stdio.Serve: %v", err)
+			}
+		case <-time.After(exitTimeout):
+			t.Errorf("stdio.Serve was still running %s after its input closed", exitTimeout)
+		}
+		msgs, err := w.sent()
+		if err != nil {
+			t.Errorf("reading the recorded stdio wire: %v", err)
+		}
+		validate(t, rev, msgs)
+		if t.Failed() || showWire {
+			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.fromClient.String(), w.fromServer.String())
+		}
+		checkLog(t, "mcpx (stdio)", logs)
+	})
+	return toClient, teeWriter{inW, &w.fromClient}
+}
+
+// teeWriter writes to the server and to the record.
+type teeWriter struct {
+	w   io.WriteCloser
+	rec io.Writer
+}
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	t.rec.Write(p[:n])
+	return n, err
+}
+
+func (t teeWriter) Close() error { return t.w.Close() }
+
+// pipe is an in-memory pipe whose writes never block: what mcpx writes is
+// queued for the client however slowly it reads, or if it has stopped.
+type pipe struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    bytes.Buffer
+	eof    bool // the writer is done
+	closed bool // the reader is done
+}
+
+func newPipe() *pipe {
+	p := new(pipe)
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+func (p *pipe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf.Write(b)
+	p.cond.Broadcast()
+	return len(b), nil
+}
+
+func (p *pipe) closeWrite() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.eof = true
+	p.cond.Broadcast()
+}
+
+func (p *pipe) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.buf.Len() == 0 && !p.eof && !p.closed {
+		p.cond.Wait()
+	}
+	switch {
+	case p.closed:
+		return 0, io.ErrClosedPipe
+	case p.buf.Len() > 0:
+		return p.buf.Read(b)
+	default:
+		return 0, io.EOF
+	}
+}
+
+func (p *pipe) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.cond.Broadcast()
+	return nil
+}

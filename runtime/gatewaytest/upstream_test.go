@@ -1,0 +1,313 @@
+package gatewaytest
+
+// The upstreams the gateway fronts in these tests. Each is a real process:
+// the test binary re-executes itself with MCPX_GATEWAYTEST_UPSTREAM set to
+// a mode, and TestMain serves that mode on stdin and stdout instead of
+// running the tests:
+//
+//	gosdk:REV    the official Go SDK server, pinned to REV with
+//	             ServerOptions.SupportedProtocolVersions
+//	mcpgo:REV    mark3labs/mcp-go's server, pinned to REV (see serveMCPGo)
+//	exec:REV     the program $MCPX_GATEWAYTEST_EXEC (mcpx-fixture), which
+//	             speaks REV
+//
+// Every line mcpx writes to the upstream's stdin is closed-world validated
+// here, before the SDK sees it, against the revision it is in (see
+// upstreamRevision); every violation is appended to the file
+// $MCPX_GATEWAYTEST_VIOLATIONS, and every line to $MCPX_GATEWAYTEST_RECORD,
+// which the test reads when it ends.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	m3mcp "github.com/mark3labs/mcp-go/mcp"
+	m3server "github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
+)
+
+const (
+	envUpstream   = "MCPX_GATEWAYTEST_UPSTREAM"   // the mode to serve
+	envRecord     = "MCPX_GATEWAYTEST_RECORD"     // a file that gets every line read on stdin
+	envViolations = "MCPX_GATEWAYTEST_VIOLATIONS" // a file that gets every closed-world violation
+	envExec       = "MCPX_GATEWAYTEST_EXEC"       // mode exec: the program to run behind the validator
+)
+
+// serveUpstream runs the upstream named by mode and returns the exit code.
+func serveUpstream(mode string) int {
+	kind, rev, _ := strings.Cut(mode, ":")
+	ctx := context.Background()
+	switch kind {
+	case "gosdk":
+		in := checkedStdin(rev, nil)
+		if err := goSDKServer(rev).Run(ctx, &sdk.IOTransport{Reader: in, Writer: nopCloser{os.Stdout}}); err != nil && err != io.EOF {
+			fmt.Fprintln(os.Stderr, "gosdk:", err)
+		}
+		return 0
+	case "mcpgo":
+		return serveMCPGo(ctx, rev)
+	case "exec":
+		cmd := exec.Command(os.Getenv(envExec))
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = checkedStdin(rev, nil), os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "exec:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "unknown mode", mode)
+	return 2
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// serveMCPGo serves mcp-go pinned to rev. mcp-go v1.2.1 has no server
+// option that pins a revision: server/discover lists what the context
+// names (server.WithSupportedProtocolVersions), and initialize answers any
+// valid legacy version the client asks for (mcp.NegotiateLegacyVersion).
+// So a legacy rev is pinned by both: discover lists only rev (mcpx then
+// takes the upstream for legacy), and the initialize mcpx sent, once
+// validated as sent, reaches mcp-go asking for rev, as if mcp-go knew no
+// other revision. At 2026-07-28 mcp-go is left as it is (it serves the
+// modern era over stdio).
+func serveMCPGo(ctx context.Context, rev string) int {
+	var rewrite func([]byte) []byte
+	if rev != string(mcp.Rev20260728) {
+		ctx = m3server.WithSupportedProtocolVersions(ctx, []string{rev})
+		rewrite = func(line []byte) []byte {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(line, &m) != nil || string(m["method"]) != `"initialize"` {
+				return line
+			}
+			var p map[string]json.RawMessage
+			if json.Unmarshal(m["params"], &p) != nil {
+				return line
+			}
+			p["protocolVersion"], _ = json.Marshal(rev)
+			m["params"], _ = json.Marshal(p)
+			out, _ := json.Marshal(m)
+			return out
+		}
+	}
+	in := checkedStdin(rev, rewrite)
+	if err := m3server.NewStdioServer(mcpGoServer(rev)).Listen(ctx, in, os.Stdout); err != nil && err != io.EOF && err != context.Canceled {
+		fmt.Fprintln(os.Stderr, "mcpgo:", err)
+	}
+	return 0
+}
+
+// checkedStdin is stdin, each line validated for pinned (see
+// upstreamRevision) and recorded before it is passed on, rewritten by
+// rewrite when that is not nil.
+func checkedStdin(pinned string, rewrite func([]byte) []byte) io.ReadCloser {
+	v, verr := closedworld.Default()
+	record := appender(os.Getenv(envRecord))
+	violation := appender(os.Getenv(envViolations))
+	if verr != nil {
+		violation(fmt.Sprintf("the closed-world validator did not load: %v", verr))
+	}
+	pr, pw := io.Pipe()
+	ids := map[string]string{} // request id -> the method of the request that used it
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			line := append([]byte(nil), sc.Bytes()...)
+			if len(strings.TrimSpace(string(line))) == 0 {
+				continue
+			}
+			record(string(line))
+			if v != nil {
+				if rev, err := checkToUpstream(v, pinned, line); err != nil {
+					violation(fmt.Sprintf("mcpx sent an upstream pinned to %s (checked as %s):\n%s\nclosed-world validator: %v", pinned, rev, line, err))
+				}
+			}
+			var f frame
+			if json.Unmarshal(line, &f) == nil && f.isRequest() {
+				if prev, ok := ids[idKey(f.ID)]; ok {
+					violation(fmt.Sprintf("%s mcpx reused request id %s (first used by its %s) on one connection to an upstream pinned to %s:\n%s", idReuse, f.ID, prev, pinned, line))
+				}
+				ids[idKey(f.ID)] = f.Method
+			}
+			if rewrite != nil {
+				line = rewrite(line)
+			}
+			if _, err := pw.Write(append(line, '\n')); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(sc.Err())
+	}()
+	return pr
+}
+
+// appender returns a function that appends a record to the file at path
+// (nothing when path is ""). Records are separated by a line of its own.
+func appender(path string) func(string) {
+	var mu sync.Mutex
+	return func(s string) {
+		if path == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "record:", err)
+			return
+		}
+		fmt.Fprintf(f, "%s\n%s\n", s, recordSep)
+		f.Close()
+	}
+}
+
+// idReuse begins the violation of a request id used twice ("The request
+// ID MUST NOT have been previously used by the requestor within the same
+// session": basic/index, every revision).
+const idReuse = "[request id reused]"
+
+// recordSep ends each record in the record and violations files.
+const recordSep = "\x1e"
+
+// upstreamRevision is the revision a message mcpx sends to an upstream
+// pinned to pinned is in: server/discover, the era probe, is a 2026-07-28
+// request whatever the upstream (it names its revision in _meta);
+// initialize is in the revision it offers (the client's latest, which the
+// server answers with its own); everything else must be in the pinned
+// revision.
+func upstreamRevision(pinned string, f *frame) string {
+	switch f.Method {
+	case mcp.MethodServerDiscover:
+		if r := metaVersion(f.Params); r != "" {
+			return r
+		}
+		return string(mcp.Rev20260728)
+	case mcp.MethodInitialize:
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(f.Params, &p) == nil && p.ProtocolVersion != "" {
+			return p.ProtocolVersion
+		}
+	}
+	return pinned
+}
+
+// checkToUpstream validates one message mcpx sent to an upstream: its
+// envelope against JSONRPCMessage, then a request against ClientRequest and
+// a notification against ClientNotification (whole frames from 2025-11-25
+// on, {method, params} before; see checkFramed). A response (mcpx
+// answering a request of the upstream's) has only its envelope checked. It
+// returns the revision it checked against.
+func checkToUpstream(v *closedworld.Validator, pinned string, raw []byte) (string, error) {
+	var f frame
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return pinned, fmt.Errorf("not a JSON-RPC message: %w", err)
+	}
+	rev := upstreamRevision(pinned, &f)
+	if err := v.Validate(rev, "JSONRPCMessage", raw); err != nil {
+		return rev, fmt.Errorf("envelope: %w", err)
+	}
+	switch {
+	case f.isRequest():
+		return rev, checkFramed(v, rev, "ClientRequest", &f)
+	case f.isNotification():
+		return rev, checkFramed(v, rev, "ClientNotification", &f)
+	}
+	return rev, nil
+}
+
+// What every upstream offers, its own revision and SDK in each answer so
+// that the test sees which upstream answered.
+const (
+	echoTool     = "echo"
+	infoURI      = "test://info"
+	itemTemplate = "test://items/{id}"
+	greetPrompt  = "greet"
+)
+
+func echoed(who, text string) string  { return who + " echoes: " + text }
+func infoText(who string) string      { return "info from " + who }
+func greeting(who, name string) string { return "Hello, " + name + "! (" + who + ")" }
+func completions(who, value string) []string {
+	return []string{value + "-" + who, value + "-more"}
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+// goSDKServer is an official Go SDK server pinned to rev.
+func goSDKServer(rev string) *sdk.Server {
+	who := "gosdk@" + rev
+	s := sdk.NewServer(&sdk.Implementation{Name: "gatewaytest-gosdk", Version: "1.0.0"}, &sdk.ServerOptions{
+		SupportedProtocolVersions: []string{rev},
+		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: completions(who, req.Params.Argument.Value)}}, nil
+		},
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: echoTool, Description: "Echoes its text."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: echoed(who, in.Text)}}}, nil, nil
+		})
+	s.AddResource(&sdk.Resource{URI: infoURI, Name: "info", MIMEType: "text/plain"},
+		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: infoText(who)}}}, nil
+		})
+	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: itemTemplate, Name: "item", MIMEType: "text/plain"},
+		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item at " + req.Params.URI}}}, nil
+		})
+	s.AddPrompt(&sdk.Prompt{Name: greetPrompt, Description: "Greets someone.", Arguments: []*sdk.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: greeting(who, req.Params.Arguments["name"])}}}}, nil
+		})
+	return s
+}
+
+// mcpGoServer is a mark3labs/mcp-go server with the same features.
+func mcpGoServer(rev string) *m3server.MCPServer {
+	who := "mcpgo@" + rev
+	c := mcpGoCompleter{who}
+	s := m3server.NewMCPServer("gatewaytest-mcpgo", "1.0.0", m3server.WithCompletions(),
+		m3server.WithResourceCompletionProvider(c), m3server.WithPromptCompletionProvider(c))
+	s.AddTool(m3mcp.NewTool(echoTool, m3mcp.WithDescription("Echoes its text."), m3mcp.WithString("text")),
+		func(_ context.Context, req m3mcp.CallToolRequest) (*m3mcp.CallToolResult, error) {
+			return m3mcp.NewToolResultText(echoed(who, req.GetString("text", ""))), nil
+		})
+	s.AddResource(m3mcp.NewResource(infoURI, "info", m3mcp.WithMIMEType("text/plain")),
+		func(_ context.Context, req m3mcp.ReadResourceRequest) ([]m3mcp.ResourceContents, error) {
+			return []m3mcp.ResourceContents{m3mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: infoText(who)}}, nil
+		})
+	s.AddResourceTemplate(m3mcp.NewResourceTemplate(itemTemplate, "item", m3mcp.WithTemplateMIMEType("text/plain")),
+		func(_ context.Context, req m3mcp.ReadResourceRequest) ([]m3mcp.ResourceContents, error) {
+			return []m3mcp.ResourceContents{m3mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "item at " + req.Params.URI}}, nil
+		})
+	s.AddPrompt(m3mcp.NewPrompt(greetPrompt, m3mcp.WithPromptDescription("Greets someone."), m3mcp.WithArgument("name", m3mcp.RequiredArgument())),
+		func(_ context.Context, req m3mcp.GetPromptRequest) (*m3mcp.GetPromptResult, error) {
+			return m3mcp.NewGetPromptResult("", []m3mcp.PromptMessage{m3mcp.NewPromptMessage(m3mcp.RoleUser, m3mcp.NewTextContent(greeting(who, req.Params.Arguments["name"])))}), nil
+		})
+	return s
+}
+
+type mcpGoCompleter struct{ who string }
+
+func (c mcpGoCompleter) CompleteResourceArgument(_ context.Context, _ string, arg m3mcp.CompleteArgument, _ m3mcp.CompleteContext) (*m3mcp.Completion, error) {
+	return &m3mcp.Completion{Values: completions(c.who, arg.Value)}, nil
+}
+
+func (c mcpGoCompleter) CompletePromptArgument(_ context.Context, _ string, arg m3mcp.CompleteArgument, _ m3mcp.CompleteContext) (*m3mcp.Completion, error) {
+	return &m3mcp.Completion{Values: completions(c.who, arg.Value)}, nil
+}

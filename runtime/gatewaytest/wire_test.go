@@ -1,0 +1,598 @@
+package gatewaytest
+
+// Copied from runtime/peertest/wire_test.go (a test-only package, so it
+// cannot be imported): framing, the HTTP and stdio recorders, and the
+// closed-world check of every message mcpx sends a client.
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+)
+
+// frame is one JSON-RPC message as it crossed the wire, cut into its
+// members (a member that is absent stays nil).
+type frame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (f *frame) isRequest() bool      { return f.Method != "" && f.ID != nil }
+func (f *frame) isNotification() bool { return f.Method != "" && f.ID == nil }
+
+// idKey is a request id in a form that compares equal however the peer
+// spaced it.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// messages splits one JSON text into its messages: a JSON-RPC batch (an
+// array, 2025-03-26 only) is several.
+func messages(text []byte) ([][]byte, error) {
+	text = bytes.TrimSpace(text)
+	if len(text) > 0 && text[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(text, &batch); err != nil {
+			return nil, err
+		}
+		out := make([][]byte, len(batch))
+		for i, m := range batch {
+			out[i] = m
+		}
+		return out, nil
+	}
+	if !json.Valid(text) {
+		return nil, fmt.Errorf("not JSON: %.200q", text)
+	}
+	return [][]byte{text}, nil
+}
+
+// metaVersion is the protocol version a request names in
+// params._meta (a 2026-07-28 request), or "".
+func metaVersion(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	var v string
+	json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v
+}
+
+// negotiated is the protocolVersion of an initialize result, or "".
+func negotiated(result json.RawMessage) string {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(result, &r)
+	return r.ProtocolVersion
+}
+
+// sent is one message mcpx sent, with what validating it needs.
+type sent struct {
+	raw       []byte
+	method    string // for a response: the method of the request it answers
+	rev       string // the revision it was sent to
+	where     string // where it was on the wire
+	cancelled bool   // a response to a request the client cancelled
+}
+
+// cancelledIDs are the requests the client cancelled with
+// notifications/cancelled.
+func cancelledIDs(fromClient [][]byte) map[string]bool {
+	ids := map[string]bool{}
+	for _, m := range fromClient {
+		var f frame
+		json.Unmarshal(m, &f)
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if f.Method == mcp.MethodNotificationsCancelled && json.Unmarshal(f.Params, &p) == nil && p.RequestID != nil {
+			ids[idKey(p.RequestID)] = true
+		}
+	}
+	return ids
+}
+
+// request is what is remembered of a client request to read its response.
+type request struct {
+	method string
+	rev    string
+}
+
+// validate checks every message mcpx sent against the closed-world
+// validator for the revision it was sent to, and that it was sent to the
+// revision the client was pinned to.
+func validate(t *testing.T, pinned string, msgs []sent) {
+	t.Helper()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
+	}
+	if len(msgs) == 0 {
+		t.Errorf("no message from mcpx was recorded")
+	}
+	kinds := map[string]int{}
+	for _, m := range msgs {
+		kinds[kind(m)]++
+		if err := checkSent(v, m); err != nil {
+			t.Errorf("mcpx sent, at %s (revision %s, answering %q):\n%s\nclosed-world validator: %v", m.where, m.rev, m.method, m.raw, err)
+		}
+		if m.cancelled {
+			t.Errorf("mcpx answered, at %s, a request the client had cancelled (cancellation: the receiver SHOULD NOT send a response; the request was still running):\n%s", m.where, m.raw)
+		}
+		if m.rev != pinned {
+			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.where, m.rev, pinned, m.raw)
+		}
+	}
+	t.Logf("validated %d messages from mcpx at %s: %v", len(msgs), pinned, kinds)
+}
+
+// kind names what a message is, for the log: "result of tools/list",
+// "notifications/progress", "error".
+func kind(m sent) string {
+	var f frame
+	json.Unmarshal(m.raw, &f)
+	switch {
+	case f.Method != "":
+		return f.Method
+	case f.Result != nil:
+		return "result of " + m.method
+	default:
+		return "error"
+	}
+}
+
+// checkSent validates one message: its envelope against JSONRPCMessage,
+// then a result against its method's result definition, a notification
+// against ServerNotification, a request against ServerRequest.
+func checkSent(v *closedworld.Validator, m sent) error {
+	if err := v.Validate(m.rev, "JSONRPCMessage", m.raw); err != nil {
+		return fmt.Errorf("envelope: %w", err)
+	}
+	var f frame
+	if err := json.Unmarshal(m.raw, &f); err != nil {
+		return err
+	}
+	switch {
+	case f.isNotification():
+		return checkFramed(v, m.rev, "ServerNotification", &f)
+	case f.isRequest():
+		if !v.Has(m.rev, "ServerRequest") {
+			return fmt.Errorf("a server request, which revision %s does not have", m.rev)
+		}
+		return checkFramed(v, m.rev, "ServerRequest", &f)
+	case f.Result != nil:
+		if m.method == "" {
+			return fmt.Errorf("a result for no request the client sent")
+		}
+		tab := revision.Lookup(mcp.Revision(m.rev))
+		if tab == nil {
+			return fmt.Errorf("unknown revision %q", m.rev)
+		}
+		meth, ok := tab.Method(m.method)
+		if !ok || meth.Result == "" {
+			return fmt.Errorf("a result for %s, which revision %s does not define", m.method, m.rev)
+		}
+		def := meth.Result
+		if def == "Result" && v.Has(m.rev, "EmptyResult") {
+			def = "EmptyResult"
+		}
+		return v.Validate(m.rev, def, f.Result)
+	}
+	return nil // an error response: the envelope is all there is to check
+}
+
+// checkFramed validates a notification or request against a union
+// definition: up to 2025-06-18 its variants hold only method and params,
+// from 2025-11-25 the whole frame. Both shapes are tried; the error is the
+// one of the shape the revision uses.
+func checkFramed(v *closedworld.Validator, rev, def string, f *frame) error {
+	bare := map[string]any{"method": f.Method}
+	if f.Params != nil {
+		bare["params"] = f.Params
+	}
+	framed := map[string]any{"jsonrpc": "2.0", "method": f.Method}
+	if f.Params != nil {
+		framed["params"] = f.Params
+	}
+	if f.ID != nil {
+		framed["id"] = f.ID
+	}
+	b, _ := json.Marshal(bare)
+	fr, _ := json.Marshal(framed)
+	errBare, errFramed := v.Validate(rev, def, b), v.Validate(rev, def, fr)
+	switch {
+	case errBare == nil || errFramed == nil:
+		return nil
+	case rev >= string(mcp.Rev20251125):
+		return errFramed
+	default:
+		return errBare
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use, whose readers
+// can wait for what they expect to be written.
+type lockedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next Write
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+func (l *lockedBuffer) String() string { return string(l.Bytes()) }
+
+// await reports whether what has been written satisfies ok, waiting for
+// further writes until timeout.
+func (l *lockedBuffer) await(ok func([]byte) bool, timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		l.mu.Lock()
+		if ok(l.b.Bytes()) {
+			l.mu.Unlock()
+			return true
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// stdioWire is both directions of one stdio connection, byte for byte.
+type stdioWire struct {
+	fromClient, fromServer lockedBuffer
+}
+
+// lines splits newline-delimited JSON into numbered messages.
+func lines(b []byte) (out []struct {
+	n   int
+	msg []byte
+}, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		msgs, err := messages(bytes.Clone(sc.Bytes()))
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		for _, m := range msgs {
+			out = append(out, struct {
+				n   int
+				msg []byte
+			}{n, m})
+		}
+	}
+	return out, sc.Err()
+}
+
+// sent reads what mcpx wrote on stdout. A response is matched to its
+// request by id. Its revision is what the request named in _meta, else what
+// initialize negotiated on the connection, else the revision mcpx answers a
+// stdio client that declared nothing in (edge.Oldest). A notification's is
+// the connection's: what initialize negotiated, else what the requests name.
+func (w *stdioWire) sent() ([]sent, error) {
+	in, err := lines(w.fromClient.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("client to mcpx: %w", err)
+	}
+	out, err := lines(w.fromServer.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("mcpx to client: %w", err)
+	}
+	var fromClient [][]byte
+	for _, l := range in {
+		fromClient = append(fromClient, l.msg)
+	}
+	cancelled := cancelledIDs(fromClient)
+	reqs := map[string]*request{}
+	named := "" // a version some request names in _meta
+	for _, l := range in {
+		var f frame
+		if json.Unmarshal(l.msg, &f) != nil || !f.isRequest() {
+			continue
+		}
+		r := &request{method: f.Method, rev: metaVersion(f.Params)}
+		reqs[idKey(f.ID)] = r
+		if named == "" {
+			named = r.rev
+		}
+	}
+	initRev := "" // what initialize negotiated
+	for _, l := range out {
+		var f frame
+		json.Unmarshal(l.msg, &f)
+		if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil && r.method == mcp.MethodInitialize && f.Result != nil {
+			initRev = negotiated(f.Result)
+			r.rev = initRev
+		}
+	}
+	declared := cmp.Or(initRev, string(edge.Oldest))
+	connRev := cmp.Or(initRev, named, string(edge.Oldest))
+	var msgs []sent
+	for _, l := range out {
+		var f frame
+		json.Unmarshal(l.msg, &f)
+		s := sent{raw: l.msg, rev: connRev, where: fmt.Sprintf("stdout line %d", l.n)}
+		if !f.isRequest() && !f.isNotification() {
+			if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil {
+				s.method, s.rev = r.method, cmp.Or(r.rev, declared)
+			}
+			s.cancelled = f.ID != nil && cancelled[idKey(f.ID)]
+		}
+		msgs = append(msgs, s)
+	}
+	return msgs, nil
+}
+
+// exchange is one HTTP request to the MCP endpoint and its response.
+type exchange struct {
+	n          int
+	method     string // GET, POST, DELETE
+	reqHeader  http.Header
+	reqBody    []byte
+	mu         sync.Mutex
+	status     int
+	respHeader http.Header
+	body       bytes.Buffer
+	// lost is what was written after the client had gone (its request
+	// context was done): no client can have read it.
+	lost bytes.Buffer
+	done chan struct{} // closed when the handler has returned
+}
+
+// httpWire records every exchange with the endpoint.
+type httpWire struct {
+	mu        sync.Mutex
+	exchanges []*exchange
+}
+
+// recorder is an http.ResponseWriter that keeps a copy of what is written.
+// Flush reaches the underlying writer through Unwrap.
+type recorder struct {
+	http.ResponseWriter
+	ex  *exchange
+	ctx context.Context // the request's
+}
+
+func (r *recorder) snapshot(status int) {
+	if r.ex.status == 0 {
+		r.ex.status = status
+		r.ex.respHeader = r.ResponseWriter.Header().Clone()
+	}
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.ex.mu.Lock()
+	r.snapshot(status)
+	r.ex.mu.Unlock()
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.ex.mu.Lock()
+	r.snapshot(http.StatusOK)
+	if r.ctx.Err() != nil {
+		r.ex.lost.Write(p)
+	} else {
+		r.ex.body.Write(p)
+	}
+	r.ex.mu.Unlock()
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// closer is the recording handler; Close reaches the wrapped handler's, so
+// that streamhttp.ListenAndServe still ends held streams on shutdown.
+type closer struct {
+	http.Handler
+	close func()
+}
+
+func (c closer) Close() { c.close() }
+
+// wrap records every exchange with h.
+func (w *httpWire) wrap(h http.Handler, closeHandler func()) http.Handler {
+	return closer{http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Body != nil {
+			var b bytes.Buffer
+			b.ReadFrom(r.Body)
+			body = b.Bytes()
+			r.Body.Close()
+		}
+		r.Body = readCloser{bytes.NewReader(body)}
+		ex := &exchange{method: r.Method, reqHeader: r.Header.Clone(), reqBody: body, done: make(chan struct{})}
+		defer close(ex.done)
+		w.mu.Lock()
+		ex.n = len(w.exchanges) + 1
+		w.exchanges = append(w.exchanges, ex)
+		w.mu.Unlock()
+		h.ServeHTTP(&recorder{ResponseWriter: rw, ex: ex, ctx: r.Context()}, r)
+	}), closeHandler}
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// events reads an SSE body: the data of each event (data lines joined by
+// newlines); comments and other fields are skipped.
+func events(body []byte) [][]byte {
+	var out [][]byte
+	var data []string
+	flush := func() {
+		if data != nil {
+			out = append(out, []byte(strings.Join(data, "\n")))
+			data = nil
+		}
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
+		switch {
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	flush()
+	return out
+}
+
+// bodyMessages reads the messages of a response body: JSON, or SSE events.
+func bodyMessages(contentType string, body []byte) ([][]byte, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	if !strings.HasPrefix(contentType, "text/event-stream") {
+		ms, err := messages(body)
+		if err != nil {
+			return nil, fmt.Errorf("response body (Content-Type %q): %w", contentType, err)
+		}
+		return ms, nil
+	}
+	var out [][]byte
+	for _, data := range events(body) {
+		ms, err := messages(data)
+		if err != nil {
+			return nil, fmt.Errorf("SSE event: %w", err)
+		}
+		out = append(out, ms...)
+	}
+	return out, nil
+}
+
+// sent reads what mcpx answered on every exchange. A POST's response
+// messages are matched by id to the messages of its body; a request's
+// revision is what it named in _meta, else the revision its session
+// negotiated (initialize: the one negotiated now), else the
+// MCP-Protocol-Version header, else the revision assumed without one.
+func (w *httpWire) sent() ([]sent, error) {
+	w.mu.Lock()
+	exs := append([]*exchange(nil), w.exchanges...)
+	w.mu.Unlock()
+	var fromClient [][]byte
+	for _, ex := range exs {
+		if ms, err := messages(ex.reqBody); err == nil && ex.method == http.MethodPost {
+			fromClient = append(fromClient, ms...)
+		}
+	}
+	cancelled := cancelledIDs(fromClient)
+	sessions := map[string]string{} // Mcp-Session-Id -> negotiated revision
+	var msgs []sent
+	for _, ex := range exs {
+		ex.mu.Lock()
+		status, hdr, body, lost := ex.status, ex.respHeader, bytes.Clone(ex.body.Bytes()), bytes.Clone(ex.lost.Bytes())
+		ex.mu.Unlock()
+		where := fmt.Sprintf("HTTP exchange %d (%s, status %d)", ex.n, ex.method, status)
+
+		exRev := sessions[ex.reqHeader.Get("Mcp-Session-Id")]
+		if exRev == "" {
+			exRev = ex.reqHeader.Get("MCP-Protocol-Version")
+		}
+		reqs := map[string]*request{}
+		if ex.method == http.MethodPost {
+			in, err := messages(ex.reqBody)
+			if err != nil {
+				return nil, fmt.Errorf("%s: request body: %w", where, err)
+			}
+			for _, m := range in {
+				var f frame
+				json.Unmarshal(m, &f)
+				r := &request{method: f.Method, rev: metaVersion(f.Params)}
+				if r.rev == "" {
+					r.rev = exRev
+				}
+				if f.isRequest() {
+					reqs[idKey(f.ID)] = r
+				}
+				if len(in) == 1 && r.rev != "" {
+					exRev = r.rev
+				}
+			}
+		}
+		out, err := bodyMessages(hdr.Get("Content-Type"), body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		nRead := len(out)
+		lostMsgs, err := bodyMessages(hdr.Get("Content-Type"), lost)
+		if err != nil {
+			return nil, fmt.Errorf("%s, after the client had gone: %w", where, err)
+		}
+		out = append(out, lostMsgs...)
+		for i, m := range out {
+			var f frame
+			json.Unmarshal(m, &f)
+			s := sent{raw: m, rev: exRev, where: where}
+			if i >= nRead {
+				s.where += ", written after the client had gone"
+			}
+			if !f.isRequest() && !f.isNotification() && f.ID != nil {
+				s.cancelled = i < nRead && cancelled[idKey(f.ID)]
+				if r := reqs[idKey(f.ID)]; r != nil {
+					s.method, s.rev = r.method, r.rev
+					if r.method == mcp.MethodInitialize && f.Result != nil {
+						s.rev = negotiated(f.Result)
+						if sid := hdr.Get("Mcp-Session-Id"); sid != "" {
+							sessions[sid] = s.rev
+						}
+					}
+				}
+			}
+			if s.rev == "" {
+				s.rev = string(edge.Headerless)
+			}
+			msgs = append(msgs, s)
+		}
+	}
+	return msgs, nil
+}
