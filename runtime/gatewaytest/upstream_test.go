@@ -238,8 +238,8 @@ const (
 	greetPrompt  = "greet"
 )
 
-func echoed(who, text string) string  { return who + " echoes: " + text }
-func infoText(who string) string      { return "info from " + who }
+func echoed(who, text string) string   { return who + " echoes: " + text }
+func infoText(who string) string       { return "info from " + who }
 func greeting(who, name string) string { return "Hello, " + name + "! (" + who + ")" }
 func completions(who, value string) []string {
 	return []string{value + "-" + who, value + "-more"}
