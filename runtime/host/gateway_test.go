@@ -1,0 +1,93 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/config"
+	"github.com/mcpx-dev/mcpx/runtime/host"
+)
+
+// fixture builds the mcpx-fixture binary once.
+func fixture(t *testing.T) string {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "mcpx-fixture")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/mcpx-fixture")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestGatewaySurvivesBrokenUpstreams: one upstream never starts, one never
+// answers, one works. The working one is served as if alone, the others'
+// calls fail with errors naming them, and closing the gateway leaves no
+// process and no goroutine behind.
+func TestGatewaySurvivesBrokenUpstreams(t *testing.T) {
+	bin := fixture(t)
+	marker := fmt.Sprintf("%d.%d", os.Getpid(), time.Now().UnixNano()%1000) // finds the mute upstream's process
+	cfg, err := config.Parse("faults.json", []byte(`{"mcpServers": {
+		"good":  {"command": "`+bin+`"},
+		"dead":  {"command": "/nonexistent/mcp-server", "mcpx": {"timeout": "300ms"}},
+		"mute":  {"command": "sleep", "args": ["6`+marker+`"], "mcpx": {"timeout": "300ms"}}
+	}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	ctx := context.Background()
+	g, err := host.Gateway(ctx, cfg, mcp.Implementation{Name: "mcpx", Version: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := g.ListTools(ctx)
+	if err != nil {
+		t.Fatalf("tools/list with two broken upstreams: %v", err)
+	}
+	found := false
+	for _, tl := range tools {
+		found = found || tl.Name == "good__test_simple_text"
+		if strings.HasPrefix(tl.Name, "dead__") || strings.HasPrefix(tl.Name, "mute__") {
+			t.Errorf("a broken upstream contributed %s", tl.Name)
+		}
+	}
+	if !found {
+		t.Fatalf("the working upstream's tools are missing: %d tools", len(tools))
+	}
+	r, err := g.CallTool(ctx, &mcp.CallToolRequestParams{Name: "good__test_simple_text"})
+	if err != nil || len(r.Content) == 0 {
+		t.Fatalf("call to the working upstream: %v", err)
+	}
+	for _, name := range []string{"dead__anything", "mute__anything"} {
+		_, err := g.CallTool(ctx, &mcp.CallToolRequestParams{Name: name})
+		if ns, _, _ := strings.Cut(name, "__"); err == nil || !strings.Contains(err.Error(), ns) {
+			t.Errorf("%s: err = %v, want one naming the upstream %q", name, err, ns)
+		}
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if out, _ := exec.Command("pgrep", "-f", "sleep 6"+marker).Output(); len(out) > 0 {
+		t.Errorf("the mute upstream's process is still running: %s", out)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Close, %d before", n, before)
+	}
+}
