@@ -26,17 +26,18 @@ type upstream struct {
 	args []string          // its arguments
 	env  map[string]string // its environment, besides the recorder's
 
-	tool       string         // a tool, unprefixed, and what calling it returns
-	toolArgs   map[string]any //
-	wantTool   string         //
-	uri        string         // a resource, as the upstream names it, and its text
-	wantRead   string         //
-	prompt     string         // a prompt, unprefixed, and its first message's text
-	promptArgs map[string]string
-	wantPrompt string
-	complArg   string   // an argument of prompt to complete
-	complValue string   // from this value
-	wantCompl  []string // to these values
+	tool        string         // a tool, unprefixed, and what calling it returns
+	toolArgs    map[string]any //
+	wantTool    string         //
+	uri         string         // a resource, as the upstream names it, and its text
+	wantRead    string         //
+	prompt      string         // a prompt, unprefixed, and its first message's text
+	promptArgs  map[string]string
+	wantPrompt  string
+	complPrompt string   // a prompt to complete an argument of ("": prompt)
+	complArg    string   // its argument to complete
+	complValue  string   // from this value
+	wantCompl   []string // to these values
 
 	record, violations string // the files its stdin checker writes
 }
@@ -63,8 +64,8 @@ func sdkUpstream(kind, rev string) upstream {
 func fixtureUpstream() upstream {
 	const rev = "2026-07-28"
 	return upstream{
-		ns: "fixture", rev: rev, cmd: os.Args[0],
-		env:  map[string]string{envUpstream: "exec:" + rev, envExec: fixtureBin},
+		ns: "fixture", rev: rev, cmd: os.Args[0], args: []string{fixtureBin},
+		env:  map[string]string{envUpstream: "exec:" + rev},
 		tool: "test_simple_text", toolArgs: map[string]any{}, wantTool: "This is a simple text response for testing.",
 		uri: "test://static-text", wantRead: "This is the content of the static text resource.",
 		prompt: "test_prompt_with_arguments", promptArgs: map[string]string{"arg1": "a", "arg2": "b"},
@@ -283,6 +284,9 @@ func exercise(t *testing.T, s session, rev string, ups []upstream) {
 			prompt := u.ns + "__" + u.prompt
 			if text, err := s.prompt(ctx, prompt, u.promptArgs); err != nil || text != u.wantPrompt {
 				t.Errorf("prompts/get %s: text %q err %v; want %q", prompt, text, err, u.wantPrompt)
+			}
+			if u.complPrompt != "" {
+				prompt = u.ns + "__" + u.complPrompt
 			}
 			vals, err := s.complete(ctx, prompt, u.complArg, u.complValue)
 			switch {

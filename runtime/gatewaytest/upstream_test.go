@@ -8,7 +8,8 @@ package gatewaytest
 //	gosdk:REV    the official Go SDK server, pinned to REV with
 //	             ServerOptions.SupportedProtocolVersions
 //	mcpgo:REV    mark3labs/mcp-go's server, pinned to REV (see serveMCPGo)
-//	exec:REV     the program $MCPX_GATEWAYTEST_EXEC (mcpx-fixture), which
+//	exec:REV     the program and arguments that follow on the command line
+//	             (mcpx-fixture, node running server-everything), which
 //	             speaks REV
 //
 // Every line mcpx writes to the upstream's stdin is closed-world validated
@@ -40,7 +41,6 @@ const (
 	envUpstream   = "MCPX_GATEWAYTEST_UPSTREAM"   // the mode to serve
 	envRecord     = "MCPX_GATEWAYTEST_RECORD"     // a file that gets every line read on stdin
 	envViolations = "MCPX_GATEWAYTEST_VIOLATIONS" // a file that gets every closed-world violation
-	envExec       = "MCPX_GATEWAYTEST_EXEC"       // mode exec: the program to run behind the validator
 )
 
 // serveUpstream runs the upstream named by mode and returns the exit code.
@@ -57,7 +57,11 @@ func serveUpstream(mode string) int {
 	case "mcpgo":
 		return serveMCPGo(ctx, rev)
 	case "exec":
-		cmd := exec.Command(os.Getenv(envExec))
+		if len(os.Args) < 2 {
+			fmt.Fprintln(os.Stderr, "exec: no program to run")
+			return 2
+		}
+		cmd := exec.Command(os.Args[1], os.Args[2:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = checkedStdin(rev, nil), os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "exec:", err)
