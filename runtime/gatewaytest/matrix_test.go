@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/closedworld"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
@@ -39,7 +40,7 @@ type upstream struct {
 	complValue  string   // from this value
 	wantCompl   []string // to these values
 
-	record, violations string // the files its stdin checker writes
+	record string // the file its stdin recorder writes
 }
 
 // flat is a revision as a namespace spells it: 2024-11-05 -> 20241105.
@@ -89,9 +90,8 @@ func matrixUpstreams() []upstream {
 // startGateway builds the gateway of ups the way `mcpx serve --config`
 // does (config.Parse, host.Gateway) and waits for every upstream's first
 // load. When the test ends it closes the gateway (stopping every
-// upstream) and fails on any closed-world violation an upstream's stdin
-// checker found, on an upstream that received nothing, and on an error in
-// mcpx's log.
+// upstream), validates what mcpx sent each upstream (checkUpstreamWire),
+// and fails on an error in mcpx's log.
 func startGateway(t *testing.T, ups []upstream) (*gateway.Gateway, *lockedBuffer) {
 	t.Helper()
 	dir := t.TempDir()
@@ -103,9 +103,11 @@ func startGateway(t *testing.T, ups []upstream) (*gateway.Gateway, *lockedBuffer
 			env[k] = v
 		}
 		if u.cmd == os.Args[0] {
+			// A race-enabled binary sleeps 1s at exit (atexit_sleep_ms),
+			// and the gateway stops its upstreams one after another.
+			env["GORACE"] = strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 			u.record = filepath.Join(dir, u.ns+".in")
-			u.violations = filepath.Join(dir, u.ns+".violations")
-			env[envRecord], env[envViolations] = u.record, u.violations
+			env[envRecord] = u.record
 		}
 		srv := map[string]any{"command": u.cmd, "env": env, "mcpx": map[string]any{"timeout": "30s"}}
 		if u.args != nil {
@@ -127,49 +129,75 @@ func startGateway(t *testing.T, ups []upstream) (*gateway.Gateway, *lockedBuffer
 		t.Fatalf("host.Gateway: %v", err)
 	}
 	t.Cleanup(func() {
+		start := time.Now()
 		if err := gw.Close(); err != nil {
 			t.Errorf("gateway Close: %v", err)
 		}
+		t.Logf("gateway Close took %s", time.Since(start).Round(time.Millisecond))
 		for _, u := range ups {
 			if u.record == "" {
 				continue
 			}
-			recs := readRecords(t, u.record)
-			if len(recs) == 0 {
-				t.Errorf("upstream %s: its stdin checker recorded nothing", u.ns)
-			} else {
-				t.Logf("upstream %s (%s): %d messages from mcpx closed-world validated", u.ns, u.rev, len(recs))
-			}
-			if showWire {
-				t.Logf("mcpx to upstream %s:\n%s", u.ns, strings.Join(recs, "\n"))
-			}
-			var reused []string
-			for _, v := range readRecords(t, u.violations) {
-				if strings.HasPrefix(v, idReuse) {
-					reused = append(reused, v)
-					continue
-				}
-				t.Errorf("upstream %s: %s", u.ns, v)
-			}
-			if len(reused) > 0 {
-				// Known bug, reported: the handshake's fixed ids (initialize 1,
-				// logging/setLevel 2; runtime/edge/upstream.go) are handed out
-				// again by the call counter (runtime/upstream/upstream.go, call).
-				t.Logf("KNOWN BUG (reported, not failed): upstream %s: %d request ids reused, first:\n%s", u.ns, len(reused), reused[0])
-			}
+			checkUpstreamWire(t, u)
 		}
 		checkConnected(t, logs, ups)
 		checkLog(t, "mcpx (gateway)", logs)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	start := time.Now()
 	if err := gw.Ready(ctx); err != nil {
 		t.Fatalf("gateway Ready: %v", err)
 	}
+	t.Logf("gateway Ready after %s", time.Since(start).Round(time.Millisecond))
 	return gw, logs
 }
 
-// readRecords reads a file of records the stdin checker wrote; a missing
+// checkUpstreamWire validates every message mcpx sent u, as its stdin
+// recorder wrote them down, for u's revision (checkToUpstream), and checks
+// that no request id was used twice on one connection ("The request ID
+// MUST NOT have been previously used by the requestor within the same
+// session": basic/index, every revision).
+func checkUpstreamWire(t *testing.T, u upstream) {
+	t.Helper()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
+	}
+	recs := readRecords(t, u.record)
+	if len(recs) == 0 {
+		t.Errorf("upstream %s: mcpx sent it nothing", u.ns)
+		return
+	}
+	t.Logf("upstream %s (%s): %d messages from mcpx closed-world validated", u.ns, u.rev, len(recs))
+	if showWire {
+		t.Logf("mcpx to upstream %s:\n%s", u.ns, strings.Join(recs, "\n"))
+	}
+	ids := map[string]string{} // request id -> the method that used it first
+	var reused []string
+	for i, line := range recs {
+		if rev, err := checkToUpstream(v, u.rev, []byte(line)); err != nil {
+			t.Errorf("upstream %s: mcpx sent it, as message %d (checked at %s):\n%s\nclosed-world validator: %v", u.ns, i+1, rev, line, err)
+		}
+		var f frame
+		if json.Unmarshal([]byte(line), &f) != nil || !f.isRequest() {
+			continue
+		}
+		if prev, ok := ids[idKey(f.ID)]; ok {
+			reused = append(reused, fmt.Sprintf("id %s, first used by %s, again for %s", f.ID, prev, f.Method))
+		} else {
+			ids[idKey(f.ID)] = f.Method
+		}
+	}
+	if len(reused) > 0 {
+		// Known bug, reported: the handshake's fixed ids (initialize 1,
+		// logging/setLevel 2; runtime/edge/upstream.go) are handed out again
+		// by the call counter (runtime/upstream/upstream.go, call).
+		t.Logf("KNOWN BUG (reported, not failed): mcpx reused request ids on its connection to upstream %s: %s", u.ns, strings.Join(reused, "; "))
+	}
+}
+
+// readRecords reads a file of records the stdin recorder wrote; a missing
 // file has none.
 func readRecords(t *testing.T, path string) []string {
 	b, err := os.ReadFile(path)
