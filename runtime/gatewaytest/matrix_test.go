@@ -317,14 +317,7 @@ func exercise(t *testing.T, s session, rev string, ups []upstream) {
 				prompt = u.ns + "__" + u.complPrompt
 			}
 			vals, err := s.complete(ctx, prompt, u.complArg, u.complValue)
-			switch {
-			case err == nil && len(vals) == 0 && u.rev == "2024-11-05":
-				// Known bug, reported: 2024-11-05 has completion/complete but
-				// no completions capability, and the gateway asks only an
-				// upstream that declared it (runtime/gateway/methods.go,
-				// Complete), so a 2024-11-05 upstream is never asked.
-				t.Logf("KNOWN BUG (reported, not failed): completion/complete %s answered [] without asking the 2024-11-05 upstream; want %q", prompt, u.wantCompl)
-			case err != nil || !slices.Equal(vals, u.wantCompl):
+			if err != nil || !slices.Equal(vals, u.wantCompl) {
 				t.Errorf("completion/complete %s %s=%q: %q err %v; want %q", prompt, u.complArg, u.complValue, vals, err, u.wantCompl)
 			}
 		})
