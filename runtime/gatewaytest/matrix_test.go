@@ -190,10 +190,8 @@ func checkUpstreamWire(t *testing.T, u upstream) {
 		}
 	}
 	if len(reused) > 0 {
-		// Known bug, reported: the handshake's fixed ids (initialize 1,
-		// logging/setLevel 2; runtime/edge/upstream.go) are handed out again
-		// by the call counter (runtime/upstream/upstream.go, call).
-		t.Logf("KNOWN BUG (reported, not failed): mcpx reused request ids on its connection to upstream %s: %s", u.ns, strings.Join(reused, "; "))
+		// Every revision: an id MUST NOT be reused within a session.
+		t.Errorf("mcpx reused request ids on its connection to upstream %s: %s", u.ns, strings.Join(reused, "; "))
 	}
 }
 

@@ -40,6 +40,9 @@ type Spec struct {
 	Timeout time.Duration
 }
 
+// firstID is where request ids start after the handshake's.
+const firstID = 100
+
 // Backoff bounds the wait before restarting an upstream that failed.
 const (
 	minBackoff = 250 * time.Millisecond
@@ -99,7 +102,11 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16)}
+	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16)}
+	// Ids and tokens start above the handshake's (server/discover 0,
+	// initialize 1, logging/setLevel 2): no id may repeat on a connection.
+	c.nextTok.Store(firstID)
+	return c
 }
 
 // Name is the namespace.
