@@ -328,9 +328,9 @@ func (g *Gateway) has(f func(*mcp.ServerCapabilities) bool) bool {
 	return false
 }
 
-func hasTools(c *mcp.ServerCapabilities) bool       { return c.Tools != nil }
-func hasResources(c *mcp.ServerCapabilities) bool   { return c.Resources != nil }
-func hasPrompts(c *mcp.ServerCapabilities) bool     { return c.Prompts != nil }
+func hasTools(c *mcp.ServerCapabilities) bool     { return c.Tools != nil }
+func hasResources(c *mcp.ServerCapabilities) bool { return c.Resources != nil }
+func hasPrompts(c *mcp.ServerCapabilities) bool   { return c.Prompts != nil }
 
 // rebuild hands out the exposed names again and merges the lists, then
 // bumps the version. The caller holds g.mu for writing.
