@@ -67,7 +67,8 @@ type Edge struct {
 	// slog.Default().
 	Log *slog.Logger
 
-	lists listCache
+	lists     listCache
+	listeners listeners
 }
 
 func (e *Edge) log() *slog.Logger {

@@ -498,3 +498,60 @@ func TestMissingClientCapability(t *testing.T) {
 	declared.do("initialize", `{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}`)
 	result(t, declared.do("tools/call", `{"name":"echo"}`))
 }
+
+// changerNS is fakeNS whose lists change when the test says so.
+type changerNS struct {
+	fakeNS
+	ch chan string
+}
+
+func (n changerNS) Changes() <-chan string { return n.ch }
+
+// TestListChanges: a namespace that tells of changes gets listChanged
+// declared; a legacy session's stream hears every change, a 2026-07-28
+// listen stream only those its agreed filter names, tagged with its id.
+func TestListChanges(t *testing.T) {
+	ns := changerNS{ch: make(chan string)}
+	e := &edge.Edge{Server: &server.Server{NS: ns, Info: mcp.Implementation{Name: "t", Version: "1"}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.WatchChanges(ctx)
+
+	// Legacy: initialize declares listChanged; the attached stream hears.
+	legacy := new(edge.Session)
+	init := e.Handle(ctx, legacy, edge.In{Msg: &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: "initialize",
+		Params: json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`)}}, nil)
+	if !strings.Contains(string(init.Msg.Result), `"tools":{"listChanged":true}`) {
+		t.Fatalf("initialize: %s", init.Msg.Result)
+	}
+	heard := make(chan *jsonrpc.Message, 4)
+	detach := e.Attach(legacy, func(m *jsonrpc.Message) { heard <- m })
+	defer detach()
+
+	// Modern: a listen asking for tools only.
+	listened := make(chan *jsonrpc.Message, 4)
+	listen := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`"L"`), Method: "subscriptions/listen",
+		Params: json.RawMessage(`{` + modernMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false}}`)}
+	lctx, lcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { e.Handle(lctx, new(edge.Session), edge.In{Msg: listen}, func(m *jsonrpc.Message) { listened <- m }); close(done) }()
+	ack := <-listened
+	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(ack.Params), `"notifications":{"toolsListChanged":true}`) {
+		t.Fatalf("acknowledgement: %s %s", ack.Method, ack.Params)
+	}
+
+	ns.ch <- mcp.MethodNotificationsPromptsListChanged
+	if m := <-heard; m.Method != mcp.MethodNotificationsPromptsListChanged {
+		t.Errorf("legacy stream heard %s", m.Method)
+	}
+	ns.ch <- mcp.MethodNotificationsToolsListChanged
+	if m := <-heard; m.Method != mcp.MethodNotificationsToolsListChanged {
+		t.Errorf("legacy stream heard %s", m.Method)
+	}
+	m := <-listened // the prompts change was filtered out: the first is tools
+	if m.Method != mcp.MethodNotificationsToolsListChanged || !strings.Contains(string(m.Params), `"io.modelcontextprotocol/subscriptionId":"L"`) {
+		t.Errorf("listen stream: %s %s", m.Method, m.Params)
+	}
+	lcancel()
+	<-done
+}

@@ -73,7 +73,7 @@ func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ 
 	sess.mu.Unlock()
 	res := &mcp.InitializeResult{
 		ProtocolVersion: string(rev),
-		Capabilities:    e.Server.Capabilities(),
+		Capabilities:    e.capabilities(),
 		ServerInfo:      e.Server.Info,
 		Instructions:    e.Server.Instructions,
 	}
@@ -119,7 +119,7 @@ func (e *Edge) unsubscribe(c *call) (any, error) {
 func (e *Edge) discover(c *call) (any, error) {
 	return &mcp.DiscoverResult{
 		SupportedVersions: supportedVersions(),
-		Capabilities:      e.Server.Capabilities(),
+		Capabilities:      e.capabilities(),
 		Instructions:      e.Server.Instructions,
 		TTLMs:             e.Server.TTLMs,
 		CacheScope:        mcp.CacheScopePublic,
@@ -127,19 +127,28 @@ func (e *Edge) discover(c *call) (any, error) {
 }
 
 // listen answers subscriptions/listen: the acknowledgement first, tagged
-// with the listen id, then the stream stays open until the client ends it.
-// mcpx's namespaces do not change yet, so nothing follows the
-// acknowledgement; the agreed filter is therefore empty.
+// with the listen id and naming the list changes mcpx agrees to send (those
+// the namespace tells of), then those notifications, tagged, until the
+// client ends the stream.
 func (e *Edge) listen(c *call) (any, error) {
 	if c.sink == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "this transport cannot hold a subscription stream")
 	}
+	p, _ := c.params.(*mcp.SubscriptionsListenRequestParams)
+	if p == nil {
+		p = &mcp.SubscriptionsListenRequestParams{}
+	}
+	agreed, wanted := e.agree(p.Notifications)
 	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{
 		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
-		Notifications: mcp.SubscriptionFilter{},
+		Notifications: agreed,
 	}
 	n := e.notifier(c)
 	n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
+	if len(wanted) > 0 {
+		// Registered after the acknowledgement, which must come first.
+		defer e.listeners.add(&listener{rev: c.rev, subID: c.id, wanted: wanted, sink: c.sink})()
+	}
 	<-c.ctx.Done()
 	if errors.Is(context.Cause(c.ctx), errCancelled) {
 		return nil, c.ctx.Err() // the client ended it: nothing more may be sent

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -91,12 +92,15 @@ type Gateway struct {
 	view       view
 	warned     map[string]bool // collision warnings already logged
 
-	version atomic.Uint64
+	version       atomic.Uint64
+	changes       chan string // see Changes
+	lastResources [][2]any
 }
 
 var (
 	_ server.Namespace = (*Gateway)(nil)
 	_ server.Versioned = (*Gateway)(nil)
+	_ server.Changer   = (*Gateway)(nil)
 )
 
 // member is one upstream.
@@ -143,7 +147,7 @@ func New(log *slog.Logger) *Gateway {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &Gateway{log: log, ctx: ctx, cancel: cancel, byName: map[string]*member{}, warned: map[string]bool{}}
+	g := &Gateway{log: log, ctx: ctx, cancel: cancel, byName: map[string]*member{}, warned: map[string]bool{}, changes: make(chan string, 16)}
 	g.rebuild()
 	return g
 }
@@ -281,9 +285,9 @@ func (g *Gateway) Ready(ctx context.Context) error {
 // Capabilities is the union of what mcpx's own tools and the upstreams
 // declared (as last known: an upstream that went down keeps its features
 // declared). It waits for the first load of each upstream, which
-// LoadTimeout bounds. listChanged is declared false for every feature: the
-// gateway's lists do change, but mcpx has no way yet to deliver
-// list_changed notifications to clients; resources.subscribe likewise.
+// LoadTimeout bounds. listChanged is left false here: the edge declares it
+// for every list, because the gateway is a server.Changer and the edge
+// delivers its Changes. resources.subscribe is not declared (not relayed).
 func (g *Gateway) Capabilities() mcp.ServerCapabilities {
 	_ = g.Ready(context.Background())
 	g.mu.RLock()
@@ -390,8 +394,45 @@ func (g *Gateway) rebuild() {
 	slices.SortFunc(prompts, func(a, b mcp.Prompt) int { return strings.Compare(a.Name, b.Name) })
 	v.tools = append(slices.Clone(g.fixedTools), tools...)
 	v.prompts = prompts
+	old := g.view
 	g.view = v
 	g.version.Add(1)
+	// Tell clients only of the lists that did change: a listen filter that
+	// asked for tools alone must not hear of a prompt change.
+	if !reflect.DeepEqual(old.tools, v.tools) {
+		g.signal(mcp.MethodNotificationsToolsListChanged)
+	}
+	if !reflect.DeepEqual(old.prompts, v.prompts) {
+		g.signal(mcp.MethodNotificationsPromptsListChanged)
+	}
+	if res := g.resourceState(); !reflect.DeepEqual(g.lastResources, res) {
+		g.lastResources = res
+		g.signal(mcp.MethodNotificationsResourcesListChanged)
+	}
+}
+
+// resourceState is what resources/list and resources/templates/list
+// answer, per upstream, for telling when it changed.
+func (g *Gateway) resourceState() [][2]any {
+	var out [][2]any
+	for _, m := range g.members {
+		if !m.down {
+			out = append(out, [2]any{m.resources, m.templates})
+		}
+	}
+	return out
+}
+
+// Changes implements [server.Changer]: the list_changed notifications for
+// the merged lists, sent when an upstream's change (or its going down or
+// up) changes what mcpx lists.
+func (g *Gateway) Changes() <-chan string { return g.changes }
+
+func (g *Gateway) signal(method string) {
+	select {
+	case g.changes <- method:
+	default: // a consumer that is behind will list again anyway
+	}
 }
 
 func sortedBy[T any](items []T, key func(T) string) []T {

@@ -88,6 +88,7 @@ func (g *Gateway) watch(m *member) {
 	changes := m.u.Changes()
 	for {
 		var want kinds
+		var evs []string
 		down := false
 		select {
 		case <-g.ctx.Done():
@@ -99,7 +100,7 @@ func (g *Gateway) watch(m *member) {
 				return
 			}
 			// Take every event already waiting, so a burst is one reload.
-			evs := []string{ev}
+			evs = []string{ev}
 		drain:
 			for {
 				select {
@@ -133,7 +134,11 @@ func (g *Gateway) watch(m *member) {
 				want = kAll
 			}
 			g.mu.RUnlock()
-			after(g.load(m, want))
+			err := g.load(m, want)
+			after(err)
+			if err == nil {
+				g.forward(evs)
+			}
 		}
 	}
 }
@@ -296,4 +301,15 @@ func (m *member) filter(tools []mcp.Tool) []mcp.Tool {
 		}
 	}
 	return out
+}
+
+// forward passes an upstream's list_changed notifications on once its lists
+// are reloaded, whether or not mcpx's merged list differs: the upstream
+// said it changed (a description, a schema), and the clients decide.
+func (g *Gateway) forward(evs []string) {
+	for _, ev := range evs {
+		if kindsOf(ev)&(kTools|kPrompts|kResources) != 0 {
+			g.signal(ev)
+		}
+	}
 }

@@ -32,14 +32,22 @@ func (c Config) edge() *edge.Edge {
 
 // Stdio serves on r and w (stdin and stdout) until r ends or ctx is done.
 func Stdio(ctx context.Context, c Config, r io.Reader, w io.Writer) error {
-	return stdio.Serve(ctx, c.edge(), r, w, stdio.Options{})
+	e := c.edge()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go e.WatchChanges(ctx)
+	return stdio.Serve(ctx, e, r, w, stdio.Options{})
 }
 
 // HTTP serves Streamable HTTP at http://addr/mcp ("" = 127.0.0.1:7777)
 // until ctx is done, then shuts down gracefully; ready gets the URL once
 // connections are accepted.
 func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) error {
-	h := streamhttp.New(c.edge(), streamhttp.Options{Logger: c.Log})
+	e := c.edge()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go e.WatchChanges(wctx)
+	h := streamhttp.New(e, streamhttp.Options{Logger: c.Log})
 	defer h.Close()
 	return streamhttp.ListenAndServe(ctx, addr, h, ready)
 }

@@ -84,3 +84,11 @@ type MissingCapabilityError struct{ Required mcp.ClientCapabilities }
 func (e *MissingCapabilityError) Error() string {
 	return "the request needs a client capability the client did not declare"
 }
+
+// Changer is implemented by a namespace whose lists change: Changes
+// delivers the list_changed notification method for each change
+// ("notifications/tools/list_changed", ...), coalesced as it likes. The
+// edge then declares listChanged and tells the clients that can hear it.
+type Changer interface {
+	Changes() <-chan string
+}

@@ -88,6 +88,7 @@ type Client struct {
 	retryAt  time.Time
 	backoff  time.Duration
 	closed   bool
+	stop     chan struct{} // closed by Close: ends the listen streams
 	watchers sync.WaitGroup
 }
 
@@ -106,6 +107,7 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	// Ids and tokens start above the handshake's (server/discover 0,
 	// initialize 1, logging/setLevel 2): no id may repeat on a connection.
 	c.nextTok.Store(firstID)
+	c.stop = make(chan struct{})
 	return c
 }
 
@@ -165,7 +167,56 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 	}
 	c.watchers.Add(1)
 	go c.watch(cn)
+	if filter, ok := listenFilter(d); ok {
+		c.watchers.Add(1)
+		go c.listen(cn, d, filter)
+	}
 	return cn, d, nil
+}
+
+// listenFilter is what to ask a 2026-07-28 upstream's subscriptions/listen
+// for: the list changes it declares. A legacy upstream sends them unasked.
+func listenFilter(d *edge.Dialect) (mcp.SubscriptionFilter, bool) {
+	var f mcp.SubscriptionFilter
+	if !d.Modern() || !d.Has(mcp.MethodSubscriptionsListen) {
+		return f, false
+	}
+	caps, yes := d.Capabilities, mcp.Ptr(true)
+	if caps.Tools != nil && caps.Tools.ListChanged != nil && *caps.Tools.ListChanged {
+		f.ToolsListChanged = yes
+	}
+	if caps.Prompts != nil && caps.Prompts.ListChanged != nil && *caps.Prompts.ListChanged {
+		f.PromptsListChanged = yes
+	}
+	if caps.Resources != nil && caps.Resources.ListChanged != nil && *caps.Resources.ListChanged {
+		f.ResourcesListChanged = yes
+	}
+	return f, f.ToolsListChanged != nil || f.PromptsListChanged != nil || f.ResourcesListChanged != nil
+}
+
+// listen holds a subscriptions/listen open on a modern upstream for as long
+// as the connection lives; its tagged list_changed notifications reach
+// handle like any other.
+func (c *Client) listen(cn conn, d *edge.Dialect, filter mcp.SubscriptionFilter) {
+	defer c.watchers.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-cn.dead():
+		case <-c.stop:
+		}
+		cancel()
+	}()
+	raw, err := d.Request(mcp.MethodSubscriptionsListen, &mcp.SubscriptionsListenRequestParams{Notifications: filter}, nil, "")
+	if err != nil {
+		c.log.Warn("subscriptions/listen cannot be sent; list changes will not be heard", "err", err)
+		return
+	}
+	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
+	if _, err := cn.roundTrip(ctx, jsonrpc.Request(id, mcp.MethodSubscriptionsListen, raw)); err != nil && ctx.Err() == nil {
+		c.log.Warn("subscriptions/listen ended; list changes will not be heard until the upstream restarts", "err", err)
+	}
 }
 
 func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
@@ -239,6 +290,9 @@ func (c *Client) watch(cn conn) {
 // Close stops the upstream and waits for its process to end.
 func (c *Client) Close() error {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.stop)
+	}
 	c.closed = true
 	cn := c.c
 	c.c, c.d = nil, nil

@@ -49,6 +49,11 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &conn{e: e, w: w, sess: new(edge.Session), slots: make(chan struct{}, opt.MaxInFlight)}
+	defer func() {
+		if c.detach != nil {
+			c.detach()
+		}
+	}()
 	defer c.wg.Wait()
 	defer cancel()
 
@@ -130,10 +135,11 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 }
 
 type conn struct {
-	e     *edge.Edge
-	sess  *edge.Session
-	slots chan struct{}
-	wg    sync.WaitGroup
+	e      *edge.Edge
+	detach func() // from the edge's Attach, once initialized
+	sess   *edge.Session
+	slots  chan struct{}
+	wg     sync.WaitGroup
 
 	mu sync.Mutex // serialises writes
 	w  io.Writer
@@ -191,8 +197,13 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 		if m.Method == mcp.MethodInitialize {
 			// Served before the next line is read: what it negotiates
 			// governs every later request.
-			if r := c.serve(ctx, m, def); r != nil {
-				c.write(r)
+			reply := c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, c.write)
+			if reply.Msg != nil {
+				c.write(reply.Msg)
+			}
+			if reply.Initialized && c.detach == nil {
+				// stdout is the session's stream: list changes may go there.
+				c.detach = c.e.Attach(c.sess, c.write)
 			}
 			return
 		}

@@ -294,6 +294,8 @@ func (h *Handler) get(w *response, r *http.Request) {
 		return
 	}
 	st.hold()
+	// The session's stream for what the server says unasked: list changes.
+	defer h.e.Attach(ss.es, st.notify)()
 	<-ctx.Done()
 }
 

@@ -1,0 +1,169 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// List changes reach two kinds of listener: a legacy session with a stream
+// the server may speak on unasked (stdio, the Streamable HTTP GET stream),
+// and a 2026-07-28 subscriptions/listen stream whose filter names the
+// change, each notification tagged with the listen id.
+
+// listChanges maps the filter members to the notifications they ask for.
+var listChanges = []struct {
+	method string
+	asked  func(*mcp.SubscriptionFilter) *bool
+	has    func(*mcp.ServerCapabilities) bool
+}{
+	{mcp.MethodNotificationsToolsListChanged, func(f *mcp.SubscriptionFilter) *bool { return f.ToolsListChanged }, func(c *mcp.ServerCapabilities) bool { return c.Tools != nil }},
+	{mcp.MethodNotificationsPromptsListChanged, func(f *mcp.SubscriptionFilter) *bool { return f.PromptsListChanged }, func(c *mcp.ServerCapabilities) bool { return c.Prompts != nil }},
+	{mcp.MethodNotificationsResourcesListChanged, func(f *mcp.SubscriptionFilter) *bool { return f.ResourcesListChanged }, func(c *mcp.ServerCapabilities) bool { return c.Resources != nil }},
+}
+
+// listener is one place list changes go.
+type listener struct {
+	sess   *Session        // legacy: its revision at the time of sending
+	rev    mcp.Revision    // modern listen: Modern
+	subID  json.RawMessage // modern listen: the tag
+	wanted map[string]bool // modern listen: the agreed filter; nil = everything
+	sink   Sink
+}
+
+type listeners struct {
+	mu  sync.Mutex
+	set map[*listener]bool
+}
+
+func (l *listeners) add(x *listener) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.set == nil {
+		l.set = map[*listener]bool{}
+	}
+	l.set[x] = true
+	return func() {
+		l.mu.Lock()
+		delete(l.set, x)
+		l.mu.Unlock()
+	}
+}
+
+func (l *listeners) all() []*listener {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*listener, 0, len(l.set))
+	for x := range l.set {
+		out = append(out, x)
+	}
+	return out
+}
+
+// changes reports whether the namespace tells of list changes.
+func (e *Edge) changes() bool {
+	_, ok := e.Server.NS.(server.Changer)
+	return ok
+}
+
+// capabilities are the server's, with listChanged declared for every list
+// when the namespace tells of changes (the edge then delivers them).
+func (e *Edge) capabilities() mcp.ServerCapabilities {
+	caps := e.Server.Capabilities()
+	if !e.changes() {
+		return caps
+	}
+	if caps.Tools != nil {
+		t := *caps.Tools
+		t.ListChanged = mcp.Ptr(true)
+		caps.Tools = &t
+	}
+	if caps.Prompts != nil {
+		p := *caps.Prompts
+		p.ListChanged = mcp.Ptr(true)
+		caps.Prompts = &p
+	}
+	if caps.Resources != nil {
+		r := *caps.Resources
+		r.ListChanged = mcp.Ptr(true)
+		caps.Resources = &r
+	}
+	return caps
+}
+
+// Attach makes sink the legacy session's unasked stream: stdio's output,
+// the Streamable HTTP GET stream. It returns the detach function.
+func (e *Edge) Attach(sess *Session, sink Sink) func() {
+	return e.listeners.add(&listener{sess: sess, sink: sink})
+}
+
+// WatchChanges fans the namespace's list changes out to every listener
+// until ctx ends. Without a changing namespace it returns at once.
+func (e *Edge) WatchChanges(ctx context.Context) {
+	c, ok := e.Server.NS.(server.Changer)
+	if !ok {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case method, ok := <-c.Changes():
+			if !ok {
+				return
+			}
+			e.broadcast(method)
+		}
+	}
+}
+
+func (e *Edge) broadcast(method string) {
+	for _, l := range e.listeners.all() {
+		rev := l.rev
+		if l.sess != nil {
+			if rev = l.sess.Revision(); rev == "" {
+				continue // not initialized: nothing was declared to it
+			}
+		}
+		if l.wanted != nil && !l.wanted[method] {
+			continue // a filter that does not name it: never sent
+		}
+		p := &mcp.NotificationParams{}
+		if l.subID != nil {
+			p.Meta = mcp.Meta{mcp.MetaKeySubscriptionID: l.subID}
+		}
+		n := &requestNotifier{e: e, rev: rev, sink: l.sink}
+		n.Notify(method, p)
+	}
+}
+
+// agree is the part of a listen filter mcpx honours: the list changes the
+// namespace tells of, for lists it has.
+func (e *Edge) agree(asked mcp.SubscriptionFilter) (mcp.SubscriptionFilter, map[string]bool) {
+	var agreed mcp.SubscriptionFilter
+	wanted := map[string]bool{}
+	if !e.changes() {
+		return agreed, wanted
+	}
+	caps := e.Server.Capabilities()
+	yes := mcp.Ptr(true)
+	agreed.ToolsListChanged = nil
+	for _, lc := range listChanges {
+		if a := lc.asked(&asked); a != nil && *a && lc.has(&caps) {
+			wanted[lc.method] = true
+		}
+	}
+	if wanted[mcp.MethodNotificationsToolsListChanged] {
+		agreed.ToolsListChanged = yes
+	}
+	if wanted[mcp.MethodNotificationsPromptsListChanged] {
+		agreed.PromptsListChanged = yes
+	}
+	if wanted[mcp.MethodNotificationsResourcesListChanged] {
+		agreed.ResourcesListChanged = yes
+	}
+	return agreed, wanted
+}
