@@ -534,7 +534,10 @@ func TestListChanges(t *testing.T) {
 		Params: json.RawMessage(`{` + modernMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":false}}`)}
 	lctx, lcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { e.Handle(lctx, new(edge.Session), edge.In{Msg: listen}, func(m *jsonrpc.Message) { listened <- m }); close(done) }()
+	go func() {
+		e.Handle(lctx, new(edge.Session), edge.In{Msg: listen}, func(m *jsonrpc.Message) { listened <- m })
+		close(done)
+	}()
 	ack := <-listened
 	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(ack.Params), `"notifications":{"toolsListChanged":true}`) {
 		t.Fatalf("acknowledgement: %s %s", ack.Method, ack.Params)
