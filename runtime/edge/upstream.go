@@ -264,3 +264,23 @@ func VersionHeader(d *Dialect, method string) (version string, modern bool) {
 	}
 	return string(d.rev), d.Modern()
 }
+
+// ListenFilter is what to ask a 2026-07-28 upstream's subscriptions/listen
+// for: the list changes it declares; ok is false when there is nothing to
+// listen for, or the upstream is legacy (it sends them unasked).
+func (d *Dialect) ListenFilter() (f mcp.SubscriptionFilter, ok bool) {
+	if !d.Modern() || !d.Has(mcp.MethodSubscriptionsListen) {
+		return f, false
+	}
+	caps, yes := d.Capabilities, mcp.Ptr(true)
+	if caps.Tools != nil && caps.Tools.ListChanged != nil && *caps.Tools.ListChanged {
+		f.ToolsListChanged = yes
+	}
+	if caps.Prompts != nil && caps.Prompts.ListChanged != nil && *caps.Prompts.ListChanged {
+		f.PromptsListChanged = yes
+	}
+	if caps.Resources != nil && caps.Resources.ListChanged != nil && *caps.Resources.ListChanged {
+		f.ResourcesListChanged = yes
+	}
+	return f, f.ToolsListChanged != nil || f.PromptsListChanged != nil || f.ResourcesListChanged != nil
+}

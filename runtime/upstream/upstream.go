@@ -167,31 +167,11 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 	}
 	c.watchers.Add(1)
 	go c.watch(cn)
-	if filter, ok := listenFilter(d); ok {
+	if filter, ok := d.ListenFilter(); ok {
 		c.watchers.Add(1)
 		go c.listen(cn, d, filter)
 	}
 	return cn, d, nil
-}
-
-// listenFilter is what to ask a 2026-07-28 upstream's subscriptions/listen
-// for: the list changes it declares. A legacy upstream sends them unasked.
-func listenFilter(d *edge.Dialect) (mcp.SubscriptionFilter, bool) {
-	var f mcp.SubscriptionFilter
-	if !d.Modern() || !d.Has(mcp.MethodSubscriptionsListen) {
-		return f, false
-	}
-	caps, yes := d.Capabilities, mcp.Ptr(true)
-	if caps.Tools != nil && caps.Tools.ListChanged != nil && *caps.Tools.ListChanged {
-		f.ToolsListChanged = yes
-	}
-	if caps.Prompts != nil && caps.Prompts.ListChanged != nil && *caps.Prompts.ListChanged {
-		f.PromptsListChanged = yes
-	}
-	if caps.Resources != nil && caps.Resources.ListChanged != nil && *caps.Resources.ListChanged {
-		f.ResourcesListChanged = yes
-	}
-	return f, f.ToolsListChanged != nil || f.PromptsListChanged != nil || f.ResourcesListChanged != nil
 }
 
 // listen holds a subscriptions/listen open on a modern upstream for as long
