@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
@@ -74,14 +75,14 @@ const exitTimeout = 10 * time.Second
 var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}
 
 // logBuffer is a log that a test reads: mcpx's own log lines.
-func logBuffer() (*lockedBuffer, *slog.Logger) {
-	var b lockedBuffer
+func logBuffer() (*wiretest.LockedBuffer, *slog.Logger) {
+	var b wiretest.LockedBuffer
 	return &b, slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // checkLog fails the test when mcpx logged an error, and shows the log of
 // a failed test.
-func checkLog(t *testing.T, what string, logs *lockedBuffer) {
+func checkLog(t *testing.T, what string, logs *wiretest.LockedBuffer) {
 	t.Helper()
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("%s logged an error:\n%s", what, logs.String())
@@ -104,7 +105,7 @@ func serveHTTP(t *testing.T, ns server.Namespace, rev string) (string, *http.Cli
 	url := make(chan string, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.wrap(h, h.Close), func(u string) { url <- u })
+		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.Wrap(h, h.Close), func(u string) { url <- u })
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -131,22 +132,19 @@ func serveHTTP(t *testing.T, ns server.Namespace, rev string) (string, *http.Cli
 
 // recordHTTP returns a wire recorder for a client pinned to rev, validated
 // when the test ends.
-func recordHTTP(t *testing.T, rev string) *httpWire {
-	w := new(httpWire)
+func recordHTTP(t *testing.T, rev string) *wiretest.HTTPWire {
+	w := new(wiretest.HTTPWire)
 	t.Cleanup(func() {
-		msgs, err := w.sent()
+		msgs, err := w.Sent()
 		if err != nil {
 			t.Errorf("reading the recorded HTTP wire: %v", err)
 		}
-		validate(t, rev, msgs)
+		wiretest.Validate(t, rev, msgs)
 		if t.Failed() || showWire {
-			w.mu.Lock()
-			for _, ex := range w.exchanges {
-				ex.mu.Lock()
-				t.Logf("exchange %d: %s\n%s\n-> %d\n%s", ex.n, ex.method, ex.reqBody, ex.status, ex.body.String())
-				ex.mu.Unlock()
+			for _, ex := range w.Exchanges() {
+				status, _, body, _ := ex.Response()
+				t.Logf("exchange %d: %s\n%s\n-> %d\n%s", ex.N, ex.Method, ex.ReqBody, status, body)
 			}
-			w.mu.Unlock()
 		}
 	})
 	return w
@@ -158,14 +156,14 @@ func recordHTTP(t *testing.T, rev string) *httpWire {
 // client has closed and Serve has returned. It returns what the client
 // reads and writes.
 func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, io.WriteCloser) {
-	w := new(stdioWire)
+	w := new(wiretest.StdioWire)
 	logs, log := logBuffer()
 	e := &edge.Edge{Server: &server.Server{NS: ns, Info: serverInfo, TTLMs: 60_000}, Log: log}
 	inR, inW := io.Pipe()
 	toClient := newPipe()
 	done := make(chan error, 1)
 	go func() {
-		err := stdio.Serve(context.Background(), e, inR, io.MultiWriter(&w.fromServer, toClient), stdio.Options{})
+		err := stdio.Serve(context.Background(), e, inR, io.MultiWriter(&w.FromServer, toClient), stdio.Options{})
 		toClient.closeWrite()
 		done <- err
 	}()
@@ -179,17 +177,17 @@ func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, i
 		case <-time.After(exitTimeout):
 			t.Errorf("stdio.Serve was still running %s after its input closed", exitTimeout)
 		}
-		msgs, err := w.sent()
+		msgs, err := w.Sent()
 		if err != nil {
 			t.Errorf("reading the recorded stdio wire: %v", err)
 		}
-		validate(t, rev, msgs)
+		wiretest.Validate(t, rev, msgs)
 		if t.Failed() || showWire {
-			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.fromClient.String(), w.fromServer.String())
+			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.FromClient.String(), w.FromServer.String())
 		}
 		checkLog(t, "mcpx (stdio)", logs)
 	})
-	return toClient, teeWriter{inW, &w.fromClient}
+	return toClient, teeWriter{inW, &w.FromClient}
 }
 
 // teeWriter writes to the server and to the record.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
@@ -92,7 +93,7 @@ func matrixUpstreams() []upstream {
 // load. When the test ends it closes the gateway (stopping every
 // upstream), validates what mcpx sent each upstream (checkUpstreamWire),
 // and fails on an error in mcpx's log.
-func startGateway(t *testing.T, ups []upstream) (*gateway.Gateway, *lockedBuffer) {
+func startGateway(t *testing.T, ups []upstream) (*gateway.Gateway, *wiretest.LockedBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	servers := map[string]any{}
@@ -179,14 +180,14 @@ func checkUpstreamWire(t *testing.T, u upstream) {
 		if rev, err := checkToUpstream(v, u.rev, []byte(line)); err != nil {
 			t.Errorf("upstream %s: mcpx sent it, as message %d (checked at %s):\n%s\nclosed-world validator: %v", u.ns, i+1, rev, line, err)
 		}
-		var f frame
-		if json.Unmarshal([]byte(line), &f) != nil || !f.isRequest() {
+		var f wiretest.Frame
+		if json.Unmarshal([]byte(line), &f) != nil || !f.IsRequest() {
 			continue
 		}
-		if prev, ok := ids[idKey(f.ID)]; ok {
+		if prev, ok := ids[wiretest.IDKey(f.ID)]; ok {
 			reused = append(reused, fmt.Sprintf("id %s, first used by %s, again for %s", f.ID, prev, f.Method))
 		} else {
-			ids[idKey(f.ID)] = f.Method
+			ids[wiretest.IDKey(f.ID)] = f.Method
 		}
 	}
 	if len(reused) > 0 {
@@ -219,7 +220,7 @@ var connectedLine = regexp.MustCompile(`msg="upstream connected".* upstream=(\S+
 
 // checkConnected checks, from mcpx's log, that mcpx connected to every
 // upstream at the revision it is pinned to, and never at another.
-func checkConnected(t *testing.T, logs *lockedBuffer, ups []upstream) {
+func checkConnected(t *testing.T, logs *wiretest.LockedBuffer, ups []upstream) {
 	t.Helper()
 	got := map[string][]string{}
 	for _, m := range connectedLine.FindAllStringSubmatch(logs.String(), -1) {

@@ -38,6 +38,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/internal/wiretest"
 )
 
 const (
@@ -169,10 +170,10 @@ const recordSep = "\x1e"
 // initialize is in the revision it offers (the client's latest, which the
 // server answers with its own); everything else must be in the pinned
 // revision.
-func upstreamRevision(pinned string, f *frame) string {
+func upstreamRevision(pinned string, f *wiretest.Frame) string {
 	switch f.Method {
 	case mcp.MethodServerDiscover:
-		if r := metaVersion(f.Params); r != "" {
+		if r := wiretest.MetaVersion(f.Params); r != "" {
 			return r
 		}
 		return string(mcp.Rev20260728)
@@ -190,11 +191,11 @@ func upstreamRevision(pinned string, f *frame) string {
 // checkToUpstream validates one message mcpx sent to an upstream: its
 // envelope against JSONRPCMessage, then a request against ClientRequest and
 // a notification against ClientNotification (whole frames from 2025-11-25
-// on, {method, params} before; see checkFramed). A response (mcpx
+// on, {method, params} before; see wiretest.CheckFramed). A response (mcpx
 // answering a request of the upstream's) has only its envelope checked. It
 // returns the revision it checked against.
 func checkToUpstream(v *closedworld.Validator, pinned string, raw []byte) (string, error) {
-	var f frame
+	var f wiretest.Frame
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return pinned, fmt.Errorf("not a JSON-RPC message: %w", err)
 	}
@@ -203,10 +204,10 @@ func checkToUpstream(v *closedworld.Validator, pinned string, raw []byte) (strin
 		return rev, fmt.Errorf("envelope: %w", err)
 	}
 	switch {
-	case f.isRequest():
-		return rev, checkFramed(v, rev, "ClientRequest", &f)
-	case f.isNotification():
-		return rev, checkFramed(v, rev, "ClientNotification", &f)
+	case f.IsRequest():
+		return rev, wiretest.CheckFramed(v, rev, "ClientRequest", &f)
+	case f.IsNotification():
+		return rev, wiretest.CheckFramed(v, rev, "ClientNotification", &f)
 	}
 	return rev, nil
 }

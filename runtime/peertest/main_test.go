@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -83,41 +84,38 @@ const exitTimeout = 10 * time.Second
 // recordStdio returns the wire of a stdio connection to a client pinned to
 // rev; when the test ends (after the process has exited) every message
 // mcpx wrote is validated.
-func recordStdio(t *testing.T, rev string) *stdioWire {
-	w := new(stdioWire)
+func recordStdio(t *testing.T, rev string) *wiretest.StdioWire {
+	w := new(wiretest.StdioWire)
 	t.Cleanup(func() {
-		msgs, err := w.sent()
+		msgs, err := w.Sent()
 		if err != nil {
 			t.Errorf("reading the recorded stdio wire: %v", err)
 		}
-		validate(t, rev, msgs)
+		wiretest.Validate(t, rev, msgs)
 		if t.Failed() || showWire {
-			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.fromClient.String(), w.fromServer.String())
+			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.FromClient.String(), w.FromServer.String())
 		}
 	})
 	return w
 }
 
 // recordHTTP is recordStdio for Streamable HTTP.
-func recordHTTP(t *testing.T, rev string) *httpWire {
-	w := new(httpWire)
+func recordHTTP(t *testing.T, rev string) *wiretest.HTTPWire {
+	w := new(wiretest.HTTPWire)
 	t.Cleanup(func() {
-		msgs, err := w.sent()
+		msgs, err := w.Sent()
 		if err != nil {
 			t.Errorf("reading the recorded HTTP wire: %v", err)
 		}
-		validate(t, rev, msgs)
+		wiretest.Validate(t, rev, msgs)
 		if t.Failed() || showWire {
-			w.mu.Lock()
-			for _, ex := range w.exchanges {
-				ex.mu.Lock()
-				t.Logf("exchange %d: %s %s\n%s\n-> %d %s\n%s", ex.n, ex.method, headerLine(ex.reqHeader), ex.reqBody, ex.status, headerLine(ex.respHeader), ex.body.String())
-				if ex.lost.Len() > 0 {
-					t.Logf("exchange %d, written after the client had gone:\n%s", ex.n, ex.lost.String())
+			for _, ex := range w.Exchanges() {
+				status, header, body, lost := ex.Response()
+				t.Logf("exchange %d: %s %s\n%s\n-> %d %s\n%s", ex.N, ex.Method, headerLine(ex.ReqHeader), ex.ReqBody, status, headerLine(header), body)
+				if len(lost) > 0 {
+					t.Logf("exchange %d, written after the client had gone:\n%s", ex.N, lost)
 				}
-				ex.mu.Unlock()
 			}
-			w.mu.Unlock()
 		}
 	})
 	return w
@@ -136,7 +134,7 @@ func headerLine(h map[string][]string) string {
 }
 
 // process is a running `mcpx stdio`. Its stdin and stdout are teed into a
-// stdioWire; the client reads and writes Stdout and Stdin.
+// wiretest.StdioWire; the client reads and writes Stdout and Stdin.
 type process struct {
 	Stdin  io.WriteCloser
 	Stdout io.ReadCloser
@@ -219,9 +217,9 @@ func (p *pipe) Close() error {
 // mcpx wrote whatever the client does with its end. When the test ends
 // (after the client has closed) stdin is closed and mcpx must exit, with
 // status 0, within exitTimeout, having logged no error.
-func startStdio(t *testing.T, w *stdioWire) *process {
+func startStdio(t *testing.T, w *wiretest.StdioWire) *process {
 	cmd := exec.Command(mcpxBin, "stdio")
-	var stderr lockedBuffer
+	var stderr wiretest.LockedBuffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -244,7 +242,7 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 		defer close(eof)
 		defer pr.Close()
 		defer toClient.closeWrite()
-		io.Copy(io.MultiWriter(&w.fromServer, toClient), pr)
+		io.Copy(io.MultiWriter(&w.FromServer, toClient), pr)
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
@@ -266,15 +264,15 @@ func startStdio(t *testing.T, w *stdioWire) *process {
 			t.Logf("mcpx stderr:\n%s", stderr.String())
 		}
 	})
-	return &process{Stdin: teeWriter{stdin, &w.fromClient}, Stdout: toClient}
+	return &process{Stdin: teeWriter{stdin, &w.FromClient}, Stdout: toClient}
 }
 
 // mcpxConn is mcpx started for one client: `mcpx stdio` or the
 // Streamable HTTP endpoint, with its wire recorded.
 type mcpxConn struct {
-	stdio  *stdioWire
+	stdio  *wiretest.StdioWire
 	proc   *process // stdio: what the client reads and writes
-	http   *httpWire
+	http   *wiretest.HTTPWire
 	url    string       // HTTP: the endpoint
 	client *http.Client // HTTP: the client's
 }
@@ -309,25 +307,23 @@ func startMCPX(t *testing.T, transport, rev string) *mcpxConn {
 func (c *mcpxConn) awaitCancelled(t *testing.T, tool string) {
 	t.Helper()
 	if c.stdio != nil {
-		if !c.stdio.fromClient.await(func(b []byte) bool { return bytes.Contains(b, []byte(`"notifications/cancelled"`)) }, notificationWait) {
+		if !c.stdio.FromClient.Await(func(b []byte) bool { return bytes.Contains(b, []byte(`"notifications/cancelled"`)) }, notificationWait) {
 			t.Fatalf("the client sent no notifications/cancelled within %s", notificationWait)
 		}
 		return
 	}
-	c.http.mu.Lock()
-	var calls []*exchange
-	for _, ex := range c.http.exchanges {
-		if bytes.Contains(ex.reqBody, []byte(`"tools/call"`)) && bytes.Contains(ex.reqBody, []byte(`"`+tool+`"`)) {
+	var calls []*wiretest.Exchange
+	for _, ex := range c.http.Exchanges() {
+		if bytes.Contains(ex.ReqBody, []byte(`"tools/call"`)) && bytes.Contains(ex.ReqBody, []byte(`"`+tool+`"`)) {
 			calls = append(calls, ex)
 		}
 	}
-	c.http.mu.Unlock()
 	if len(calls) == 0 {
 		t.Fatalf("no tools/call of %s was recorded", tool)
 	}
 	for _, ex := range calls {
 		select {
-		case <-ex.done:
+		case <-ex.Done():
 		case <-time.After(notificationWait):
 			t.Fatalf("mcpx was still serving the tools/call of %s %s after the client cancelled it", tool, notificationWait)
 		}
@@ -342,8 +338,8 @@ var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version
 // exchange into w, and returns the endpoint URL. When the test ends it
 // shuts down, which must be graceful (all requests done, held streams
 // ended) within the shutdown timeout. mcpx's own log must have no error.
-func startHTTP(t *testing.T, w *httpWire) string {
-	var logs lockedBuffer
+func startHTTP(t *testing.T, w *wiretest.HTTPWire) string {
+	var logs wiretest.LockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	e := &edge.Edge{
 		Server: &server.Server{NS: demo.New(), Info: serverInfo, TTLMs: 60_000},
@@ -354,7 +350,7 @@ func startHTTP(t *testing.T, w *httpWire) string {
 	url := make(chan string, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.wrap(h, h.Close), func(u string) { url <- u })
+		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.Wrap(h, h.Close), func(u string) { url <- u })
 	}()
 	t.Cleanup(func() {
 		cancel()

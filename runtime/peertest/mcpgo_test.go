@@ -12,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpx-dev/mcpx/internal/wiretest"
 )
 
 // mcpGoRevisions are the revisions mcp-go v1.2.1 can be pinned to
@@ -26,7 +28,7 @@ func connectMCPGo(t *testing.T, transportName, rev string) (*client.Client, *mcp
 	if m.proc != nil {
 		tr = transport.NewIO(m.proc.Stdout, m.proc.Stdin, nil)
 	} else {
-		var logs lockedBuffer
+		var logs wiretest.LockedBuffer
 		t.Cleanup(func() {
 			if t.Failed() {
 				t.Logf("mcp-go log:\n%s", logs.String())

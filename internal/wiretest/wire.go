@@ -1,4 +1,11 @@
-package peertest
+// Package wiretest records and checks what mcpx says on the wire, for the
+// test packages that run real MCP clients against it (runtime/peertest,
+// runtime/gatewaytest): the framing of JSON-RPC lines and SSE bodies,
+// recorders of both directions of a stdio connection ([StdioWire]) and of
+// every exchange with a Streamable HTTP endpoint ([HTTPWire]), and the
+// closed-world check (internal/closedworld) of every message mcpx sent a
+// client ([Validate]). Like net/http/httptest it is a helper for tests.
+package wiretest
 
 import (
 	"bufio"
@@ -19,9 +26,9 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 )
 
-// frame is one JSON-RPC message as it crossed the wire, cut into its
+// Frame is one JSON-RPC message as it crossed the wire, cut into its
 // members (a member that is absent stays nil).
-type frame struct {
+type Frame struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
@@ -29,12 +36,15 @@ type frame struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-func (f *frame) isRequest() bool      { return f.Method != "" && f.ID != nil }
-func (f *frame) isNotification() bool { return f.Method != "" && f.ID == nil }
+// IsRequest reports whether f is a request: a method and an id.
+func (f *Frame) IsRequest() bool { return f.Method != "" && f.ID != nil }
 
-// idKey is a request id in a form that compares equal however the peer
+// IsNotification reports whether f is a notification: a method and no id.
+func (f *Frame) IsNotification() bool { return f.Method != "" && f.ID == nil }
+
+// IDKey is a request id in a form that compares equal however the peer
 // spaced it.
-func idKey(id json.RawMessage) string {
+func IDKey(id json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, id) != nil {
 		return string(id)
@@ -63,9 +73,9 @@ func messages(text []byte) ([][]byte, error) {
 	return [][]byte{text}, nil
 }
 
-// metaVersion is the protocol version a request names in
+// MetaVersion is the protocol version a request names in
 // params._meta (a 2026-07-28 request), or "".
-func metaVersion(params json.RawMessage) string {
+func MetaVersion(params json.RawMessage) string {
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -86,13 +96,13 @@ func negotiated(result json.RawMessage) string {
 	return r.ProtocolVersion
 }
 
-// sent is one message mcpx sent, with what validating it needs.
-type sent struct {
-	raw       []byte
-	method    string // for a response: the method of the request it answers
-	rev       string // the revision it was sent to
-	where     string // where it was on the wire
-	cancelled bool   // a response to a request the client cancelled
+// Sent is one message mcpx sent, with what validating it needs.
+type Sent struct {
+	Raw       []byte
+	Method    string // for a response: the method of the request it answers
+	Rev       string // the revision it was sent to
+	Where     string // where it was on the wire
+	Cancelled bool   // a response to a request the client cancelled
 }
 
 // cancelledIDs are the requests the client cancelled with
@@ -100,13 +110,13 @@ type sent struct {
 func cancelledIDs(fromClient [][]byte) map[string]bool {
 	ids := map[string]bool{}
 	for _, m := range fromClient {
-		var f frame
+		var f Frame
 		json.Unmarshal(m, &f)
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if f.Method == mcp.MethodNotificationsCancelled && json.Unmarshal(f.Params, &p) == nil && p.RequestID != nil {
-			ids[idKey(p.RequestID)] = true
+			ids[IDKey(p.RequestID)] = true
 		}
 	}
 	return ids
@@ -118,10 +128,10 @@ type request struct {
 	rev    string
 }
 
-// validate checks every message mcpx sent against the closed-world
+// Validate checks every message mcpx sent against the closed-world
 // validator for the revision it was sent to, and that it was sent to the
 // revision the client was pinned to.
-func validate(t *testing.T, pinned string, msgs []sent) {
+func Validate(t *testing.T, pinned string, msgs []Sent) {
 	t.Helper()
 	v, err := closedworld.Default()
 	if err != nil {
@@ -134,13 +144,13 @@ func validate(t *testing.T, pinned string, msgs []sent) {
 	for _, m := range msgs {
 		kinds[kind(m)]++
 		if err := checkSent(v, m); err != nil {
-			t.Errorf("mcpx sent, at %s (revision %s, answering %q):\n%s\nclosed-world validator: %v", m.where, m.rev, m.method, m.raw, err)
+			t.Errorf("mcpx sent, at %s (revision %s, answering %q):\n%s\nclosed-world validator: %v", m.Where, m.Rev, m.Method, m.Raw, err)
 		}
-		if m.cancelled {
-			t.Errorf("mcpx answered, at %s, a request the client had cancelled (cancellation: the receiver SHOULD NOT send a response; the request was still running):\n%s", m.where, m.raw)
+		if m.Cancelled {
+			t.Errorf("mcpx answered, at %s, a request the client had cancelled (cancellation: the receiver SHOULD NOT send a response; the request was still running):\n%s", m.Where, m.Raw)
 		}
-		if m.rev != pinned {
-			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.where, m.rev, pinned, m.raw)
+		if m.Rev != pinned {
+			t.Errorf("mcpx sent at %s a message in revision %s to a client pinned to %s:\n%s", m.Where, m.Rev, pinned, m.Raw)
 		}
 	}
 	t.Logf("validated %d messages from mcpx at %s: %v", len(msgs), pinned, kinds)
@@ -148,14 +158,14 @@ func validate(t *testing.T, pinned string, msgs []sent) {
 
 // kind names what a message is, for the log: "result of tools/list",
 // "notifications/progress", "error".
-func kind(m sent) string {
-	var f frame
-	json.Unmarshal(m.raw, &f)
+func kind(m Sent) string {
+	var f Frame
+	json.Unmarshal(m.Raw, &f)
 	switch {
 	case f.Method != "":
 		return f.Method
 	case f.Result != nil:
-		return "result of " + m.method
+		return "result of " + m.Method
 	default:
 		return "error"
 	}
@@ -164,48 +174,48 @@ func kind(m sent) string {
 // checkSent validates one message: its envelope against JSONRPCMessage,
 // then a result against its method's result definition, a notification
 // against ServerNotification, a request against ServerRequest.
-func checkSent(v *closedworld.Validator, m sent) error {
-	if err := v.Validate(m.rev, "JSONRPCMessage", m.raw); err != nil {
+func checkSent(v *closedworld.Validator, m Sent) error {
+	if err := v.Validate(m.Rev, "JSONRPCMessage", m.Raw); err != nil {
 		return fmt.Errorf("envelope: %w", err)
 	}
-	var f frame
-	if err := json.Unmarshal(m.raw, &f); err != nil {
+	var f Frame
+	if err := json.Unmarshal(m.Raw, &f); err != nil {
 		return err
 	}
 	switch {
-	case f.isNotification():
-		return checkFramed(v, m.rev, "ServerNotification", &f)
-	case f.isRequest():
-		if !v.Has(m.rev, "ServerRequest") {
-			return fmt.Errorf("a server request, which revision %s does not have", m.rev)
+	case f.IsNotification():
+		return CheckFramed(v, m.Rev, "ServerNotification", &f)
+	case f.IsRequest():
+		if !v.Has(m.Rev, "ServerRequest") {
+			return fmt.Errorf("a server request, which revision %s does not have", m.Rev)
 		}
-		return checkFramed(v, m.rev, "ServerRequest", &f)
+		return CheckFramed(v, m.Rev, "ServerRequest", &f)
 	case f.Result != nil:
-		if m.method == "" {
+		if m.Method == "" {
 			return fmt.Errorf("a result for no request the client sent")
 		}
-		tab := revision.Lookup(mcp.Revision(m.rev))
+		tab := revision.Lookup(mcp.Revision(m.Rev))
 		if tab == nil {
-			return fmt.Errorf("unknown revision %q", m.rev)
+			return fmt.Errorf("unknown revision %q", m.Rev)
 		}
-		meth, ok := tab.Method(m.method)
+		meth, ok := tab.Method(m.Method)
 		if !ok || meth.Result == "" {
-			return fmt.Errorf("a result for %s, which revision %s does not define", m.method, m.rev)
+			return fmt.Errorf("a result for %s, which revision %s does not define", m.Method, m.Rev)
 		}
 		def := meth.Result
-		if def == "Result" && v.Has(m.rev, "EmptyResult") {
+		if def == "Result" && v.Has(m.Rev, "EmptyResult") {
 			def = "EmptyResult"
 		}
-		return v.Validate(m.rev, def, f.Result)
+		return v.Validate(m.Rev, def, f.Result)
 	}
 	return nil // an error response: the envelope is all there is to check
 }
 
-// checkFramed validates a notification or request against a union
+// CheckFramed validates a notification or request against a union
 // definition: up to 2025-06-18 its variants hold only method and params,
 // from 2025-11-25 the whole frame. Both shapes are tried; the error is the
 // one of the shape the revision uses.
-func checkFramed(v *closedworld.Validator, rev, def string, f *frame) error {
+func CheckFramed(v *closedworld.Validator, rev, def string, f *Frame) error {
 	bare := map[string]any{"method": f.Method}
 	if f.Params != nil {
 		bare["params"] = f.Params
@@ -230,15 +240,16 @@ func checkFramed(v *closedworld.Validator, rev, def string, f *frame) error {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use, whose readers
+// LockedBuffer is a bytes.Buffer safe for concurrent use, whose readers
 // can wait for what they expect to be written.
-type lockedBuffer struct {
+type LockedBuffer struct {
 	mu      sync.Mutex
 	b       bytes.Buffer
 	changed chan struct{} // closed by the next Write
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+// Write appends p to the buffer and wakes the readers waiting in Await.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.changed != nil {
@@ -248,17 +259,19 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) Bytes() []byte {
+// Bytes is a copy of what has been written.
+func (l *LockedBuffer) Bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return bytes.Clone(l.b.Bytes())
 }
 
-func (l *lockedBuffer) String() string { return string(l.Bytes()) }
+// String is what has been written, as a string.
+func (l *LockedBuffer) String() string { return string(l.Bytes()) }
 
-// await reports whether what has been written satisfies ok, waiting for
+// Await reports whether what has been written satisfies ok, waiting for
 // further writes until timeout.
-func (l *lockedBuffer) await(ok func([]byte) bool, timeout time.Duration) bool {
+func (l *LockedBuffer) Await(ok func([]byte) bool, timeout time.Duration) bool {
 	deadline := time.After(timeout)
 	for {
 		l.mu.Lock()
@@ -279,9 +292,11 @@ func (l *lockedBuffer) await(ok func([]byte) bool, timeout time.Duration) bool {
 	}
 }
 
-// stdioWire is both directions of one stdio connection, byte for byte.
-type stdioWire struct {
-	fromClient, fromServer lockedBuffer
+// StdioWire is both directions of one stdio connection, byte for byte:
+// the test writes what the client sends mcpx into FromClient and what mcpx
+// answers into FromServer.
+type StdioWire struct {
+	FromClient, FromServer LockedBuffer
 }
 
 // lines splits newline-delimited JSON into numbered messages.
@@ -309,17 +324,17 @@ func lines(b []byte) (out []struct {
 	return out, sc.Err()
 }
 
-// sent reads what mcpx wrote on stdout. A response is matched to its
+// Sent reads what mcpx wrote on stdout. A response is matched to its
 // request by id. Its revision is what the request named in _meta, else what
 // initialize negotiated on the connection, else the revision mcpx answers a
 // stdio client that declared nothing in (edge.Oldest). A notification's is
 // the connection's: what initialize negotiated, else what the requests name.
-func (w *stdioWire) sent() ([]sent, error) {
-	in, err := lines(w.fromClient.Bytes())
+func (w *StdioWire) Sent() ([]Sent, error) {
+	in, err := lines(w.FromClient.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("client to mcpx: %w", err)
 	}
-	out, err := lines(w.fromServer.Bytes())
+	out, err := lines(w.FromServer.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("mcpx to client: %w", err)
 	}
@@ -331,49 +346,53 @@ func (w *stdioWire) sent() ([]sent, error) {
 	reqs := map[string]*request{}
 	named := "" // a version some request names in _meta
 	for _, l := range in {
-		var f frame
-		if json.Unmarshal(l.msg, &f) != nil || !f.isRequest() {
+		var f Frame
+		if json.Unmarshal(l.msg, &f) != nil || !f.IsRequest() {
 			continue
 		}
-		r := &request{method: f.Method, rev: metaVersion(f.Params)}
-		reqs[idKey(f.ID)] = r
+		r := &request{method: f.Method, rev: MetaVersion(f.Params)}
+		reqs[IDKey(f.ID)] = r
 		if named == "" {
 			named = r.rev
 		}
 	}
 	initRev := "" // what initialize negotiated
 	for _, l := range out {
-		var f frame
+		var f Frame
 		json.Unmarshal(l.msg, &f)
-		if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil && r.method == mcp.MethodInitialize && f.Result != nil {
+		if r := reqs[IDKey(f.ID)]; f.ID != nil && r != nil && r.method == mcp.MethodInitialize && f.Result != nil {
 			initRev = negotiated(f.Result)
 			r.rev = initRev
 		}
 	}
 	declared := cmp.Or(initRev, string(edge.Oldest))
 	connRev := cmp.Or(initRev, named, string(edge.Oldest))
-	var msgs []sent
+	var msgs []Sent
 	for _, l := range out {
-		var f frame
+		var f Frame
 		json.Unmarshal(l.msg, &f)
-		s := sent{raw: l.msg, rev: connRev, where: fmt.Sprintf("stdout line %d", l.n)}
-		if !f.isRequest() && !f.isNotification() {
-			if r := reqs[idKey(f.ID)]; f.ID != nil && r != nil {
-				s.method, s.rev = r.method, cmp.Or(r.rev, declared)
+		s := Sent{Raw: l.msg, Rev: connRev, Where: fmt.Sprintf("stdout line %d", l.n)}
+		if !f.IsRequest() && !f.IsNotification() {
+			if r := reqs[IDKey(f.ID)]; f.ID != nil && r != nil {
+				s.Method, s.Rev = r.method, cmp.Or(r.rev, declared)
 			}
-			s.cancelled = f.ID != nil && cancelled[idKey(f.ID)]
+			s.Cancelled = f.ID != nil && cancelled[IDKey(f.ID)]
 		}
 		msgs = append(msgs, s)
 	}
 	return msgs, nil
 }
 
-// exchange is one HTTP request to the MCP endpoint and its response.
-type exchange struct {
-	n          int
-	method     string // GET, POST, DELETE
-	reqHeader  http.Header
-	reqBody    []byte
+// Exchange is one HTTP request to the MCP endpoint and its response. Its
+// exported fields are set before [HTTPWire.Exchanges] returns it and do not
+// change; the response, still being written while the handler runs, is read
+// with [Exchange.Response].
+type Exchange struct {
+	N         int    // its place among the endpoint's exchanges, from 1
+	Method    string // GET, POST, DELETE
+	ReqHeader http.Header
+	ReqBody   []byte
+
 	mu         sync.Mutex
 	status     int
 	respHeader http.Header
@@ -384,17 +403,38 @@ type exchange struct {
 	done chan struct{} // closed when the handler has returned
 }
 
-// httpWire records every exchange with the endpoint.
-type httpWire struct {
+// Response is what has been written so far in answer: the status, the
+// header as it was sent, the body a client can have read, and what was
+// written after the client had gone (its request context was done), which
+// no client can have read.
+func (ex *Exchange) Response() (status int, header http.Header, body, lost []byte) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.status, ex.respHeader, bytes.Clone(ex.body.Bytes()), bytes.Clone(ex.lost.Bytes())
+}
+
+// Done is closed when the handler has returned.
+func (ex *Exchange) Done() <-chan struct{} { return ex.done }
+
+// HTTPWire records every exchange with the endpoint. Its zero value is
+// ready to use.
+type HTTPWire struct {
 	mu        sync.Mutex
-	exchanges []*exchange
+	exchanges []*Exchange
+}
+
+// Exchanges are the exchanges recorded so far, in the order they began.
+func (w *HTTPWire) Exchanges() []*Exchange {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]*Exchange(nil), w.exchanges...)
 }
 
 // recorder is an http.ResponseWriter that keeps a copy of what is written.
 // Flush reaches the underlying writer through Unwrap.
 type recorder struct {
 	http.ResponseWriter
-	ex  *exchange
+	ex  *Exchange
 	ctx context.Context // the request's
 }
 
@@ -435,8 +475,10 @@ type closer struct {
 
 func (c closer) Close() { c.close() }
 
-// wrap records every exchange with h.
-func (w *httpWire) wrap(h http.Handler, closeHandler func()) http.Handler {
+// Wrap records every exchange with h. The handler it returns has a Close
+// method that calls closeHandler, so that streamhttp.ListenAndServe still
+// ends h's held streams on shutdown.
+func (w *HTTPWire) Wrap(h http.Handler, closeHandler func()) http.Handler {
 	return closer{http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if r.Body != nil {
@@ -446,10 +488,10 @@ func (w *httpWire) wrap(h http.Handler, closeHandler func()) http.Handler {
 			r.Body.Close()
 		}
 		r.Body = readCloser{bytes.NewReader(body)}
-		ex := &exchange{method: r.Method, reqHeader: r.Header.Clone(), reqBody: body, done: make(chan struct{})}
+		ex := &Exchange{Method: r.Method, ReqHeader: r.Header.Clone(), ReqBody: body, done: make(chan struct{})}
 		defer close(ex.done)
 		w.mu.Lock()
-		ex.n = len(w.exchanges) + 1
+		ex.N = len(w.exchanges) + 1
 		w.exchanges = append(w.exchanges, ex)
 		w.mu.Unlock()
 		h.ServeHTTP(&recorder{ResponseWriter: rw, ex: ex, ctx: r.Context()}, r)
@@ -506,49 +548,45 @@ func bodyMessages(contentType string, body []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// sent reads what mcpx answered on every exchange. A POST's response
+// Sent reads what mcpx answered on every exchange. A POST's response
 // messages are matched by id to the messages of its body; a request's
 // revision is what it named in _meta, else the revision its session
 // negotiated (initialize: the one negotiated now), else the
 // MCP-Protocol-Version header, else the revision assumed without one.
-func (w *httpWire) sent() ([]sent, error) {
-	w.mu.Lock()
-	exs := append([]*exchange(nil), w.exchanges...)
-	w.mu.Unlock()
+func (w *HTTPWire) Sent() ([]Sent, error) {
+	exs := w.Exchanges()
 	var fromClient [][]byte
 	for _, ex := range exs {
-		if ms, err := messages(ex.reqBody); err == nil && ex.method == http.MethodPost {
+		if ms, err := messages(ex.ReqBody); err == nil && ex.Method == http.MethodPost {
 			fromClient = append(fromClient, ms...)
 		}
 	}
 	cancelled := cancelledIDs(fromClient)
 	sessions := map[string]string{} // Mcp-Session-Id -> negotiated revision
-	var msgs []sent
+	var msgs []Sent
 	for _, ex := range exs {
-		ex.mu.Lock()
-		status, hdr, body, lost := ex.status, ex.respHeader, bytes.Clone(ex.body.Bytes()), bytes.Clone(ex.lost.Bytes())
-		ex.mu.Unlock()
-		where := fmt.Sprintf("HTTP exchange %d (%s, status %d)", ex.n, ex.method, status)
+		status, hdr, body, lost := ex.Response()
+		where := fmt.Sprintf("HTTP exchange %d (%s, status %d)", ex.N, ex.Method, status)
 
-		exRev := sessions[ex.reqHeader.Get("Mcp-Session-Id")]
+		exRev := sessions[ex.ReqHeader.Get("Mcp-Session-Id")]
 		if exRev == "" {
-			exRev = ex.reqHeader.Get("MCP-Protocol-Version")
+			exRev = ex.ReqHeader.Get("MCP-Protocol-Version")
 		}
 		reqs := map[string]*request{}
-		if ex.method == http.MethodPost {
-			in, err := messages(ex.reqBody)
+		if ex.Method == http.MethodPost {
+			in, err := messages(ex.ReqBody)
 			if err != nil {
 				return nil, fmt.Errorf("%s: request body: %w", where, err)
 			}
 			for _, m := range in {
-				var f frame
+				var f Frame
 				json.Unmarshal(m, &f)
-				r := &request{method: f.Method, rev: metaVersion(f.Params)}
+				r := &request{method: f.Method, rev: MetaVersion(f.Params)}
 				if r.rev == "" {
 					r.rev = exRev
 				}
-				if f.isRequest() {
-					reqs[idKey(f.ID)] = r
+				if f.IsRequest() {
+					reqs[IDKey(f.ID)] = r
 				}
 				if len(in) == 1 && r.rev != "" {
 					exRev = r.rev
@@ -566,26 +604,26 @@ func (w *httpWire) sent() ([]sent, error) {
 		}
 		out = append(out, lostMsgs...)
 		for i, m := range out {
-			var f frame
+			var f Frame
 			json.Unmarshal(m, &f)
-			s := sent{raw: m, rev: exRev, where: where}
+			s := Sent{Raw: m, Rev: exRev, Where: where}
 			if i >= nRead {
-				s.where += ", written after the client had gone"
+				s.Where += ", written after the client had gone"
 			}
-			if !f.isRequest() && !f.isNotification() && f.ID != nil {
-				s.cancelled = i < nRead && cancelled[idKey(f.ID)]
-				if r := reqs[idKey(f.ID)]; r != nil {
-					s.method, s.rev = r.method, r.rev
+			if !f.IsRequest() && !f.IsNotification() && f.ID != nil {
+				s.Cancelled = i < nRead && cancelled[IDKey(f.ID)]
+				if r := reqs[IDKey(f.ID)]; r != nil {
+					s.Method, s.Rev = r.method, r.rev
 					if r.method == mcp.MethodInitialize && f.Result != nil {
-						s.rev = negotiated(f.Result)
+						s.Rev = negotiated(f.Result)
 						if sid := hdr.Get("Mcp-Session-Id"); sid != "" {
-							sessions[sid] = s.rev
+							sessions[sid] = s.Rev
 						}
 					}
 				}
 			}
-			if s.rev == "" {
-				s.rev = string(edge.Headerless)
+			if s.Rev == "" {
+				s.Rev = string(edge.Headerless)
 			}
 			msgs = append(msgs, s)
 		}

@@ -1,4 +1,4 @@
-package peertest
+package wiretest
 
 import (
 	"testing"
@@ -21,28 +21,28 @@ func TestCheckSentCatchesViolations(t *testing.T) {
 	)
 	for _, c := range []struct {
 		name   string
-		msg    sent
+		msg    Sent
 		wantOK bool
 	}{
-		{"a tool title at 2025-06-18 is declared", sent{raw: []byte(toolWithTitle), method: "tools/list", rev: "2025-06-18"}, true},
-		{"a tool title at 2025-03-26 is undeclared", sent{raw: []byte(toolWithTitle), method: "tools/list", rev: "2025-03-26"}, false},
-		{"a result is checked against its method's result", sent{raw: []byte(toolWithTitle), method: "prompts/list", rev: "2025-06-18"}, false},
-		{"a result answering no request is reported", sent{raw: []byte(toolWithTitle), rev: "2025-06-18"}, false},
-		{"a progress message at 2025-03-26 is declared", sent{raw: []byte(progress), rev: "2025-03-26"}, true},
-		{"a progress message at 2024-11-05 is undeclared", sent{raw: []byte(progress), rev: "2024-11-05"}, false},
-		{"a framed notification at 2025-11-25 is declared", sent{raw: []byte(progress), rev: "2025-11-25"}, true},
-		{"a notification mcpx never sends is rejected", sent{raw: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), rev: "2025-11-25"}, false},
-		{"an envelope member is undeclared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{},"extra":1}`), method: "ping", rev: "2025-06-18"}, false},
-		{"an empty result for ping is declared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), method: "ping", rev: "2024-11-05"}, true},
-		{"a 2026-07-28 result needs resultType", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), method: "tools/list", rev: "2026-07-28"}, false},
-		{"a 2026-07-28 result with resultType is declared", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}}`), method: "tools/list", rev: "2026-07-28"}, true},
-		{"a legacy result must not carry resultType", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`), method: "tools/list", rev: "2025-11-25"}, false},
-		{"a result for a method the revision lacks is reported", sent{raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), method: "ping", rev: "2026-07-28"}, false},
+		{"a tool title at 2025-06-18 is declared", Sent{Raw: []byte(toolWithTitle), Method: "tools/list", Rev: "2025-06-18"}, true},
+		{"a tool title at 2025-03-26 is undeclared", Sent{Raw: []byte(toolWithTitle), Method: "tools/list", Rev: "2025-03-26"}, false},
+		{"a result is checked against its method's result", Sent{Raw: []byte(toolWithTitle), Method: "prompts/list", Rev: "2025-06-18"}, false},
+		{"a result answering no request is reported", Sent{Raw: []byte(toolWithTitle), Rev: "2025-06-18"}, false},
+		{"a progress message at 2025-03-26 is declared", Sent{Raw: []byte(progress), Rev: "2025-03-26"}, true},
+		{"a progress message at 2024-11-05 is undeclared", Sent{Raw: []byte(progress), Rev: "2024-11-05"}, false},
+		{"a framed notification at 2025-11-25 is declared", Sent{Raw: []byte(progress), Rev: "2025-11-25"}, true},
+		{"a notification mcpx never sends is rejected", Sent{Raw: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), Rev: "2025-11-25"}, false},
+		{"an envelope member is undeclared", Sent{Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{},"extra":1}`), Method: "ping", Rev: "2025-06-18"}, false},
+		{"an empty result for ping is declared", Sent{Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), Method: "ping", Rev: "2024-11-05"}, true},
+		{"a 2026-07-28 result needs resultType", Sent{Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), Method: "tools/list", Rev: "2026-07-28"}, false},
+		{"a 2026-07-28 result with resultType is declared", Sent{Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}}`), Method: "tools/list", Rev: "2026-07-28"}, true},
+		{"a legacy result must not carry resultType", Sent{Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`), Method: "tools/list", Rev: "2025-11-25"}, false},
+		{"a result for a method the revision lacks is reported", Sent{Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), Method: "ping", Rev: "2026-07-28"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkSent(v, c.msg)
 			if (err == nil) != c.wantOK {
-				t.Errorf("checkSent(%s at %s) = %v, want ok=%v", c.msg.raw, c.msg.rev, err, c.wantOK)
+				t.Errorf("checkSent(%s at %s) = %v, want ok=%v", c.msg.Raw, c.msg.Rev, err, c.wantOK)
 			}
 		})
 	}
@@ -82,7 +82,7 @@ func TestStdioWire(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, in, out string
-		want          []sent // raw and where left out
+		want          []Sent // Raw and Where left out
 	}{
 		{
 			"initialize fixes the revision",
@@ -92,14 +92,14 @@ func TestStdioWire(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26"}}` + "\n" +
 				`{"jsonrpc":"2.0", "id": "a","result":{"tools":[]}}` + "\n" +
 				`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}` + "\n",
-			[]sent{{method: "initialize", rev: "2025-03-26"}, {method: "tools/list", rev: "2025-03-26"}, {rev: "2025-03-26"}},
+			[]Sent{{Method: "initialize", Rev: "2025-03-26"}, {Method: "tools/list", Rev: "2025-03-26"}, {Rev: "2025-03-26"}},
 		},
 		{
 			"_meta names the revision, and a request without it is answered as the oldest",
 			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}` + "\n" +
 				`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n",
 			`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}` + "\n",
-			[]sent{{method: "ping", rev: "2024-11-05"}, {method: "server/discover", rev: "2026-07-28"}},
+			[]Sent{{Method: "ping", Rev: "2024-11-05"}, {Method: "server/discover", Rev: "2026-07-28"}},
 		},
 		{
 			"a cancelled request is marked",
@@ -107,14 +107,14 @@ func TestStdioWire(t *testing.T) {
 				`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}` + "\n" +
 				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}` + "\n",
 			`{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2024-11-05"}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n",
-			[]sent{{method: "initialize", rev: "2024-11-05"}, {method: "tools/call", rev: "2024-11-05", cancelled: true}},
+			[]Sent{{Method: "initialize", Rev: "2024-11-05"}, {Method: "tools/call", Rev: "2024-11-05", Cancelled: true}},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := new(stdioWire)
-			w.fromClient.Write([]byte(c.in))
-			w.fromServer.Write([]byte(c.out))
-			got, err := w.sent()
+			w := new(StdioWire)
+			w.FromClient.Write([]byte(c.in))
+			w.FromServer.Write([]byte(c.out))
+			got, err := w.Sent()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,8 +123,8 @@ func TestStdioWire(t *testing.T) {
 			}
 			for i, g := range got {
 				w := c.want[i]
-				if g.method != w.method || g.rev != w.rev || g.cancelled != w.cancelled {
-					t.Errorf("message %d (%s): method %q rev %s cancelled %v, want %q %s %v", i, g.raw, g.method, g.rev, g.cancelled, w.method, w.rev, w.cancelled)
+				if g.Method != w.Method || g.Rev != w.Rev || g.Cancelled != w.Cancelled {
+					t.Errorf("message %d (%s): method %q rev %s cancelled %v, want %q %s %v", i, g.Raw, g.Method, g.Rev, g.Cancelled, w.Method, w.Rev, w.Cancelled)
 				}
 			}
 		})
