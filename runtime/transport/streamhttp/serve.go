@@ -111,16 +111,20 @@ func endpointURL(a net.Addr) string {
 
 // newConns are the connections that have not begun a request.
 type newConns struct {
-	mu  sync.Mutex
-	set map[net.Conn]bool
+	mu      sync.Mutex
+	set     map[net.Conn]bool
+	closing bool // shutdown began: a connection accepted just now is closed at once
 }
 
 func (n *newConns) track(c net.Conn, state http.ConnState) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if state == http.StateNew {
+	switch {
+	case state == http.StateNew && n.closing:
+		c.Close() // accepted while shutdown was closing the others
+	case state == http.StateNew:
 		n.set[c] = true
-	} else {
+	default:
 		delete(n.set, c)
 	}
 }
@@ -128,6 +132,7 @@ func (n *newConns) track(c net.Conn, state http.ConnState) {
 func (n *newConns) closeAll() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.closing = true
 	for c := range n.set {
 		c.Close()
 	}
