@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -161,6 +160,3 @@ func (s *Server) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*m
 	}
 	return r, nil
 }
-
-// IsUnsupported reports whether err says the namespace lacks a feature.
-func IsUnsupported(err error) bool { return errors.Is(err, ErrUnsupported) }
