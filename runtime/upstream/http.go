@@ -39,6 +39,7 @@ type httpConn struct {
 	d       *edge.Dialect
 	gone    chan struct{}
 	once    sync.Once
+	streams sync.WaitGroup // the GET stream, waited for by close
 }
 
 func dialHTTP(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*httpConn, error) {
@@ -52,7 +53,54 @@ func dialHTTP(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message))
 func (h *httpConn) setDialect(d *edge.Dialect) {
 	h.mu.Lock()
 	h.d = d
+	session := h.session
 	h.mu.Unlock()
+	if session != "" {
+		// A legacy session: the server speaks unasked (list changes) on
+		// the stream a GET opens.
+		h.streams.Add(1)
+		go h.standalone()
+	}
+}
+
+// standalone holds the legacy session's GET stream open until the
+// connection closes, handing what arrives to the handler. A server that
+// offers none answers 405, which is fine.
+func (h *httpConn) standalone() {
+	defer h.streams.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.spec.URL, nil)
+	if err != nil {
+		return
+	}
+	for k, v := range h.spec.Headers {
+		req.Header.Set(k, v)
+	}
+	h.mu.Lock()
+	version, _ := edge.VersionHeader(h.d, "")
+	req.Header.Set("Mcp-Session-Id", h.session)
+	h.mu.Unlock()
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		return
+	}
+	if _, err := h.readSSE(nil, resp.Body); err != nil && ctx.Err() == nil {
+		h.log.Info("the upstream's GET stream ended", "err", err)
+	}
 }
 
 func (h *httpConn) cancelsByNotification() bool {
@@ -192,7 +240,7 @@ func (h *httpConn) readSSE(id json.RawMessage, body io.Reader) (*jsonrpc.Message
 				continue
 			}
 			m := msgs[0]
-			if m.IsResponse() && bytes.Equal(m.ID, id) {
+			if id != nil && m.IsResponse() && bytes.Equal(m.ID, id) {
 				return m, nil
 			}
 			h.handler(h, m)
@@ -219,6 +267,7 @@ func (h *httpConn) notify(ctx context.Context, m *jsonrpc.Message) error {
 // close ends a legacy session with DELETE, as the transport asks.
 func (h *httpConn) close() error {
 	h.die()
+	defer h.streams.Wait()
 	h.mu.Lock()
 	session := h.session
 	h.mu.Unlock()
