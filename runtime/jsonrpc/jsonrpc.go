@@ -92,10 +92,10 @@ func Errorf(code int64, data any, format string, args ...any) *Error {
 // same length; a batch that cannot be read at all is one error, batch false.
 func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool) {
 	b = bytes.TrimSpace(b)
-	if !json.Valid(b) {
-		return []*Message{nil}, []*Error{{Code: ParseError, Message: "the message is not valid JSON"}}, false
-	}
 	if len(b) > 0 && b[0] == '[' {
+		if !json.Valid(b) {
+			return []*Message{nil}, []*Error{parseError()}, false
+		}
 		if !batches {
 			return []*Message{nil}, []*Error{{Code: InvalidRequest, Message: "batches are not part of this protocol revision; send one message at a time"}}, false
 		}
@@ -109,9 +109,13 @@ func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool)
 		}
 		return msgs, errs, true
 	}
+	// One message: Unmarshal checks the syntax as it decodes, so the bytes
+	// are scanned once, not first by json.Valid and again to decode.
 	m, err := decodeOne(b)
 	return []*Message{m}, []*Error{err}, false
 }
+
+func parseError() *Error { return &Error{Code: ParseError, Message: "the message is not valid JSON"} }
 
 // wire is Message with presence kept for the members whose absence matters.
 type wire struct {
@@ -126,6 +130,9 @@ type wire struct {
 func decodeOne(b []byte) (*Message, *Error) {
 	var w wire
 	if err := json.Unmarshal(b, &w); err != nil {
+		if _, syntax := err.(*json.SyntaxError); syntax || len(b) == 0 {
+			return nil, parseError()
+		}
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}
 	m := &Message{JSONRPC: "2.0", Params: w.Params, Result: w.Result}

@@ -39,7 +39,9 @@ func TestLegacyHTTPListChanges(t *testing.T) {
 			return
 		case <-tick.C:
 			s.AddTool(&sdk.Tool{Name: "added" + strconv.Itoa(i), InputSchema: map[string]any{"type": "object"}},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{}, nil
+				})
 		case <-deadline:
 			t.Fatal("no list change arrived on the legacy session's GET stream")
 		}

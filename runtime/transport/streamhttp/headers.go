@@ -142,18 +142,9 @@ func supportedVersions() []string {
 // metaVersion reads params._meta["io.modelcontextprotocol/protocolVersion"]:
 // the string (or, when it is not a string, its raw JSON) and whether it is
 // present at all.
-func metaVersion(params json.RawMessage) (string, bool) {
-	if len(params) == 0 || params[0] != '{' {
-		return "", false
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", false
-	}
-	raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]
-	if !ok {
+func metaVersion(p *peek) (string, bool) {
+	raw := p.Meta.ProtocolVersion
+	if raw == nil {
 		return "", false
 	}
 	var v string
@@ -161,6 +152,40 @@ func metaVersion(params json.RawMessage) (string, bool) {
 		return string(raw), true
 	}
 	return v, true
+}
+
+// peek is what the transport reads of a request's params, decoded once:
+// the protocol version in _meta, the members Mcp-Name mirrors, and the
+// arguments Mcp-Param-* headers mirror.
+type peek struct {
+	Meta struct {
+		ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	} `json:"_meta"`
+	Name      json.RawMessage `json:"name"`
+	URI       json.RawMessage `json:"uri"`
+	TaskID    json.RawMessage `json:"taskId"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func readPeek(params json.RawMessage) *peek {
+	p := new(peek)
+	if len(params) > 0 && params[0] == '{' {
+		_ = json.Unmarshal(params, p) // what does not fit stays empty; the edge reports bad params
+	}
+	return p
+}
+
+// member returns the raw value of a member Mcp-Name mirrors.
+func (p *peek) member(name string) json.RawMessage {
+	switch name {
+	case "name":
+		return p.Name
+	case "uri":
+		return p.URI
+	case "taskId":
+		return p.TaskID
+	}
+	return nil
 }
 
 // headerValue returns the one value of a header, whether it was sent, and
@@ -227,7 +252,7 @@ func mismatch(format string, args ...any) *jsonrpc.Error {
 // checkStandardHeaders checks Mcp-Method and Mcp-Name against a 2026-07-28
 // request's body (streamable-http.mdx, Server Validation): a required
 // header that is missing, malformed or different from the body is -32020.
-func checkStandardHeaders(r *http.Request, m *jsonrpc.Message) *jsonrpc.Error {
+func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc.Error {
 	method, present, ok := headerValue(r, headerMethod)
 	switch {
 	case !ok:
@@ -253,10 +278,8 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message) *jsonrpc.Error {
 	case !present:
 		return mismatch("Header mismatch: the %s header is required on %s and must carry params.%s", headerName, m.Method, src.field)
 	}
-	var body map[string]json.RawMessage
-	_ = json.Unmarshal(m.Params, &body)
 	var want string
-	if raw, ok := body[src.field]; !ok || json.Unmarshal(raw, &want) != nil {
+	if raw := p.member(src.field); raw == nil || json.Unmarshal(raw, &want) != nil {
 		return mismatch("Header mismatch: %s header value %q does not match params.%s, which is missing or not a string", headerName, name, src.field)
 	}
 	if name != want {

@@ -52,17 +52,18 @@ func paramHeaders(schema json.RawMessage) []paramHeader {
 // for Custom Headers"): a value in the body needs its header, a header
 // needs its value, both must be equal after decoding, and a header with
 // characters a header may not hold is rejected. Any failure is -32020.
-func (h *Handler) checkParamHeaders(r *http.Request, m *jsonrpc.Message) *jsonrpc.Error {
+func (h *Handler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, pk *peek) *jsonrpc.Error {
 	if m.Method != mcp.MethodToolsCall {
 		return nil
 	}
 	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+		Name      string
+		Arguments json.RawMessage
 	}
-	if json.Unmarshal(m.Params, &p) != nil {
+	if json.Unmarshal(pk.Name, &p.Name) != nil {
 		return nil // the edge reports bad params
 	}
+	p.Arguments = pk.Arguments
 	tools, err := h.e.Server.NS.ListTools(r.Context())
 	if err != nil {
 		return nil

@@ -349,7 +349,8 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	mv, mPresent := metaVersion(m.Params)
+	pk := readPeek(m.Params)
+	mv, mPresent := metaVersion(pk)
 	modern := mPresent || hv == string(edge.Modern)
 	in := edge.In{Msg: m, Default: edge.Headerless}
 	if hKnown {
@@ -374,11 +375,11 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 	if m.IsRequest() && (hv == string(edge.Modern) || mv == string(edge.Modern)) {
-		if e := checkStandardHeaders(r, m); e != nil {
+		if e := checkStandardHeaders(r, m, pk); e != nil {
 			writeError(w, http.StatusBadRequest, m.ID, e)
 			return
 		}
-		if e := h.checkParamHeaders(r, m); e != nil {
+		if e := h.checkParamHeaders(r, m, pk); e != nil {
 			writeError(w, http.StatusBadRequest, m.ID, e)
 			return
 		}
