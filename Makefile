@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh bench run conformance
+.PHONY: schemas generate build test vet fmt fmt-check fresh bench run conformance everything
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -16,8 +16,18 @@ generate: schemas
 build:
 	$(GO) build -o bin/ ./cmd/...
 
+# The reference server the gateway tests front (runtime/gatewaytest,
+# TestEverything), from npm, into .tools/everything; skipped without npm
+# (the test then skips too, except in CI, where it fails).
+EVERYTHING_VERSION ?= 2026.8.31
+everything:
+	@if [ -f .tools/everything/node_modules/@modelcontextprotocol/server-everything/package.json ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+		npm install --prefix .tools/everything --no-audit --no-fund @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION); \
+	else echo "everything: npm not found; TestEverything will be skipped"; fi
+
 # Every test: vet, formatting, unit tests, then generated/ must be current.
-test: schemas
+test: schemas everything
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory fmt-check
 	$(GO) test ./...
