@@ -41,7 +41,7 @@ func serve[P, R any](f func(*server.Server, contextType, *P) (*R, error)) handle
 			p = new(P)
 		}
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
-		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities())
+		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
 		r, err := f(e.Server, ctx, p)
 		if err != nil {
 			return nil, err

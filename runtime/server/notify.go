@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 )
@@ -83,17 +84,20 @@ func Wants(min, level mcp.LoggingLevel) bool {
 type clientCapsKey struct{}
 
 // WithClientCapabilities returns ctx carrying the capabilities the client
-// declared: on the request for 2026-07-28, at initialize for the others.
-// The edge installs them in every handler's context.
-func WithClientCapabilities(ctx context.Context, caps *mcp.ClientCapabilities) context.Context {
-	return context.WithValue(ctx, clientCapsKey{}, caps)
+// declared (on the request for 2026-07-28, at initialize for the others),
+// read by caps the first time a handler asks: most never do. The edge
+// installs it in every handler's context.
+func WithClientCapabilities(ctx context.Context, caps func() *mcp.ClientCapabilities) context.Context {
+	return context.WithValue(ctx, clientCapsKey{}, sync.OnceValue(caps))
 }
 
 // ClientCapabilities returns what the client of the request ctx belongs to
 // declared; an empty value when nothing is known.
 func ClientCapabilities(ctx context.Context) *mcp.ClientCapabilities {
-	if c, _ := ctx.Value(clientCapsKey{}).(*mcp.ClientCapabilities); c != nil {
-		return c
+	if f, _ := ctx.Value(clientCapsKey{}).(func() *mcp.ClientCapabilities); f != nil {
+		if c := f(); c != nil {
+			return c
+		}
 	}
 	return &mcp.ClientCapabilities{}
 }
