@@ -69,6 +69,8 @@ type Edge struct {
 
 	lists     listCache
 	listeners listeners
+	infoOnce  sync.Once
+	info      json.RawMessage
 }
 
 func (e *Edge) log() *slog.Logger {
@@ -340,9 +342,11 @@ func (e *Edge) envelope(env mcp.Envelope) {
 	}
 }
 
+// serverInfo is the server's identity, encoded once: it goes into every
+// 2026-07-28 result.
 func (e *Edge) serverInfo() json.RawMessage {
-	b, _ := json.Marshal(e.Server.Info)
-	return b
+	e.infoOnce.Do(func() { e.info, _ = json.Marshal(e.Server.Info) })
+	return e.info
 }
 
 // notification handles what a client notifies.
