@@ -89,7 +89,7 @@ func tables(h *model.Hub, source string) *File {
 				metaKeys = append(metaKeys, jen.Lit(k))
 			}
 		}
-		tabs = append(tabs, jen.Values(jen.Dict{
+		d := jen.Dict{
 			jen.Id("Revision"):           jen.Qual(HubPath, RevConst(rev)),
 			jen.Id("Era"):                jen.Lit(w.Era),
 			jen.Id("Methods"):            jen.Index().Id("Method").Values(methods...),
@@ -97,7 +97,11 @@ func tables(h *model.Hub, source string) *File {
 			jen.Id("ServerCapabilities"): capPaths(h.Types["ServerCapabilities"], rev),
 			jen.Id("ClientCapabilities"): capPaths(h.Types["ClientCapabilities"], rev),
 			jen.Id("MetaKeys"):           jen.Index().String().Values(metaKeys...),
-		}))
+		}
+		if w.Batches {
+			d[jen.Id("Batches")] = jen.True()
+		}
+		tabs = append(tabs, jen.Values(d))
 	}
 	g.PackageComment("Package revision holds what the generator learnt from each revision's schema:")
 	g.PackageComment("which methods, members, union variants, enum values, capabilities and")
@@ -112,6 +116,7 @@ func tables(h *model.Hub, source string) *File {
 		jen.Id("ServerCapabilities").Index().String().Comment("dotted member paths"),
 		jen.Id("ClientCapabilities").Index().String().Comment("dotted member paths"),
 		jen.Id("MetaKeys").Index().String().Comment("reserved _meta keys defined"),
+		jen.Id("Batches").Bool().Comment("JSON-RPC batches exist (JSONRPCBatchRequest)"),
 	)
 	g.Line()
 	g.Comment("Method is a request or notification and its hub params and result types.")

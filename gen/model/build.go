@@ -483,7 +483,8 @@ next:
 // Build models one revision (and, for the newest, its extensions).
 func buildWire(src *load.Revision, exts []*load.Revision, o *Overlay) (*Wire, error) {
 	rev := src.Schema.ID
-	w := &Wire{Rev: rev, Era: string(src.Schema.Era), Types: map[string]*Type{}, Roots: map[string]*Type{}, Pairs: map[*Type][]*Type{}}
+	w := &Wire{Rev: rev, Era: string(src.Schema.Era), Types: map[string]*Type{}, Roots: map[string]*Type{}, Pairs: map[*Type][]*Type{},
+		Batches: src.Defs["JSONRPCBatchRequest"] != nil}
 	all := []*load.Revision{src}
 	all = append(all, exts...)
 	var bs []*builder

@@ -172,6 +172,9 @@ type Wire struct {
 	Roots map[string]*Type
 	// MetaKeys are the reserved _meta keys this revision declares.
 	MetaKeys []string
+	// Batches reports whether the revision defines JSON-RPC batches (its
+	// schema has a JSONRPCBatchRequest).
+	Batches bool
 	// Pairs lists, for each wire type, the hub types it stands for.
 	Pairs map[*Type][]*Type
 }

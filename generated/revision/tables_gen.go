@@ -18,6 +18,7 @@ type Table struct {
 	ServerCapabilities []string // dotted member paths
 	ClientCapabilities []string // dotted member paths
 	MetaKeys           []string // reserved _meta keys defined
+	Batches            bool     // JSON-RPC batches exist (JSONRPCBatchRequest)
 }
 
 // Method is a request or notification and its hub params and result types.
@@ -1522,6 +1523,7 @@ var Tables = []*Table{{
 		Name:   "UnsubscribeRequestParams",
 	}},
 }, {
+	Batches:            true,
 	ClientCapabilities: []string{"experimental", "roots", "sampling"},
 	Era:                "legacy",
 	MetaKeys:           []string{},

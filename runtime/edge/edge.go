@@ -50,9 +50,12 @@ const (
 	Oldest = mcp.Rev20241105
 )
 
-// AllowsBatch reports whether rev has JSON-RPC batches: only 2025-03-26
-// defines them (2025-06-18 removed them again).
-func AllowsBatch(rev mcp.Revision) bool { return rev == mcp.Rev20250326 }
+// AllowsBatch reports whether rev has JSON-RPC batches, as its schema says
+// (only 2025-03-26 defines them; 2025-06-18 removed them again).
+func AllowsBatch(rev mcp.Revision) bool {
+	t := revision.Lookup(rev)
+	return t != nil && t.Batches
+}
 
 // IsModern reports whether rev is served per request (no initialize).
 func IsModern(rev mcp.Revision) bool { return rev == Modern }
