@@ -33,22 +33,43 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
-// The revisions by role.
-const (
+// The revisions by role. Modern, LatestLegacy and Oldest follow from the
+// manifest's eras and order (newest first); Headerless is the transport
+// pages' rule.
+var (
 	// Modern is the revision served per request.
-	Modern = mcp.Rev20260728
+	Modern = byEra("modern", false)
 	// LatestLegacy answers an initialize that names a revision mcpx does
 	// not serve that way: every legacy lifecycle page says the server MUST
 	// then respond with another version it supports.
-	LatestLegacy = mcp.Rev20251125
-	// Headerless is assumed for a Streamable HTTP request with no
-	// MCP-Protocol-Version header and no session, and for a stdio batch
-	// before initialize (mcpx-revisions.md, "Per-revision fields").
-	Headerless = mcp.Rev20250326
+	LatestLegacy = byEra("legacy", false)
 	// Oldest spells results for a stdio client that declared nothing:
 	// guessing downward is the safe direction.
-	Oldest = mcp.Rev20241105
+	Oldest = byEra("legacy", true)
 )
+
+// Headerless is assumed for a Streamable HTTP request with no
+// MCP-Protocol-Version header and no session, and for a stdio batch before
+// initialize (mcpx-revisions.md, "Per-revision fields"; the 2025-06-18 and
+// 2025-11-25 transport pages: a server SHOULD assume 2025-03-26).
+const Headerless = mcp.Rev20250326
+
+// byEra is the newest (or, with oldest, the oldest) revision of an era.
+func byEra(era string, oldest bool) mcp.Revision {
+	var found mcp.Revision
+	for _, t := range revision.Tables { // newest first
+		if t.Era == era {
+			found = t.Revision
+			if !oldest {
+				break
+			}
+		}
+	}
+	if found == "" {
+		panic("edge: the revision tables have no " + era + " revision")
+	}
+	return found
+}
 
 // AllowsBatch reports whether rev has JSON-RPC batches, as its schema says
 // (only 2025-03-26 defines them; 2025-06-18 removed them again).
@@ -58,7 +79,10 @@ func AllowsBatch(rev mcp.Revision) bool {
 }
 
 // IsModern reports whether rev is served per request (no initialize).
-func IsModern(rev mcp.Revision) bool { return rev == Modern }
+func IsModern(rev mcp.Revision) bool {
+	t := revision.Lookup(rev)
+	return t != nil && t.Era == "modern"
+}
 
 // Known reports whether rev is a revision mcpx serves.
 func Known(rev mcp.Revision) bool { return slices.Contains(mcp.Revisions, rev) }
