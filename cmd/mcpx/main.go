@@ -1,8 +1,10 @@
-// Command mcpx is the MCP gateway: `mcpx serve` serves Streamable HTTP,
-// `mcpx stdio` standard input and output, both on the built-in demo
-// namespace until the gateway fronts upstream servers; `mcpx revisions`
-// prints from the generated revision tables what differs between the
-// protocol revisions mcpx speaks.
+// Command mcpx is the MCP gateway. `mcpx serve` serves Streamable HTTP and
+// `mcpx stdio` serves standard input and output: with --config they front
+// the upstream servers a config file names, each under its namespace, and
+// without it the built-in demo namespace. `mcpx config check` validates a
+// config file, `mcpx config schema` prints its JSON Schema, and
+// `mcpx revisions` prints from the generated revision tables what differs
+// between the protocol revisions mcpx speaks.
 package main
 
 import (
@@ -27,9 +29,9 @@ Usage:
 Commands:
 
 	serve       serve Streamable HTTP at http://ADDR/mcp
-	            (mcpx serve [--listen ADDR] [--builtin demo|fixture])
+	            (mcpx serve [--listen ADDR] [--config FILE | --builtin demo|fixture])
 	stdio       serve on standard input and output
-	            (mcpx stdio [--builtin demo|fixture])
+	            (mcpx stdio [--config FILE | --builtin demo|fixture])
 	revisions   print what differs between the protocol revisions
 	            (mcpx revisions [--from REV] [--to REV] [--type NAME])
 	config      check a configuration file, or print its JSON Schema
