@@ -78,6 +78,24 @@ func AllowsBatch(rev mcp.Revision) bool {
 	return t != nil && t.Batches
 }
 
+// RefuseBatchMember answers a member of a batch that is not to be served:
+// one that did not decode (err is why; m may then be nil), or an
+// initialize request, which must not be batched. It returns nil for a
+// member to serve. The transports that read batches share it.
+func RefuseBatchMember(m *jsonrpc.Message, err *jsonrpc.Error) *jsonrpc.Message {
+	switch {
+	case err != nil:
+		var id json.RawMessage
+		if m != nil {
+			id = m.ID
+		}
+		return jsonrpc.ErrorResponse(id, err)
+	case m.IsRequest() && m.Method == mcp.MethodInitialize:
+		return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"})
+	}
+	return nil
+}
+
 // IsModern reports whether rev is served per request (no initialize).
 func IsModern(rev mcp.Revision) bool {
 	t := revision.Lookup(rev)

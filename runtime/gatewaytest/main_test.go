@@ -1,7 +1,6 @@
 package gatewaytest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -160,11 +158,11 @@ func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, i
 	logs, log := logBuffer()
 	e := &edge.Edge{Server: &server.Server{NS: ns, Info: serverInfo, TTLMs: 60_000}, Log: log}
 	inR, inW := io.Pipe()
-	toClient := newPipe()
+	toClient := wiretest.NewPipe()
 	done := make(chan error, 1)
 	go func() {
 		err := stdio.Serve(context.Background(), e, inR, io.MultiWriter(&w.FromServer, toClient), stdio.Options{})
-		toClient.closeWrite()
+		toClient.CloseWrite()
 		done <- err
 	}()
 	t.Cleanup(func() {
@@ -187,74 +185,5 @@ func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, i
 		}
 		checkLog(t, "mcpx (stdio)", logs)
 	})
-	return toClient, teeWriter{inW, &w.FromClient}
-}
-
-// teeWriter writes to the server and to the record.
-type teeWriter struct {
-	w   io.WriteCloser
-	rec io.Writer
-}
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	n, err := t.w.Write(p)
-	t.rec.Write(p[:n])
-	return n, err
-}
-
-func (t teeWriter) Close() error { return t.w.Close() }
-
-// pipe is an in-memory pipe whose writes never block: what mcpx writes is
-// queued for the client however slowly it reads, or if it has stopped.
-type pipe struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	buf    bytes.Buffer
-	eof    bool // the writer is done
-	closed bool // the reader is done
-}
-
-func newPipe() *pipe {
-	p := new(pipe)
-	p.cond = sync.NewCond(&p.mu)
-	return p
-}
-
-func (p *pipe) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf.Write(b)
-	p.cond.Broadcast()
-	return len(b), nil
-}
-
-func (p *pipe) closeWrite() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.eof = true
-	p.cond.Broadcast()
-}
-
-func (p *pipe) Read(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.buf.Len() == 0 && !p.eof && !p.closed {
-		p.cond.Wait()
-	}
-	switch {
-	case p.closed:
-		return 0, io.ErrClosedPipe
-	case p.buf.Len() > 0:
-		return p.buf.Read(b)
-	default:
-		return 0, io.EOF
-	}
-}
-
-func (p *pipe) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	p.cond.Broadcast()
-	return nil
+	return toClient, wiretest.TeeWriter{W: inW, Rec: &w.FromClient}
 }

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -140,77 +139,6 @@ type process struct {
 	Stdout io.ReadCloser
 }
 
-// teeWriter writes to the process and to the record.
-type teeWriter struct {
-	w   io.WriteCloser
-	rec io.Writer
-}
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	n, err := t.w.Write(p)
-	t.rec.Write(p[:n])
-	return n, err
-}
-
-func (t teeWriter) Close() error { return t.w.Close() }
-
-// pipe is an in-memory pipe whose writes never block: what mcpx writes is
-// queued for the client however slowly it reads, or if it has stopped.
-type pipe struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	buf    bytes.Buffer
-	eof    bool // the writer is done
-	closed bool // the reader is done
-}
-
-func newPipe() *pipe {
-	p := new(pipe)
-	p.cond = sync.NewCond(&p.mu)
-	return p
-}
-
-func (p *pipe) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf.Write(b)
-	p.cond.Broadcast()
-	return len(b), nil
-}
-
-// closeWrite ends the stream: Read returns io.EOF once the queue is empty.
-func (p *pipe) closeWrite() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.eof = true
-	p.cond.Broadcast()
-}
-
-func (p *pipe) Read(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.buf.Len() == 0 && !p.eof && !p.closed {
-		p.cond.Wait()
-	}
-	switch {
-	case p.closed:
-		return 0, io.ErrClosedPipe
-	case p.buf.Len() > 0:
-		return p.buf.Read(b)
-	default:
-		return 0, io.EOF
-	}
-}
-
-// Close is the client closing its end; a blocked Read returns.
-func (p *pipe) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	p.cond.Broadcast()
-	return nil
-}
-
 // startStdio runs the mcpx binary as `mcpx stdio`, recording both
 // directions into w. mcpx's stdout is copied to the record and to the
 // client by a goroutine of its own, so that the record holds every byte
@@ -236,12 +164,12 @@ func startStdio(t *testing.T, w *wiretest.StdioWire) *process {
 		t.Fatalf("start mcpx stdio: %v", err)
 	}
 	pw.Close()
-	toClient := newPipe()
+	toClient := wiretest.NewPipe()
 	eof := make(chan struct{})
 	go func() {
 		defer close(eof)
 		defer pr.Close()
-		defer toClient.closeWrite()
+		defer toClient.CloseWrite()
 		io.Copy(io.MultiWriter(&w.FromServer, toClient), pr)
 	}()
 	t.Cleanup(func() {
@@ -264,7 +192,7 @@ func startStdio(t *testing.T, w *wiretest.StdioWire) *process {
 			t.Logf("mcpx stderr:\n%s", stderr.String())
 		}
 	})
-	return &process{Stdin: teeWriter{stdin, &w.FromClient}, Stdout: toClient}
+	return &process{Stdin: wiretest.TeeWriter{W: stdin, Rec: &w.FromClient}, Stdout: toClient}
 }
 
 // mcpxConn is mcpx started for one client: `mcpx stdio` or the

@@ -243,21 +243,14 @@ func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) 
 func (c *conn) batch(ctx context.Context, msgs []*jsonrpc.Message, errs []*jsonrpc.Error, def mcp.Revision) {
 	var out []*jsonrpc.Message
 	for i, m := range msgs {
-		switch {
-		case errs[i] != nil:
-			var id json.RawMessage
-			if m != nil {
-				id = m.ID
-			}
-			out = append(out, jsonrpc.ErrorResponse(id, errs[i]))
-		case m.IsRequest() && m.Method == mcp.MethodInitialize:
-			out = append(out, jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"}))
-		case m.IsRequest():
-			if r := c.serve(ctx, m, def); r != nil {
-				out = append(out, r)
-			}
-		default:
+		if refusal := edge.RefuseBatchMember(m, errs[i]); refusal != nil {
+			out = append(out, refusal)
+			continue
+		}
+		if !m.IsRequest() {
 			c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, nil)
+		} else if r := c.serve(ctx, m, def); r != nil {
+			out = append(out, r)
 		}
 	}
 	if len(out) > 0 {

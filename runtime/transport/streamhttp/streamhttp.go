@@ -563,21 +563,14 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	var out []*jsonrpc.Message
 	for i, m := range msgs {
 		in.Msg = m
-		switch {
-		case errs[i] != nil:
-			var id json.RawMessage
-			if m != nil {
-				id = m.ID
-			}
-			out = append(out, jsonrpc.ErrorResponse(id, errs[i]))
-		case m.IsRequest() && m.Method == mcp.MethodInitialize:
-			out = append(out, jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"}))
-		case m.IsRequest():
-			if reply := h.e.Handle(r.Context(), es, in, sink); reply.Msg != nil {
-				out = append(out, reply.Msg)
-			}
-		default:
+		if refusal := edge.RefuseBatchMember(m, errs[i]); refusal != nil {
+			out = append(out, refusal)
+			continue
+		}
+		if !m.IsRequest() {
 			h.e.Handle(r.Context(), es, in, nil)
+		} else if reply := h.e.Handle(r.Context(), es, in, sink); reply.Msg != nil {
+			out = append(out, reply.Msg)
 		}
 	}
 	if len(out) == 0 {
