@@ -59,8 +59,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/mcpx-dev/mcpx/schemas"
 )
@@ -221,7 +219,7 @@ func load(dir string, overlay []byte) (*Validator, error) {
 			}
 			sort.Strings(names)
 			for _, name := range names {
-				if _, err := v.compile(d.url + "#" + fragment(pointer(d.defsKey, name))); err != nil {
+				if _, err := v.compile(d.url + "#" + fragment(schemas.Pointer(d.defsKey, name))); err != nil {
 					return nil, fmt.Errorf("%s %s: compile: %w", id, name, err)
 				}
 			}
@@ -323,7 +321,7 @@ func (v *Validator) Validate(rev, def string, instance []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: instance is not valid JSON: %w", rev, def, err)
 	}
-	ptr := pointer(d.defsKey, def)
+	ptr := schemas.Pointer(d.defsKey, def)
 	sch, err := v.compile(d.url + "#" + fragment(ptr))
 	if err != nil {
 		return fmt.Errorf("%s %s: compile: %w", rev, def, err)
@@ -343,58 +341,29 @@ func (v *Validator) Validate(rev, def string, instance []byte) error {
 	return nil
 }
 
-var printer = message.NewPrinter(language.English)
-
 // describe condenses a jsonschema error to a pointer and a one-line reason:
 // it descends while an error has a single cause, then lists the leaves.
 func describe(ve *jsonschema.ValidationError) (string, string) {
 	for len(ve.Causes) == 1 {
 		ve = ve.Causes[0]
 	}
-	loc := jsonPointer(ve.InstanceLocation)
+	loc := schemas.Pointer(ve.InstanceLocation...)
 	reason := "schema-invalid"
 	if _, ok := ve.ErrorKind.(*kind.Schema); !ok {
-		reason += ": " + ve.ErrorKind.LocalizedString(printer)
+		reason += ": " + schemas.Problem(ve)
 	}
 	if len(ve.Causes) == 0 {
 		return loc, reason
 	}
 	var leaves []string
-	var collect func(e *jsonschema.ValidationError)
-	collect = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, showPointer(jsonPointer(e.InstanceLocation))+": "+e.ErrorKind.LocalizedString(printer))
-			return
-		}
-		for _, c := range e.Causes {
-			collect(c)
-		}
+	for _, f := range schemas.Failures(ve) {
+		leaves = append(leaves, showPointer(f.Pointer)+": "+f.Problem)
 	}
-	collect(ve)
 	const most = 6
 	if len(leaves) > most {
 		leaves = append(leaves[:most], fmt.Sprintf("and %d more", len(leaves)-most))
 	}
 	return loc, reason + " (" + strings.Join(leaves, "; ") + ")"
-}
-
-// jsonPointer joins instance location tokens into a JSON pointer.
-func jsonPointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapeToken(t))
-	}
-	return b.String()
-}
-
-func escapeToken(t string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(t)
-}
-
-// pointer builds a JSON pointer into a schema document from raw tokens.
-func pointer(tokens ...string) string {
-	return jsonPointer(tokens)
 }
 
 // fragment turns a JSON pointer into a URL fragment the compiler accepts.

@@ -307,7 +307,7 @@ func TestDrafts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sch, err := v.compile(d.url + "#" + fragment(pointer(d.defsKey, c.def)))
+		sch, err := v.compile(d.url + "#" + fragment(schemas.Pointer(d.defsKey, c.def)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ type node struct {
 func (n node) child(tokens []string, schema any, name string) node {
 	ptr := n.ptr
 	for _, t := range tokens {
-		ptr += "/" + escapeToken(t)
+		ptr += schemas.Pointer(t)
 	}
 	return node{doc: n.doc, ptr: ptr, schema: schema, name: name}
 }
@@ -316,7 +316,7 @@ func (w *walker) checkObject(alt []node, obj map[string]any, path []string, meta
 		at := append(path[:len(path):len(path)], k)
 		if meta && !declared {
 			if schemas.IsReservedMetaKey(k) && !w.rev.metaKeys[k] {
-				return &cwError{pointer: jsonPointer(at), reason: "reserved _meta key not declared by this revision"}
+				return &cwError{pointer: schemas.Pointer(at...), reason: "reserved _meta key not declared by this revision"}
 			}
 			continue // an ordinary _meta key: open, not walked
 		}
@@ -331,7 +331,7 @@ func (w *walker) checkObject(alt []node, obj map[string]any, path []string, meta
 			continue
 		}
 		if !declared && closed {
-			return &cwError{pointer: jsonPointer(at), reason: "member not declared by this revision"}
+			return &cwError{pointer: schemas.Pointer(at...), reason: "member not declared by this revision"}
 		}
 		if open {
 			continue

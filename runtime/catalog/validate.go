@@ -8,9 +8,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // compileObjectSchema compiles a tool's input or output schema. Both must
@@ -82,8 +81,6 @@ func jsonKind(b []byte) string {
 	}
 }
 
-var printer = message.NewPrinter(language.English)
-
 // describe flattens a validation error to its leaves, "pointer: problem"
 // (just the problem at the top level), joined by "; ", at most five of them.
 func describe(err error) string {
@@ -92,34 +89,16 @@ func describe(err error) string {
 		return err.Error()
 	}
 	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			msg := e.ErrorKind.LocalizedString(printer)
-			if len(e.InstanceLocation) > 0 {
-				msg = pointer(e.InstanceLocation) + ": " + msg
-			}
-			leaves = append(leaves, msg)
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
+	for _, f := range schemas.Failures(ve) {
+		if f.Pointer == "" {
+			leaves = append(leaves, f.Problem)
+		} else {
+			leaves = append(leaves, f.Pointer+": "+f.Problem)
 		}
 	}
-	walk(ve)
 	const most = 5
 	if len(leaves) > most {
 		leaves = append(leaves[:most], fmt.Sprintf("and %d more", len(leaves)-most))
 	}
 	return strings.Join(leaves, "; ")
-}
-
-// pointer joins instance location tokens into a JSON pointer (RFC 6901).
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
-	}
-	return b.String()
 }

@@ -54,7 +54,7 @@ func (p *parser) validate(doc any) {
 // explain turns a validation error tree into problems: wrappers are
 // descended, the rest become one line each in mcpx's words.
 func (p *parser) explain(e *jsonschema.ValidationError) {
-	path := pointer(e.InstanceLocation)
+	path := schemas.Pointer(e.InstanceLocation...)
 	switch k := e.ErrorKind.(type) {
 	case *kind.OneOf:
 		key := "oneOf"
@@ -165,16 +165,6 @@ func quoteList(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
-}
-
-// pointer is the JSON pointer of an instance location.
-func pointer(loc []string) string {
-	var b strings.Builder
-	for _, s := range loc {
-		b.WriteByte('/')
-		b.WriteString(escape(s))
-	}
-	return b.String()
 }
 
 // schemaAt returns the raw schema object at an absolute schema location.
