@@ -205,13 +205,12 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	if err != nil {
 		return e.fail(m.ID, rev, err)
 	}
-	if m.Method == mcp.MethodInitialize && !IsModern(rev) {
-		return e.initialize(ctx, sess, m, meta)
-	}
-	if IsModern(rev) {
-		if err := meta.checkModern(); err != nil {
-			return e.fail(m.ID, rev, err)
+	if !IsModern(rev) {
+		if m.Method == mcp.MethodInitialize {
+			return e.initialize(ctx, sess, m, meta)
 		}
+	} else if err := meta.checkModern(); err != nil {
+		return e.fail(m.ID, rev, err)
 	}
 	method, ok := revision.Lookup(rev).Method(m.Method)
 	if !ok || !method.FromClient || method.Notification {
