@@ -4,7 +4,9 @@
 // recorders of both directions of a stdio connection ([StdioWire]) and of
 // every exchange with a Streamable HTTP endpoint ([HTTPWire]), and the
 // closed-world check (internal/closedworld) of every message mcpx sent a
-// client ([Validate]). Like net/http/httptest it is a helper for tests.
+// client ([Validate]); and the plumbing both packages share to run mcpx
+// under test ([ServeHTTP], [CheckLog], [Pipe], [TeeWriter]). Like
+// net/http/httptest it is a helper for tests.
 package wiretest
 
 import (

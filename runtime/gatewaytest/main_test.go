@@ -2,7 +2,6 @@ package gatewaytest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
-	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
 var (
@@ -66,9 +64,6 @@ var showWire = os.Getenv("GATEWAYTEST_WIRE") != ""
 // revisions are the five revisions mcpx serves, oldest first.
 var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
-// exitTimeout bounds how long a server may take to shut down.
-const exitTimeout = 10 * time.Second
-
 // serverInfo is what mcpx calls itself, as `mcpx serve` does.
 var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}
 
@@ -76,17 +71,6 @@ var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version
 func logBuffer() (*wiretest.LockedBuffer, *slog.Logger) {
 	var b wiretest.LockedBuffer
 	return &b, slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// checkLog fails the test when mcpx logged an error, and shows the log of
-// a failed test.
-func checkLog(t *testing.T, what string, logs *wiretest.LockedBuffer) {
-	t.Helper()
-	if strings.Contains(logs.String(), "level=ERROR") {
-		t.Errorf("%s logged an error:\n%s", what, logs.String())
-	} else if t.Failed() {
-		t.Logf("%s log:\n%s", what, logs.String())
-	}
 }
 
 // serveHTTP serves ns over Streamable HTTP on a free loopback port through
@@ -98,31 +82,7 @@ func serveHTTP(t *testing.T, ns server.Namespace, rev string) (string, *http.Cli
 	w := recordHTTP(t, rev)
 	logs, log := logBuffer()
 	e := &edge.Edge{Server: &server.Server{NS: ns, Info: serverInfo, TTLMs: 60_000}, Log: log}
-	h := streamhttp.New(e, streamhttp.Options{Logger: log})
-	ctx, cancel := context.WithCancel(context.Background())
-	url := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.Wrap(h, h.Close), func(u string) { url <- u })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("streamhttp.ListenAndServe: %v", err)
-			}
-		case <-time.After(exitTimeout + streamhttp.ShutdownTimeout):
-			t.Errorf("streamhttp.ListenAndServe had not returned %s after shutdown began", exitTimeout+streamhttp.ShutdownTimeout)
-		}
-		checkLog(t, "mcpx (HTTP)", logs)
-	})
-	var u string
-	select {
-	case u = <-url:
-	case err := <-served:
-		t.Fatalf("streamhttp.ListenAndServe: %v", err)
-	}
+	u := wiretest.ServeHTTP(t, e, w, logs)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	return u, &http.Client{Transport: tr}
@@ -172,8 +132,8 @@ func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, i
 			if err != nil {
 				t.Errorf("stdio.Serve: %v", err)
 			}
-		case <-time.After(exitTimeout):
-			t.Errorf("stdio.Serve was still running %s after its input closed", exitTimeout)
+		case <-time.After(wiretest.ExitTimeout):
+			t.Errorf("stdio.Serve was still running %s after its input closed", wiretest.ExitTimeout)
 		}
 		msgs, err := w.Sent()
 		if err != nil {
@@ -183,7 +143,7 @@ func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, i
 		if t.Failed() || showWire {
 			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.FromClient.String(), w.FromServer.String())
 		}
-		checkLog(t, "mcpx (stdio)", logs)
+		wiretest.CheckLog(t, "mcpx (stdio)", logs)
 	})
 	return toClient, wiretest.TeeWriter{W: inW, Rec: &w.FromClient}
 }

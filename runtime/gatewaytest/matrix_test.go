@@ -142,7 +142,7 @@ func startGateway(t *testing.T, ups []upstream) (*gateway.Gateway, *wiretest.Loc
 			checkUpstreamWire(t, u)
 		}
 		checkConnected(t, logs, ups)
-		checkLog(t, "mcpx (gateway)", logs)
+		wiretest.CheckLog(t, "mcpx (gateway)", logs)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -2,8 +2,6 @@ package peertest
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,7 +18,6 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
-	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
 // mcpxBin is the mcpx binary TestMain builds from ./cmd/mcpx.
@@ -75,10 +72,6 @@ func hasAnnotations(rev string) bool { return rev >= "2025-03-26" }
 // hasStructuredContent reports whether rev has outputSchema and
 // structuredContent (added in 2025-06-18).
 func hasStructuredContent(rev string) bool { return rev >= "2025-06-18" }
-
-// exitTimeout bounds how long mcpx may take to exit once its input closes,
-// and an HTTP server to shut down; a healthy one takes milliseconds.
-const exitTimeout = 10 * time.Second
 
 // recordStdio returns the wire of a stdio connection to a client pinned to
 // rev; when the test ends (after the process has exited) every message
@@ -144,7 +137,7 @@ type process struct {
 // client by a goroutine of its own, so that the record holds every byte
 // mcpx wrote whatever the client does with its end. When the test ends
 // (after the client has closed) stdin is closed and mcpx must exit, with
-// status 0, within exitTimeout, having logged no error.
+// status 0, within wiretest.ExitTimeout, having logged no error.
 func startStdio(t *testing.T, w *wiretest.StdioWire) *process {
 	cmd := exec.Command(mcpxBin, "stdio")
 	var stderr wiretest.LockedBuffer
@@ -181,16 +174,12 @@ func startStdio(t *testing.T, w *wiretest.StdioWire) *process {
 			if err != nil {
 				t.Errorf("mcpx stdio exited with %v", err)
 			}
-		case <-time.After(exitTimeout):
-			t.Errorf("mcpx stdio was still running %s after its input closed; killed", exitTimeout)
+		case <-time.After(wiretest.ExitTimeout):
+			t.Errorf("mcpx stdio was still running %s after its input closed; killed", wiretest.ExitTimeout)
 			cmd.Process.Kill()
 			<-exited
 		}
-		if strings.Contains(stderr.String(), "level=ERROR") {
-			t.Errorf("mcpx logged an error:\n%s", stderr.String())
-		} else if t.Failed() {
-			t.Logf("mcpx stderr:\n%s", stderr.String())
-		}
+		wiretest.CheckLog(t, "mcpx stdio", &stderr)
 	})
 	return &process{Stdin: wiretest.TeeWriter{W: stdin, Rec: &w.FromClient}, Stdout: toClient}
 }
@@ -261,11 +250,9 @@ func (c *mcpxConn) awaitCancelled(t *testing.T, tool string) {
 // serverInfo is what mcpx calls itself, as `mcpx serve` does.
 var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}
 
-// startHTTP serves the demo namespace over Streamable HTTP on a free
-// loopback port through streamhttp.ListenAndServe, recording every
-// exchange into w, and returns the endpoint URL. When the test ends it
-// shuts down, which must be graceful (all requests done, held streams
-// ended) within the shutdown timeout. mcpx's own log must have no error.
+// startHTTP serves the demo namespace over Streamable HTTP (see
+// wiretest.ServeHTTP), recording every exchange into w, and returns the
+// endpoint URL.
 func startHTTP(t *testing.T, w *wiretest.HTTPWire) string {
 	var logs wiretest.LockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -273,34 +260,5 @@ func startHTTP(t *testing.T, w *wiretest.HTTPWire) string {
 		Server: &server.Server{NS: demo.New(), Info: serverInfo, TTLMs: 60_000},
 		Log:    log,
 	}
-	h := streamhttp.New(e, streamhttp.Options{Logger: log})
-	ctx, cancel := context.WithCancel(context.Background())
-	url := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- streamhttp.ListenAndServe(ctx, "127.0.0.1:0", w.Wrap(h, h.Close), func(u string) { url <- u })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("streamhttp.ListenAndServe: %v", err)
-			}
-		case <-time.After(exitTimeout + streamhttp.ShutdownTimeout):
-			t.Errorf("streamhttp.ListenAndServe had not returned %s after shutdown began", exitTimeout+streamhttp.ShutdownTimeout)
-		}
-		if strings.Contains(logs.String(), "level=ERROR") {
-			t.Errorf("mcpx logged an error:\n%s", logs.String())
-		} else if t.Failed() {
-			t.Logf("mcpx log:\n%s", logs.String())
-		}
-	})
-	select {
-	case u := <-url:
-		return u
-	case err := <-served:
-		t.Fatalf("streamhttp.ListenAndServe: %v", err)
-		return ""
-	}
+	return wiretest.ServeHTTP(t, e, w, &logs)
 }
