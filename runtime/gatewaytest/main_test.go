@@ -7,13 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/testbin"
 	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -41,17 +39,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
-		fmt.Fprintf(os.Stderr, "gatewaytest: cannot find the module root (go env GOMOD: %q, %v)\n", gomod, err)
+	if repoRoot, err = testbin.ModuleRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, "gatewaytest:", err)
 		return 1
 	}
-	repoRoot = filepath.Dir(strings.TrimSpace(string(gomod)))
-	fixtureBin = filepath.Join(dir, "mcpx-fixture")
-	build := exec.Command("go", "build", "-o", fixtureBin, "./cmd/mcpx-fixture")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "gatewaytest: go build ./cmd/mcpx-fixture: %v\n%s", err, out)
+	if fixtureBin, err = testbin.Build(dir, "./cmd/mcpx-fixture"); err != nil {
+		fmt.Fprintln(os.Stderr, "gatewaytest:", err)
 		return 1
 	}
 	return m.Run()

@@ -5,29 +5,23 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/testbin"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 )
 
-// fixture builds the mcpx-fixture binary once.
+// fixture builds the mcpx-fixture binary.
 func fixture(t *testing.T) string {
 	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	bin, err := testbin.Build(t.TempDir(), "./cmd/mcpx-fixture")
 	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "mcpx-fixture")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/mcpx-fixture")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/testbin"
 	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -34,16 +34,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(gomod)) == "" || strings.TrimSpace(string(gomod)) == os.DevNull {
-		fmt.Fprintf(os.Stderr, "peertest: cannot find the module root (go env GOMOD: %q, %v)\n", gomod, err)
-		return 1
-	}
-	mcpxBin = filepath.Join(dir, "mcpx")
-	build := exec.Command("go", "build", "-o", mcpxBin, "./cmd/mcpx")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "peertest: go build ./cmd/mcpx: %v\n%s", err, out)
+	if mcpxBin, err = testbin.Build(dir, "./cmd/mcpx"); err != nil {
+		fmt.Fprintln(os.Stderr, "peertest:", err)
 		return 1
 	}
 	return m.Run()

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/internal/testbin"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -42,17 +42,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "go env GOMOD:", err)
-		os.Exit(1)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	fixtureBin = filepath.Join(dir, "mcpx-fixture")
-	build := exec.Command("go", "build", "-o", fixtureBin, "./cmd/mcpx-fixture")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/mcpx-fixture: %v\n%s", err, out)
+	if fixtureBin, err = testbin.Build(dir, "./cmd/mcpx-fixture"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
