@@ -1,19 +1,25 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
@@ -27,16 +33,43 @@ import (
 // The gateway benchmark measures what mcpx adds in front of an upstream:
 // tools/call of an echo tool sent to a Go upstream directly, and the same
 // call sent through mcpx (HTTP in, HTTP out to the same upstream), at
-// concurrency 1 and 32, in the same run. It reports p50 and p99 latency and
-// requests per second; the overhead is the difference.
+// concurrency 1 and 32, in the same run. Two upstreams:
+//
+//   - mcpx: mcpx's own runtime serving the tool, called at 2026-07-28. It
+//     is the cheapest upstream we have, so the ratio is the harshest.
+//   - gosdk: the official Go SDK's server (stateful Streamable HTTP), called
+//     in a 2025-11-25 session, directly and through mcpx alike.
+//
+// A third path, floor, sends the call through a proxy that forwards the
+// bytes with net/http and does no MCP work at all: what one more HTTP hop
+// costs on this machine, the bound for any HTTP-in, HTTP-out gateway.
+//
+// Each request is timed (p50, p99); req/s is the total over the wall time;
+// cpu-µs/op is the CPU time the whole process (client, proxy or gateway,
+// and upstream: they share the machine's cores) used per call. The servers
+// run under pprof labels (role=gateway, role=upstream), so a CPU profile
+// splits by role: go tool pprof -tagfocus=role=gateway.
+
+// echoTool answers with its arguments as text.
+var echoTool = mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}
 
 func echoUpstream() http.Handler {
 	c := catalog.New()
-	c.AddTool(mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
-		func(_ context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-			return catalog.TextResult(string(args)), nil
-		})
+	c.AddTool(echoTool, func(_ context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+		return catalog.TextResult(string(args)), nil
+	})
 	return streamhttp.New(&edge.Edge{Server: &server.Server{NS: c, Info: mcp.Implementation{Name: "upstream", Version: "bench"}}}, streamhttp.Options{})
+}
+
+// sdkEchoUpstream serves the same tool from the Go SDK, stateful (sessions
+// from initialize), as an upstream of that SDK typically runs.
+func sdkEchoUpstream() http.Handler {
+	s := sdk.NewServer(&sdk.Implementation{Name: "go-sdk", Version: "bench"}, nil)
+	s.AddTool(&sdk.Tool{Name: echoTool.Name, InputSchema: echoTool.InputSchema},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
 }
 
 func gatewayTo(tb testing.TB, upstreamURL string) (http.Handler, func()) {
@@ -52,9 +85,61 @@ func gatewayTo(tb testing.TB, upstreamURL string) (http.Handler, func()) {
 	return streamhttp.New(e, streamhttp.Options{Logger: discardLog()}), func() { g.Close() }
 }
 
-// callEcho is a 2026-07-28 tools/call of tool with a fresh id.
+// byteProxy forwards each request's body and headers to url and the
+// answer's back, with net/http and nothing else: no JSON is read.
+func byteProxy(url string) http.Handler {
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, url, bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		req.Header = r.Header.Clone()
+		resp, err := c.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})
+}
+
+// labeled runs h under a pprof label naming its role.
+func labeled(role string, h http.Handler) http.Handler {
+	labels := pprof.Labels("role", role)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pprof.Do(r.Context(), labels, func(ctx context.Context) { h.ServeHTTP(w, r.WithContext(ctx)) })
+	})
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// callEcho is a tools/call of tool with a fresh id, in the session's
+// revision (2026-07-28 carries its _meta).
 func callEcho(s *session, tool string, id int64) error {
-	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{` + modernMeta + `,"name":"` + tool + `","arguments":{"text":"hello"}}}`
+	meta := ""
+	if s.modern {
+		meta = modernMeta + ","
+	}
+	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{` + meta + `"name":"` + tool + `","arguments":{"text":"hello"}}}`
 	b, err := s.post(body, "tools/call", tool)
 	if err != nil {
 		return err
@@ -65,66 +150,86 @@ func callEcho(s *session, tool string, id int64) error {
 	return nil
 }
 
+// gatewayUpstream is one upstream of the benchmark and the revision its
+// clients speak.
+type gatewayUpstream struct {
+	name, rev string
+	handler   func() http.Handler
+}
+
+var gatewayUpstreams = []gatewayUpstream{{"mcpx", "2026-07-28", echoUpstream}, {"gosdk", "2025-11-25", sdkEchoUpstream}}
+
+// gatewayPaths starts the upstream, mcpx in front of it and the byte
+// proxy: the three ways the benchmark reaches the echo tool.
+func gatewayPaths(tb testing.TB, u gatewayUpstream) []struct{ name, url, tool string } {
+	up := httptest.NewServer(labeled("upstream", u.handler()))
+	tb.Cleanup(up.Close)
+	gw, stop := gatewayTo(tb, up.URL+"/mcp")
+	tb.Cleanup(stop)
+	gws := httptest.NewServer(labeled("gateway", gw))
+	tb.Cleanup(gws.Close)
+	floor := httptest.NewServer(labeled("gateway", byteProxy(up.URL+"/mcp")))
+	tb.Cleanup(floor.Close)
+	return []struct{ name, url, tool string }{{"direct", up.URL + "/mcp", "echo"}, {"floor", floor.URL + "/mcp", "echo"}, {"gateway", gws.URL + "/mcp", "up__echo"}}
+}
+
 func BenchmarkGateway(b *testing.B) {
-	up := httptest.NewServer(echoUpstream())
-	defer up.Close()
-	gw, stop := gatewayTo(b, up.URL+"/mcp")
-	defer stop()
-	gws := httptest.NewServer(gw)
-	defer gws.Close()
-	targets := []struct{ name, url, tool string }{{"direct", up.URL + "/mcp", "echo"}, {"gateway", gws.URL + "/mcp", "up__echo"}}
-	for _, conc := range []int{1, 32} {
-		for _, tg := range targets {
-			b.Run(fmt.Sprintf("c%d/%s", conc, tg.name), func(b *testing.B) {
-				s := connect(b, tg.url, "2026-07-28")
-				s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = conc * 2
-				if err := callEcho(s, tg.tool, 1); err != nil {
-					b.Fatal(err)
-				}
-				lat := make([]time.Duration, b.N)
-				var n atomic.Int64
-				var failed atomic.Value
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				for range conc {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
-							start := time.Now()
-							if err := callEcho(s, tg.tool, i+1); err != nil {
-								failed.Store(err)
-								return
+	for _, u := range gatewayUpstreams {
+		paths := gatewayPaths(b, u)
+		for _, conc := range []int{1, 32} {
+			for _, p := range paths {
+				b.Run(fmt.Sprintf("%s/c%d/%s", u.name, conc, p.name), func(b *testing.B) {
+					s := connect(b, p.url, u.rev)
+					s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = conc * 2
+					if err := callEcho(s, p.tool, 1); err != nil {
+						b.Fatal(err)
+					}
+					lat := make([]time.Duration, b.N)
+					var n atomic.Int64
+					var failed atomic.Value
+					var wg sync.WaitGroup
+					cpu := cpuTime()
+					b.ResetTimer()
+					for range conc {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+								start := time.Now()
+								if err := callEcho(s, p.tool, i+1); err != nil {
+									failed.Store(err)
+									return
+								}
+								lat[i-1] = time.Since(start)
 							}
-							lat[i-1] = time.Since(start)
-						}
-					}()
-				}
-				wg.Wait()
-				b.StopTimer()
-				if err, _ := failed.Load().(error); err != nil {
-					b.Fatal(err)
-				}
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-			})
+						}()
+					}
+					wg.Wait()
+					b.StopTimer()
+					cpu = cpuTime() - cpu
+					if err, _ := failed.Load().(error); err != nil {
+						b.Fatal(err)
+					}
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+					b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+				})
+			}
 		}
 	}
 }
 
-// TestGatewayBenchmarkCallsThrough checks that the benchmarked call really
-// goes through the gateway to the upstream and back.
+// TestGatewayBenchmarkCallsThrough checks that each benchmarked path
+// really reaches the upstream's tool and comes back, for both upstreams.
 func TestGatewayBenchmarkCallsThrough(t *testing.T) {
-	up := httptest.NewServer(echoUpstream())
-	defer up.Close()
-	gw, stop := gatewayTo(t, up.URL+"/mcp")
-	defer stop()
-	gws := httptest.NewServer(gw)
-	defer gws.Close()
-	if err := callEcho(connect(t, gws.URL+"/mcp", "2026-07-28"), "up__echo", 1); err != nil {
-		t.Fatal(err)
+	for _, u := range gatewayUpstreams {
+		for _, p := range gatewayPaths(t, u) {
+			if err := callEcho(connect(t, p.url, u.rev), p.tool, 1); err != nil {
+				t.Errorf("%s/%s: %v", u.name, p.name, err)
+			}
+		}
 	}
 }
 

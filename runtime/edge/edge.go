@@ -154,6 +154,10 @@ type In struct {
 	// Header is the MCP-Protocol-Version HTTP header, already checked by
 	// the transport to be a known revision, or "".
 	Header mcp.Revision
+	// Meta is the request's params._meta when the transport has already
+	// decoded it (an empty map when the params have none), so that it is
+	// read once; nil means the edge reads it. The edge does not change it.
+	Meta map[string]json.RawMessage
 }
 
 // Reply is the edge's answer to one message.
@@ -197,9 +201,12 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 		e.notification(sess, m)
 		return Reply{Status: http.StatusAccepted}
 	}
-	meta, err := readMeta(m.Params)
-	if err != nil {
-		return e.fail(m.ID, in.Default, err)
+	meta := requestMeta(in.Meta)
+	if meta == nil {
+		var err error
+		if meta, err = readMeta(m.Params); err != nil {
+			return e.fail(m.ID, in.Default, err)
+		}
 	}
 	rev, err := e.revisionOf(sess, in, meta)
 	if err != nil {

@@ -113,8 +113,9 @@ func (h *httpConn) dead() <-chan struct{} { return h.gone }
 
 func (h *httpConn) die() { h.once.Do(func() { close(h.gone) }) }
 
-// headers sets what the request's revision requires.
-func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message) {
+// headers sets what the request's revision requires. mcpName is the value
+// Mcp-Name mirrors, "" for a method that mirrors none.
+func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string) {
 	for k, v := range h.spec.Headers {
 		req.Header.Set(k, v)
 	}
@@ -129,8 +130,8 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message) {
 	}
 	if modern {
 		req.Header.Set("Mcp-Method", m.Method)
-		if name, ok := headerName(m); ok {
-			req.Header.Set("Mcp-Name", name)
+		if mcpName != "" {
+			req.Header.Set("Mcp-Name", headerSafe(mcpName))
 		}
 	}
 	if session != "" {
@@ -138,34 +139,20 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message) {
 	}
 }
 
-// headerName is the Mcp-Name value for a request that has one, in the
-// base64 form when the value is not header-safe.
-func headerName(m *jsonrpc.Message) (string, bool) {
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	var v string
-	switch m.Method {
-	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
-		v = p.Name
-	case mcp.MethodResourcesRead:
-		v = p.URI
-	default:
-		return "", false
-	}
-	safe := v != "" && strings.TrimSpace(v) == v && !(strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?="))
+// headerSafe is v as a header value: itself when it is visible ASCII
+// without surrounding space, else the base64 form 2026-07-28 defines.
+func headerSafe(v string) string {
+	safe := strings.TrimSpace(v) == v && !(strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?="))
 	for i := 0; i < len(v) && safe; i++ {
 		safe = v[i] >= 0x20 && v[i] <= 0x7e
 	}
-	if !safe {
-		v = "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+	if safe {
+		return v
 	}
-	return v, true
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
 
-func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message) (*http.Response, error) {
+func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message, mcpName string) (*http.Response, error) {
 	body, err := jsonrpc.Encode(m)
 	if err != nil {
 		return nil, err
@@ -174,7 +161,7 @@ func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message) (*http.Response
 	if err != nil {
 		return nil, err
 	}
-	h.headers(req, m)
+	h.headers(req, m, mcpName)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, err
@@ -198,8 +185,8 @@ func (h *httpConn) hasSession() bool {
 	return h.session != ""
 }
 
-func (h *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
-	resp, err := h.post(ctx, m)
+func (h *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, mcpName string) (*jsonrpc.Message, error) {
+	resp, err := h.post(ctx, m, mcpName)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +240,7 @@ func (h *httpConn) readSSE(id json.RawMessage, body io.Reader) (*jsonrpc.Message
 }
 
 func (h *httpConn) notify(ctx context.Context, m *jsonrpc.Message) error {
-	resp, err := h.post(ctx, m)
+	resp, err := h.post(ctx, m, "")
 	if err != nil {
 		return err
 	}

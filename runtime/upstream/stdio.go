@@ -185,7 +185,7 @@ func (p *process) write(m *jsonrpc.Message) error {
 	return err
 }
 
-func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
+func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (*jsonrpc.Message, error) {
 	ch := make(chan *jsonrpc.Message, 1)
 	p.mu.Lock()
 	select {

@@ -51,8 +51,10 @@ const (
 
 // conn is one live connection to an upstream.
 type conn interface {
-	// roundTrip sends a request and waits for its response.
-	roundTrip(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error)
+	// roundTrip sends a request and waits for its response. mcpName is
+	// what a 2026-07-28 HTTP request mirrors in its Mcp-Name header (see
+	// [mirroredName]), "" for a method that mirrors none.
+	roundTrip(ctx context.Context, m *jsonrpc.Message, mcpName string) (*jsonrpc.Message, error)
 	// notify sends a notification.
 	notify(ctx context.Context, m *jsonrpc.Message) error
 	// setDialect tells the connection what it negotiated.
@@ -194,7 +196,7 @@ func (c *Client) listen(cn conn, d *edge.Dialect, filter mcp.SubscriptionFilter)
 		return
 	}
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
-	if _, err := cn.roundTrip(ctx, jsonrpc.Request(id, mcp.MethodSubscriptionsListen, raw)); err != nil && ctx.Err() == nil {
+	if _, err := cn.roundTrip(ctx, jsonrpc.Request(id, mcp.MethodSubscriptionsListen, raw), ""); err != nil && ctx.Err() == nil {
 		c.log.Warn("subscriptions/listen ended; list changes will not be heard until the upstream restarts", "err", err)
 	}
 }
@@ -218,7 +220,7 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 	rt := func(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
 		rctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
 		defer cancel()
-		resp, err := cn.roundTrip(rctx, m)
+		resp, err := cn.roundTrip(rctx, m, "")
 		if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("did not answer %s within %s", m.Method, c.spec.Timeout)
 		}
@@ -360,7 +362,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
 	c.inflight.Store(string(id), ctx)
 	defer c.inflight.Delete(string(id))
-	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw))
+	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
 	if err != nil {
 		if cctx.Err() != nil && cn.cancelsByNotification() {
 			_ = cn.notify(context.Background(), d.Cancel(id, "the client cancelled or the call timed out"))
@@ -377,6 +379,22 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		return nil, resp.Error
 	}
 	return d.Result(method, resp.Result)
+}
+
+// mirroredName is the member of a request's params that Mcp-Name mirrors
+// (2026-07-28 Streamable HTTP: tools/call and prompts/get name it,
+// resources/read gives its uri), read from the hub params before encoding
+// rather than parsed back out of the encoded JSON.
+func mirroredName(params any) string {
+	switch p := params.(type) {
+	case *mcp.CallToolRequestParams:
+		return p.Name
+	case *mcp.GetPromptRequestParams:
+		return p.Name
+	case *mcp.ReadResourceRequestParams:
+		return p.URI
+	}
+	return ""
 }
 
 func callAs[R any](c *Client, ctx context.Context, method string, params any) (*R, error) {

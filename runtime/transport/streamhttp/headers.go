@@ -143,8 +143,8 @@ func supportedVersions() []string {
 // the string (or, when it is not a string, its raw JSON) and whether it is
 // present at all.
 func metaVersion(p *peek) (string, bool) {
-	raw := p.Meta.ProtocolVersion
-	if raw == nil {
+	raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]
+	if !ok {
 		return "", false
 	}
 	var v string
@@ -155,25 +155,43 @@ func metaVersion(p *peek) (string, bool) {
 }
 
 // peek is what the transport reads of a request's params, decoded once:
-// the protocol version in _meta, the members Mcp-Name mirrors, and the
-// arguments Mcp-Param-* headers mirror.
+// the _meta (whose protocol version the header must match, handed on to
+// the edge), the members Mcp-Name mirrors, and the arguments Mcp-Param-*
+// headers mirror.
 type peek struct {
-	Meta struct {
-		ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-	} `json:"_meta"`
-	Name      json.RawMessage `json:"name"`
-	URI       json.RawMessage `json:"uri"`
-	TaskID    json.RawMessage `json:"taskId"`
-	Arguments json.RawMessage `json:"arguments"`
+	Meta      map[string]json.RawMessage `json:"_meta"`
+	Name      json.RawMessage            `json:"name"`
+	URI       json.RawMessage            `json:"uri"`
+	TaskID    json.RawMessage            `json:"taskId"`
+	Arguments json.RawMessage            `json:"arguments"`
+
+	read bool // the params decoded as an object: Meta is all of their _meta
 }
 
 func readPeek(params json.RawMessage) *peek {
 	p := new(peek)
 	if len(params) > 0 && params[0] == '{' {
-		_ = json.Unmarshal(params, p) // what does not fit stays empty; the edge reports bad params
+		// What does not fit stays empty and read false; the edge then
+		// reads the params itself and reports what is wrong.
+		p.read = json.Unmarshal(params, p) == nil
 	}
 	return p
 }
+
+// edgeMeta is the _meta to hand the edge: nil when the params did not
+// decode (the edge reads them again and says why), empty when they have none.
+func (p *peek) edgeMeta() map[string]json.RawMessage {
+	switch {
+	case !p.read:
+		return nil
+	case p.Meta == nil:
+		return noMeta
+	}
+	return p.Meta
+}
+
+// noMeta is the _meta of params that have none; never written to.
+var noMeta = map[string]json.RawMessage{}
 
 // member returns the raw value of a member Mcp-Name mirrors.
 func (p *peek) member(name string) json.RawMessage {

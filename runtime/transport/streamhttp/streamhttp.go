@@ -352,7 +352,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	pk := readPeek(m.Params)
 	mv, mPresent := metaVersion(pk)
 	modern := mPresent || hv == string(edge.Modern)
-	in := edge.In{Msg: m, Default: edge.Headerless}
+	in := edge.In{Msg: m, Default: edge.Headerless, Meta: pk.edgeMeta()}
 	if hKnown {
 		in.Header = mcp.Revision(hv)
 	}
