@@ -41,7 +41,7 @@ func (m requestMeta) protocolVersion() (string, bool) {
 		return "", false
 	}
 	var v string
-	if json.Unmarshal(raw, &v) != nil {
+	if jsonrpc.String(raw, &v) != nil {
 		return string(raw), true // not a string: reported as unsupported
 	}
 	return v, true

@@ -156,7 +156,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 		}
 	}
 	if w.Method != nil {
-		if err := json.Unmarshal(w.Method, &m.Method); err != nil || m.Method == "" {
+		if err := String(w.Method, &m.Method); err != nil || m.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if w.Params != nil && w.Params[0] != '{' && w.Params[0] != '[' {
@@ -178,6 +178,29 @@ func decodeOne(b []byte) (*Message, *Error) {
 		}
 	}
 	return m, nil
+}
+
+// String decodes a JSON string into s, as json.Unmarshal would. Methods,
+// protocol versions and log levels are short strings without escapes, read
+// on every message: those are taken as they are, the rest go through
+// encoding/json.
+func String(raw []byte, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plain(raw[1:n-1]) {
+		*s = string(raw[1 : n-1])
+		return nil
+	}
+	return json.Unmarshal(raw, s)
+}
+
+// plain reports whether b needs no unescaping inside a JSON string: printable
+// ASCII other than the quote and the backslash.
+func plain(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Encode writes m as one line of JSON, without a trailing newline. The raw

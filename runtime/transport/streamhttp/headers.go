@@ -148,7 +148,7 @@ func metaVersion(p *peek) (string, bool) {
 		return "", false
 	}
 	var v string
-	if json.Unmarshal(raw, &v) != nil {
+	if jsonrpc.String(raw, &v) != nil {
 		return string(raw), true
 	}
 	return v, true

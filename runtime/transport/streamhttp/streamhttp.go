@@ -319,7 +319,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %q", ct)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w.ResponseWriter, r.Body, h.maxBody))
+	body, err := readBody(w.ResponseWriter, r, h.maxBody)
 	if err != nil {
 		if errors.As(err, new(*http.MaxBytesError)) {
 			fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
@@ -453,6 +453,19 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 	h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
+}
+
+// readBody reads a request body of at most limit bytes: into a buffer of
+// its declared Content-Length when it has one (io.ReadAll would grow a
+// buffer several times for it), else as it comes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	if n := r.ContentLength; n >= 0 && n <= limit {
+		b := make([]byte, n)
+		_, err := io.ReadFull(body, b)
+		return b, err
+	}
+	return io.ReadAll(body)
 }
 
 func statusOr(status, def int) int {
