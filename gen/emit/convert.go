@@ -361,7 +361,7 @@ func (c *convWriter) metaFilter() {
 		c.f.Comment("fromRaw decodes what this revision leaves open into a hub value; JSON")
 		c.f.Comment("that does not fit the hub's shape leaves v as it was.")
 		c.f.Func().Id("fromRaw").Params(jen.Id("b").Qual(jsonPath, "RawMessage"), jen.Id("v").Any()).Block(
-			jen.If(jen.Len(jen.Id("b")).Op(">").Lit(0)).Block(jen.Id("_").Op("=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Id("v"))),
+			jen.If(jen.Len(jen.Id("b")).Op(">").Lit(0)).Block(jen.Id("_").Op("=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Id("v"))),
 		)
 		c.f.Line()
 	}

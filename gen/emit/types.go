@@ -142,7 +142,7 @@ func (w *typeWriter) constant(t *model.Type) {
 	w.f.Comment("UnmarshalJSON accepts only " + lit + ".")
 	w.f.Func().Params(jen.Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(
 		jen.Var().Id("s").String(),
-		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("s")), jen.Err().Op("!=").Nil().Op("||").Id("s").Op("!=").Lit(v)).Block(
+		jen.If(jen.Err().Op(":=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("s")), jen.Err().Op("!=").Nil().Op("||").Id("s").Op("!=").Lit(v)).Block(
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("want "+lit+", got %s"), jen.Id("b"))),
 		),
 		jen.Return(jen.Nil()),
@@ -221,7 +221,7 @@ func (w *typeWriter) unmarshal(t *model.Type, iface, pkgName string) {
 			ln := listName(v.Type)
 			body = append(body, jen.If(jen.Id("startsArray").Call(jen.Id("b"))).Block(
 				jen.Var().Id("l").Id(ln),
-				jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("l")), jen.Err().Op("!=").Nil()).Block(
+				jen.If(jen.Err().Op(":=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("l")), jen.Err().Op("!=").Nil()).Block(
 					jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(pkgName+"."+t.Name+": %w"), jen.Err())),
 				),
 				jen.Id("u").Dot("Value").Op("=").Id("l"),
@@ -248,7 +248,7 @@ func (w *typeWriter) unmarshal(t *model.Type, iface, pkgName string) {
 		cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("%s.%s: unknown %s %%q", pkgName, t.Name, t.Disc)), jen.Op("*").Id("probe").Dot("Disc")))))
 		body = append(body,
 			jen.Var().Id("probe").Struct(jen.Id("Disc").Op("*").String().Tag(map[string]string{"json": t.Disc})),
-			jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op(":=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(
 				jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(pkgName+"."+t.Name+": %w"), jen.Err())),
 			),
 			jen.Switch().Block(cases...),
@@ -263,14 +263,14 @@ func (w *typeWriter) unmarshal(t *model.Type, iface, pkgName string) {
 		cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("%s.%s: matches no variant", pkgName, t.Name))))))
 		body = append(body,
 			jen.Var().Id("probe").Struct(probe...),
-			jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op(":=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(
 				jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(pkgName+"."+t.Name+": %w"), jen.Err())),
 			),
 			jen.Switch().Block(cases...),
 		)
 	}
 	body = append(body,
-		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("b"), jen.Id("v")), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Id("v")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(pkgName+"."+t.Name+": %w"), jen.Err())),
 		),
 		jen.Id("u").Dot("Value").Op("=").Id("v"),

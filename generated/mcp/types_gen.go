@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Action is the user action in response to the elicitation.
@@ -430,7 +432,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.CompleteRequestParamsRef: %w", err)
 	}
 	switch {
@@ -443,7 +445,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.CompleteRequestParamsRef: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.CompleteRequestParamsRef: %w", err)
 	}
 	u.Value = v
@@ -503,7 +505,7 @@ func (ConstArray) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "array".
 func (*ConstArray) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "array" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "array" {
 		return fmt.Errorf("want \"array\", got %s", b)
 	}
 	return nil
@@ -521,7 +523,7 @@ func (ConstAudio) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "audio".
 func (*ConstAudio) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "audio" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "audio" {
 		return fmt.Errorf("want \"audio\", got %s", b)
 	}
 	return nil
@@ -539,7 +541,7 @@ func (ConstBoolean) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "boolean".
 func (*ConstBoolean) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "boolean" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "boolean" {
 		return fmt.Errorf("want \"boolean\", got %s", b)
 	}
 	return nil
@@ -557,7 +559,7 @@ func (ConstCancelled) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "cancelled".
 func (*ConstCancelled) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "cancelled" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "cancelled" {
 		return fmt.Errorf("want \"cancelled\", got %s", b)
 	}
 	return nil
@@ -575,7 +577,7 @@ func (ConstCompleted) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "completed".
 func (*ConstCompleted) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "completed" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "completed" {
 		return fmt.Errorf("want \"completed\", got %s", b)
 	}
 	return nil
@@ -593,7 +595,7 @@ func (ConstElicitationCreate) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "elicitation/create".
 func (*ConstElicitationCreate) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "elicitation/create" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "elicitation/create" {
 		return fmt.Errorf("want \"elicitation/create\", got %s", b)
 	}
 	return nil
@@ -611,7 +613,7 @@ func (ConstFailed) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "failed".
 func (*ConstFailed) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "failed" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "failed" {
 		return fmt.Errorf("want \"failed\", got %s", b)
 	}
 	return nil
@@ -629,7 +631,7 @@ func (ConstForm) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "form".
 func (*ConstForm) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "form" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "form" {
 		return fmt.Errorf("want \"form\", got %s", b)
 	}
 	return nil
@@ -647,7 +649,7 @@ func (ConstImage) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "image".
 func (*ConstImage) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "image" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "image" {
 		return fmt.Errorf("want \"image\", got %s", b)
 	}
 	return nil
@@ -665,7 +667,7 @@ func (ConstInputRequired) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "input_required".
 func (*ConstInputRequired) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "input_required" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "input_required" {
 		return fmt.Errorf("want \"input_required\", got %s", b)
 	}
 	return nil
@@ -683,7 +685,7 @@ func (ConstRefPrompt) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "ref/prompt".
 func (*ConstRefPrompt) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "ref/prompt" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "ref/prompt" {
 		return fmt.Errorf("want \"ref/prompt\", got %s", b)
 	}
 	return nil
@@ -701,7 +703,7 @@ func (ConstRefResource) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "ref/resource".
 func (*ConstRefResource) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "ref/resource" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "ref/resource" {
 		return fmt.Errorf("want \"ref/resource\", got %s", b)
 	}
 	return nil
@@ -719,7 +721,7 @@ func (ConstResource) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "resource".
 func (*ConstResource) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "resource" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "resource" {
 		return fmt.Errorf("want \"resource\", got %s", b)
 	}
 	return nil
@@ -737,7 +739,7 @@ func (ConstResourceLink) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "resource_link".
 func (*ConstResourceLink) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "resource_link" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "resource_link" {
 		return fmt.Errorf("want \"resource_link\", got %s", b)
 	}
 	return nil
@@ -755,7 +757,7 @@ func (ConstRootsList) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "roots/list".
 func (*ConstRootsList) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "roots/list" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "roots/list" {
 		return fmt.Errorf("want \"roots/list\", got %s", b)
 	}
 	return nil
@@ -773,7 +775,7 @@ func (ConstSamplingCreateMessage) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "sampling/createMessage".
 func (*ConstSamplingCreateMessage) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "sampling/createMessage" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "sampling/createMessage" {
 		return fmt.Errorf("want \"sampling/createMessage\", got %s", b)
 	}
 	return nil
@@ -791,7 +793,7 @@ func (ConstString) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "string".
 func (*ConstString) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "string" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "string" {
 		return fmt.Errorf("want \"string\", got %s", b)
 	}
 	return nil
@@ -809,7 +811,7 @@ func (ConstText) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "text".
 func (*ConstText) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "text" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "text" {
 		return fmt.Errorf("want \"text\", got %s", b)
 	}
 	return nil
@@ -827,7 +829,7 @@ func (ConstToolResult) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "tool_result".
 func (*ConstToolResult) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "tool_result" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "tool_result" {
 		return fmt.Errorf("want \"tool_result\", got %s", b)
 	}
 	return nil
@@ -845,7 +847,7 @@ func (ConstToolUse) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "tool_use".
 func (*ConstToolUse) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "tool_use" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "tool_use" {
 		return fmt.Errorf("want \"tool_use\", got %s", b)
 	}
 	return nil
@@ -863,7 +865,7 @@ func (ConstURL) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "url".
 func (*ConstURL) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "url" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "url" {
 		return fmt.Errorf("want \"url\", got %s", b)
 	}
 	return nil
@@ -881,7 +883,7 @@ func (ConstWorking) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON accepts only "working".
 func (*ConstWorking) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s != "working" {
+	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "working" {
 		return fmt.Errorf("want \"working\", got %s", b)
 	}
 	return nil
@@ -918,7 +920,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.ContentBlock: %w", err)
 	}
 	switch {
@@ -937,7 +939,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.ContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.ContentBlock: %w", err)
 	}
 	u.Value = v
@@ -1062,7 +1064,7 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
 		var l SamplingMessageContentBlockList
-		if err := json.Unmarshal(b, &l); err != nil {
+		if err := mcpjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("mcp.CreateMessageResultContent: %w", err)
 		}
 		u.Value = l
@@ -1072,7 +1074,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.CreateMessageResultContent: %w", err)
 	}
 	switch {
@@ -1091,7 +1093,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.CreateMessageResultContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.CreateMessageResultContent: %w", err)
 	}
 	u.Value = v
@@ -1240,7 +1242,7 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"mode"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.ElicitRequestParams: %w", err)
 	}
 	switch {
@@ -1253,7 +1255,7 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.ElicitRequestParams: unknown mode %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.ElicitRequestParams: %w", err)
 	}
 	u.Value = v
@@ -1361,7 +1363,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.EmbeddedResourceResource: %w", err)
 	}
 	switch {
@@ -1372,7 +1374,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.EmbeddedResourceResource: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.EmbeddedResourceResource: %w", err)
 	}
 	u.Value = v
@@ -1697,7 +1699,7 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"method"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.InputRequest: %w", err)
 	}
 	switch {
@@ -1712,7 +1714,7 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.InputRequest: unknown method %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.InputRequest: %w", err)
 	}
 	u.Value = v
@@ -1790,7 +1792,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 		K1 json.RawMessage `json:"roots"`
 		K2 json.RawMessage `json:"action"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.InputResponse: %w", err)
 	}
 	switch {
@@ -1803,7 +1805,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.InputResponse: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.InputResponse: %w", err)
 	}
 	u.Value = v
@@ -2400,7 +2402,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.ReadResourceResultContentsItem: %w", err)
 	}
 	switch {
@@ -2411,7 +2413,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.ReadResourceResultContentsItem: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.ReadResourceResultContentsItem: %w", err)
 	}
 	u.Value = v
@@ -2670,7 +2672,7 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
 		var l SamplingMessageContentBlockList
-		if err := json.Unmarshal(b, &l); err != nil {
+		if err := mcpjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("mcp.SamplingMessageContent: %w", err)
 		}
 		u.Value = l
@@ -2680,7 +2682,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.SamplingMessageContent: %w", err)
 	}
 	switch {
@@ -2699,7 +2701,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.SamplingMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.SamplingMessageContent: %w", err)
 	}
 	u.Value = v
@@ -2737,7 +2739,7 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("mcp.SamplingMessageContentBlock: %w", err)
 	}
 	switch {
@@ -2756,7 +2758,7 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("mcp.SamplingMessageContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.SamplingMessageContentBlock: %w", err)
 	}
 	u.Value = v

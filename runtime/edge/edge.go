@@ -26,6 +26,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
@@ -355,7 +357,7 @@ func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, erro
 		return mcp.New(name), nil
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, wire); err != nil {
+		if err := mcpjson.Unmarshal(raw, wire); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %v", err)
 		}
 	}
@@ -407,7 +409,7 @@ func (e *Edge) notification(sess *Session, m *jsonrpc.Message) {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
+		if mcpjson.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
 			sess.Cancel(p.RequestID)
 		}
 	}

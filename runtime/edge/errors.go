@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"encoding/json"
+
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"

@@ -2,9 +2,10 @@ package edge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -58,7 +59,7 @@ func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ 
 	var probe struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	_ = json.Unmarshal(m.Params, &probe)
+	_ = mcpjson.Unmarshal(m.Params, &probe)
 	rev := mcp.Revision(probe.ProtocolVersion)
 	if !Known(rev) || IsModern(rev) {
 		rev = LatestLegacy

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -29,7 +31,7 @@ func readMeta(params json.RawMessage) (requestMeta, error) {
 	var p struct {
 		Meta requestMeta `json:"_meta"`
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	if err := mcpjson.Unmarshal(params, &p); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %v", err)
 	}
 	return p.Meta, nil
@@ -68,7 +70,7 @@ func (m requestMeta) checkModern() error {
 		return missingMeta(clientCapabilitiesKey)
 	}
 	var caps mcp.ClientCapabilities
-	if err := json.Unmarshal(raw, &caps); err != nil || len(raw) == 0 || raw[0] != '{' {
+	if err := mcpjson.Unmarshal(raw, &caps); err != nil || len(raw) == 0 || raw[0] != '{' {
 		return &metaError{rpc: jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "params._meta[%q] must be a ClientCapabilities object", clientCapabilitiesKey)}
 	}
 	if _, err := m.logLevel(); err != nil {
@@ -85,7 +87,7 @@ func (m requestMeta) logLevel() (mcp.LoggingLevel, error) {
 		return "", nil
 	}
 	var l mcp.LoggingLevel
-	if json.Unmarshal(raw, &l) != nil || !server.ValidLevel(l) {
+	if mcpjson.Unmarshal(raw, &l) != nil || !server.ValidLevel(l) {
 		return "", jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"requested": json.RawMessage(raw), "supported": levels()},
 			"params._meta[%q] must be one of %s", logLevelKey, strings.Join(levels(), ", "))
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
@@ -67,7 +69,7 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 			if slices.Contains(res.SupportedVersions, string(Modern)) {
 				d.rev, d.Capabilities, d.Instructions = Modern, res.Capabilities, res.Instructions
 				if info, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
-					_ = json.Unmarshal(info, &d.ServerInfo)
+					_ = mcpjson.Unmarshal(info, &d.ServerInfo)
 				}
 				return d, nil
 			}
@@ -93,7 +95,7 @@ func (d *Dialect) initialize(ctx context.Context, rt RoundTrip) error {
 	var probe struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	_ = json.Unmarshal(resp.Result, &probe)
+	_ = mcpjson.Unmarshal(resp.Result, &probe)
 	rev := mcp.Revision(probe.ProtocolVersion)
 	if !Known(rev) || IsModern(rev) {
 		return fmt.Errorf("initialize: the server answered protocol version %q; mcpx speaks %s", probe.ProtocolVersion, supportedVersions())
@@ -221,7 +223,7 @@ func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) 
 		return nil, fmt.Errorf("%s has no %s", rev, hubName)
 	}
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, wire); err != nil {
+		if err := mcpjson.Unmarshal(raw, wire); err != nil {
 			return nil, fmt.Errorf("the upstream's %s does not decode: %w", hubName, err)
 		}
 	}
@@ -238,11 +240,11 @@ func (d *Dialect) modernParams(raw json.RawMessage) json.RawMessage {
 // withMeta sets _meta[key] in a params object.
 func withMeta(raw json.RawMessage, key string, value json.RawMessage) json.RawMessage {
 	var p map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil || p == nil {
+	if len(raw) == 0 || mcpjson.Unmarshal(raw, &p) != nil || p == nil {
 		p = map[string]json.RawMessage{}
 	}
 	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(p["_meta"], &meta)
+	_ = mcpjson.Unmarshal(p["_meta"], &meta)
 	if meta == nil {
 		meta = map[string]json.RawMessage{}
 	}

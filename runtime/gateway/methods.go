@@ -2,10 +2,11 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -53,7 +54,7 @@ func fail(m *member, method string, err error) error {
 		var data struct {
 			Required mcp.ClientCapabilities `json:"requiredCapabilities"`
 		}
-		_ = json.Unmarshal(je.Data, &data)
+		_ = mcpjson.Unmarshal(je.Data, &data)
 		return &server.MissingCapabilityError{Required: data.Required}
 	case errors.As(err, &je):
 		return &UpstreamError{Upstream: m.name, Method: method, Code: je.Code, Message: je.Message}

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Message is one request, notification or response.
@@ -93,14 +95,14 @@ func Errorf(code int64, data any, format string, args ...any) *Error {
 func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
-		if !json.Valid(b) {
+		if !mcpjson.Valid(b) {
 			return []*Message{nil}, []*Error{parseError()}, false
 		}
 		if !batches {
 			return []*Message{nil}, []*Error{{Code: InvalidRequest, Message: "batches are not part of this protocol revision; send one message at a time"}}, false
 		}
 		var raw []json.RawMessage
-		if err := json.Unmarshal(b, &raw); err != nil || len(raw) == 0 {
+		if err := mcpjson.Unmarshal(b, &raw); err != nil || len(raw) == 0 {
 			return []*Message{nil}, []*Error{{Code: InvalidRequest, Message: "a batch must be a non-empty array of messages"}}, false
 		}
 		msgs, errs = make([]*Message, len(raw)), make([]*Error, len(raw))
@@ -110,7 +112,7 @@ func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool)
 		return msgs, errs, true
 	}
 	// One message: Unmarshal checks the syntax as it decodes, so the bytes
-	// are scanned once, not first by json.Valid and again to decode.
+	// are scanned once, not first by mcpjson.Valid and again to decode.
 	m, err := decodeOne(b)
 	return []*Message{m}, []*Error{err}, false
 }
@@ -129,8 +131,8 @@ type wire struct {
 
 func decodeOne(b []byte) (*Message, *Error) {
 	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
-		if _, syntax := err.(*json.SyntaxError); syntax || len(b) == 0 {
+	if err := mcpjson.Unmarshal(b, &w); err != nil {
+		if mcpjson.IsSyntax(err) || len(b) == 0 {
 			return nil, parseError()
 		}
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
@@ -173,14 +175,14 @@ func decodeOne(b []byte) (*Message, *Error) {
 	}
 	if w.Error != nil {
 		m.Error = new(Error)
-		if err := json.Unmarshal(w.Error, m.Error); err != nil {
+		if err := mcpjson.Unmarshal(w.Error, m.Error); err != nil {
 			return invalid(`"error" must be an object with a code and a message`)
 		}
 	}
 	return m, nil
 }
 
-// String decodes a JSON string into s, as json.Unmarshal would. Methods,
+// String decodes a JSON string into s, as mcpjson.Unmarshal would. Methods,
 // protocol versions and log levels are short strings without escapes, read
 // on every message: those are taken as they are, the rest go through
 // encoding/json.
@@ -189,7 +191,7 @@ func String(raw []byte, s *string) error {
 		*s = string(raw[1 : n-1])
 		return nil
 	}
-	return json.Unmarshal(raw, s)
+	return mcpjson.Unmarshal(raw, s)
 }
 
 // plain reports whether b needs no unescaping inside a JSON string: printable

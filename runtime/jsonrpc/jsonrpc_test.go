@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 func TestDecode(t *testing.T) {
@@ -119,7 +121,7 @@ func TestEncodeMatchesMarshal(t *testing.T) {
 
 func mustMarshal(v any) []byte { b, _ := json.Marshal(v); return b }
 
-// FuzzString: String reads every input exactly as json.Unmarshal does,
+// FuzzString: String reads every input exactly as mcpjson.Unmarshal does,
 // the shortcut included.
 func FuzzString(f *testing.F) {
 	for _, s := range []string{`"tools/call"`, `"2026-07-28"`, `""`, `"a\"b"`, `"\u00e9"`, `"é"`, `"tab	"`, `"x" `, ` "x"`, `"x`, `x"`, `7`, `null`, `"\ud800"`, "\"\xff\""} {
@@ -127,9 +129,9 @@ func FuzzString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var got, want string
-		gotErr, wantErr := String(raw, &got), json.Unmarshal(raw, &want)
+		gotErr, wantErr := String(raw, &got), mcpjson.Unmarshal(raw, &want)
 		if (gotErr == nil) != (wantErr == nil) || got != want {
-			t.Fatalf("String(%q) = %q, %v; json.Unmarshal: %q, %v", raw, got, gotErr, want, wantErr)
+			t.Fatalf("String(%q) = %q, %v; mcpjson.Unmarshal: %q, %v", raw, got, gotErr, want, wantErr)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/override"
 )
 
@@ -2005,7 +2006,7 @@ func toRaw(v any) json.RawMessage {
 // that does not fit the hub's shape leaves v as it was.
 func fromRaw(b json.RawMessage, v any) {
 	if len(b) > 0 {
-		_ = json.Unmarshal(b, v)
+		_ = mcpjson.Unmarshal(b, v)
 	}
 }
 

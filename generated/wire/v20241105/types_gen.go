@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Schema: 2024-11-05 #/definitions/BlobResourceContents.
@@ -90,7 +91,7 @@ func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.CallToolResultContentItem: %w", err)
 	}
 	switch {
@@ -105,7 +106,7 @@ func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.CallToolResultContentItem: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.CallToolResultContentItem: %w", err)
 	}
 	u.Value = v
@@ -188,7 +189,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.CompleteRequestParamsRef: %w", err)
 	}
 	switch {
@@ -201,7 +202,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.CompleteRequestParamsRef: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.CompleteRequestParamsRef: %w", err)
 	}
 	u.Value = v
@@ -306,7 +307,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.CreateMessageResultContent: %w", err)
 	}
 	switch {
@@ -319,7 +320,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.CreateMessageResultContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.CreateMessageResultContent: %w", err)
 	}
 	u.Value = v
@@ -388,7 +389,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.EmbeddedResourceResource: %w", err)
 	}
 	switch {
@@ -399,7 +400,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.EmbeddedResourceResource: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.EmbeddedResourceResource: %w", err)
 	}
 	u.Value = v
@@ -771,7 +772,7 @@ func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.PromptMessageContent: %w", err)
 	}
 	switch {
@@ -786,7 +787,7 @@ func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.PromptMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.PromptMessageContent: %w", err)
 	}
 	u.Value = v
@@ -855,7 +856,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.ReadResourceResultContentsItem: %w", err)
 	}
 	switch {
@@ -866,7 +867,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.ReadResourceResultContentsItem: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.ReadResourceResultContentsItem: %w", err)
 	}
 	u.Value = v
@@ -1036,7 +1037,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20241105.SamplingMessageContent: %w", err)
 	}
 	switch {
@@ -1049,7 +1050,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20241105.SamplingMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20241105.SamplingMessageContent: %w", err)
 	}
 	u.Value = v

@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
@@ -120,7 +121,7 @@ func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.CallToolResultContentItem: %w", err)
 	}
 	switch {
@@ -137,7 +138,7 @@ func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.CallToolResultContentItem: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.CallToolResultContentItem: %w", err)
 	}
 	u.Value = v
@@ -220,7 +221,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.CompleteRequestParamsRef: %w", err)
 	}
 	switch {
@@ -233,7 +234,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.CompleteRequestParamsRef: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.CompleteRequestParamsRef: %w", err)
 	}
 	u.Value = v
@@ -339,7 +340,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.CreateMessageResultContent: %w", err)
 	}
 	switch {
@@ -354,7 +355,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.CreateMessageResultContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.CreateMessageResultContent: %w", err)
 	}
 	u.Value = v
@@ -410,7 +411,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.EmbeddedResourceResource: %w", err)
 	}
 	switch {
@@ -421,7 +422,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.EmbeddedResourceResource: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.EmbeddedResourceResource: %w", err)
 	}
 	u.Value = v
@@ -783,7 +784,7 @@ func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.PromptMessageContent: %w", err)
 	}
 	switch {
@@ -800,7 +801,7 @@ func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.PromptMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.PromptMessageContent: %w", err)
 	}
 	u.Value = v
@@ -869,7 +870,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.ReadResourceResultContentsItem: %w", err)
 	}
 	switch {
@@ -880,7 +881,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.ReadResourceResultContentsItem: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.ReadResourceResultContentsItem: %w", err)
 	}
 	u.Value = v
@@ -1025,7 +1026,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250326.SamplingMessageContent: %w", err)
 	}
 	switch {
@@ -1040,7 +1041,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250326.SamplingMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.SamplingMessageContent: %w", err)
 	}
 	u.Value = v

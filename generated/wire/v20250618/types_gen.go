@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
@@ -193,7 +194,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250618.CompleteRequestParamsRef: %w", err)
 	}
 	switch {
@@ -206,7 +207,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250618.CompleteRequestParamsRef: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.CompleteRequestParamsRef: %w", err)
 	}
 	u.Value = v
@@ -270,7 +271,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250618.ContentBlock: %w", err)
 	}
 	switch {
@@ -289,7 +290,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250618.ContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.ContentBlock: %w", err)
 	}
 	u.Value = v
@@ -378,7 +379,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250618.CreateMessageResultContent: %w", err)
 	}
 	switch {
@@ -393,7 +394,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250618.CreateMessageResultContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.CreateMessageResultContent: %w", err)
 	}
 	u.Value = v
@@ -443,7 +444,7 @@ func (u ElicitRequestParams) MarshalJSON() ([]byte, error) {
 func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	var v ElicitRequestParamsValue
 	v = new(ElicitRequestFormParams)
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.ElicitRequestParams: %w", err)
 	}
 	u.Value = v
@@ -517,7 +518,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250618.EmbeddedResourceResource: %w", err)
 	}
 	switch {
@@ -528,7 +529,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250618.EmbeddedResourceResource: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.EmbeddedResourceResource: %w", err)
 	}
 	u.Value = v
@@ -968,7 +969,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250618.ReadResourceResultContentsItem: %w", err)
 	}
 	switch {
@@ -979,7 +980,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250618.ReadResourceResultContentsItem: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.ReadResourceResultContentsItem: %w", err)
 	}
 	u.Value = v
@@ -1174,7 +1175,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20250618.SamplingMessageContent: %w", err)
 	}
 	switch {
@@ -1189,7 +1190,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20250618.SamplingMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.SamplingMessageContent: %w", err)
 	}
 	u.Value = v

@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
@@ -303,7 +304,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.CompleteRequestParamsRef: %w", err)
 	}
 	switch {
@@ -316,7 +317,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.CompleteRequestParamsRef: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.CompleteRequestParamsRef: %w", err)
 	}
 	u.Value = v
@@ -380,7 +381,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.ContentBlock: %w", err)
 	}
 	switch {
@@ -399,7 +400,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.ContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.ContentBlock: %w", err)
 	}
 	u.Value = v
@@ -513,7 +514,7 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
 		var l SamplingMessageContentBlockList
-		if err := json.Unmarshal(b, &l); err != nil {
+		if err := mcpjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("v20251125.CreateMessageResultContent: %w", err)
 		}
 		u.Value = l
@@ -523,7 +524,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.CreateMessageResultContent: %w", err)
 	}
 	switch {
@@ -542,7 +543,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.CreateMessageResultContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.CreateMessageResultContent: %w", err)
 	}
 	u.Value = v
@@ -618,7 +619,7 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"mode"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.ElicitRequestParams: %w", err)
 	}
 	switch {
@@ -631,7 +632,7 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.ElicitRequestParams: unknown mode %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.ElicitRequestParams: %w", err)
 	}
 	u.Value = v
@@ -736,7 +737,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.EmbeddedResourceResource: %w", err)
 	}
 	switch {
@@ -747,7 +748,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.EmbeddedResourceResource: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.EmbeddedResourceResource: %w", err)
 	}
 	u.Value = v
@@ -1285,7 +1286,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.ReadResourceResultContentsItem: %w", err)
 	}
 	switch {
@@ -1296,7 +1297,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.ReadResourceResultContentsItem: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.ReadResourceResultContentsItem: %w", err)
 	}
 	u.Value = v
@@ -1522,7 +1523,7 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
 		var l SamplingMessageContentBlockList
-		if err := json.Unmarshal(b, &l); err != nil {
+		if err := mcpjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("v20251125.SamplingMessageContent: %w", err)
 		}
 		u.Value = l
@@ -1532,7 +1533,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.SamplingMessageContent: %w", err)
 	}
 	switch {
@@ -1551,7 +1552,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.SamplingMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.SamplingMessageContent: %w", err)
 	}
 	u.Value = v
@@ -1596,7 +1597,7 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20251125.SamplingMessageContentBlock: %w", err)
 	}
 	switch {
@@ -1615,7 +1616,7 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20251125.SamplingMessageContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.SamplingMessageContentBlock: %w", err)
 	}
 	u.Value = v

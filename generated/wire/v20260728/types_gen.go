@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
@@ -297,7 +298,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.CompleteRequestParamsRef: %w", err)
 	}
 	switch {
@@ -310,7 +311,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.CompleteRequestParamsRef: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.CompleteRequestParamsRef: %w", err)
 	}
 	u.Value = v
@@ -393,7 +394,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.ContentBlock: %w", err)
 	}
 	switch {
@@ -412,7 +413,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.ContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.ContentBlock: %w", err)
 	}
 	u.Value = v
@@ -526,7 +527,7 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
 		var l SamplingMessageContentBlockList
-		if err := json.Unmarshal(b, &l); err != nil {
+		if err := mcpjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("v20260728.CreateMessageResultContent: %w", err)
 		}
 		u.Value = l
@@ -536,7 +537,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.CreateMessageResultContent: %w", err)
 	}
 	switch {
@@ -555,7 +556,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.CreateMessageResultContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.CreateMessageResultContent: %w", err)
 	}
 	u.Value = v
@@ -680,7 +681,7 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"mode"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.ElicitRequestParams: %w", err)
 	}
 	switch {
@@ -693,7 +694,7 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.ElicitRequestParams: unknown mode %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.ElicitRequestParams: %w", err)
 	}
 	u.Value = v
@@ -777,7 +778,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.EmbeddedResourceResource: %w", err)
 	}
 	switch {
@@ -788,7 +789,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.EmbeddedResourceResource: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.EmbeddedResourceResource: %w", err)
 	}
 	u.Value = v
@@ -993,7 +994,7 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"method"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.InputRequest: %w", err)
 	}
 	switch {
@@ -1008,7 +1009,7 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.InputRequest: unknown method %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.InputRequest: %w", err)
 	}
 	u.Value = v
@@ -1093,7 +1094,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 		K1 json.RawMessage `json:"roots"`
 		K2 json.RawMessage `json:"action"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.InputResponse: %w", err)
 	}
 	switch {
@@ -1106,7 +1107,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.InputResponse: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.InputResponse: %w", err)
 	}
 	u.Value = v
@@ -1601,7 +1602,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 		K0 json.RawMessage `json:"text"`
 		K1 json.RawMessage `json:"blob"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.ReadResourceResultContentsItem: %w", err)
 	}
 	switch {
@@ -1612,7 +1613,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.ReadResourceResultContentsItem: matches no variant")
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.ReadResourceResultContentsItem: %w", err)
 	}
 	u.Value = v
@@ -1840,7 +1841,7 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
 		var l SamplingMessageContentBlockList
-		if err := json.Unmarshal(b, &l); err != nil {
+		if err := mcpjson.Unmarshal(b, &l); err != nil {
 			return fmt.Errorf("v20260728.SamplingMessageContent: %w", err)
 		}
 		u.Value = l
@@ -1850,7 +1851,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.SamplingMessageContent: %w", err)
 	}
 	switch {
@@ -1869,7 +1870,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.SamplingMessageContent: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.SamplingMessageContent: %w", err)
 	}
 	u.Value = v
@@ -1914,7 +1915,7 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	var probe struct {
 		Disc *string `json:"type"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := mcpjson.Unmarshal(b, &probe); err != nil {
 		return fmt.Errorf("v20260728.SamplingMessageContentBlock: %w", err)
 	}
 	switch {
@@ -1933,7 +1934,7 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	default:
 		return fmt.Errorf("v20260728.SamplingMessageContentBlock: unknown type %q", *probe.Disc)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.SamplingMessageContentBlock: %w", err)
 	}
 	u.Value = v

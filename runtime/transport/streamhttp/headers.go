@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
@@ -173,7 +175,7 @@ func readPeek(params json.RawMessage) *peek {
 	if len(params) > 0 && params[0] == '{' {
 		// What does not fit stays empty and read false; the edge then
 		// reads the params itself and reports what is wrong.
-		p.read = json.Unmarshal(params, p) == nil
+		p.read = mcpjson.Unmarshal(params, p) == nil
 	}
 	return p
 }
@@ -297,7 +299,7 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc
 		return mismatch("Header mismatch: the %s header is required on %s and must carry params.%s", headerName, m.Method, src.field)
 	}
 	var want string
-	if raw := p.member(src.field); raw == nil || json.Unmarshal(raw, &want) != nil {
+	if raw := p.member(src.field); raw == nil || mcpjson.Unmarshal(raw, &want) != nil {
 		return mismatch("Header mismatch: %s header value %q does not match params.%s, which is missing or not a string", headerName, name, src.field)
 	}
 	if name != want {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
@@ -31,12 +33,12 @@ func paramHeaders(schema json.RawMessage) []paramHeader {
 			Header     string                     `json:"x-mcp-header"`
 			Type       json.RawMessage            `json:"type"`
 		}
-		if depth > 32 || json.Unmarshal(raw, &node) != nil {
+		if depth > 32 || mcpjson.Unmarshal(raw, &node) != nil {
 			return
 		}
 		if node.Header != "" && len(path) > 0 {
 			var typ string
-			_ = json.Unmarshal(node.Type, &typ)
+			_ = mcpjson.Unmarshal(node.Type, &typ)
 			out = append(out, paramHeader{name: node.Header, path: path, typ: typ})
 		}
 		for k, sub := range node.Properties {
@@ -60,7 +62,7 @@ func (h *Handler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, pk *pee
 		Name      string
 		Arguments json.RawMessage
 	}
-	if json.Unmarshal(pk.Name, &p.Name) != nil {
+	if mcpjson.Unmarshal(pk.Name, &p.Name) != nil {
 		return nil // the edge reports bad params
 	}
 	p.Arguments = pk.Arguments
@@ -107,7 +109,7 @@ func lookup(args json.RawMessage, path []string) json.RawMessage {
 	cur := args
 	for _, k := range path {
 		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
+		if mcpjson.Unmarshal(cur, &obj) != nil {
 			return nil
 		}
 		cur = obj[k]
@@ -125,7 +127,7 @@ func sameValue(header string, body json.RawMessage) bool {
 	switch body[0] {
 	case '"':
 		var s string
-		return json.Unmarshal(body, &s) == nil && s == header
+		return mcpjson.Unmarshal(body, &s) == nil && s == header
 	case 't', 'f':
 		return header == string(body)
 	}
