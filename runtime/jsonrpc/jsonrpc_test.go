@@ -30,6 +30,13 @@ func TestDecode(t *testing.T) {
 		{"batch where there are none", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, false, InvalidRequest, false, 1},
 		{"empty batch", `[]`, true, InvalidRequest, false, 1},
 		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]`, true, 0, true, 2},
+		// Member names match exactly: "JSONRPC" is not "jsonrpc".
+		{"member name in other case", `{"JSONRPC":"2.0","id":1,"method":"ping"}`, false, InvalidRequest, false, 1},
+		// RFC 8259: names SHOULD be unique and text MUST be UTF-8; a message
+		// that breaks either is not read (peers' parsers would disagree on it).
+		{"duplicate member", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, false, ParseError, false, 1},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}", false, ParseError, false, 1},
+		{"invalid UTF-8 in a batch", "[{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}]", true, ParseError, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msgs, errs, batch := Decode([]byte(tc.in), tc.batches)
