@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"encoding/json"
-
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"

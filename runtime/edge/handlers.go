@@ -5,9 +5,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/mcpx-dev/mcpx/internal/mcpjson"
-
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/internal/mcpjson"
-
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
@@ -37,14 +36,20 @@ func readMeta(params json.RawMessage) (requestMeta, error) {
 	return p.Meta, nil
 }
 
-func (m requestMeta) protocolVersion() (string, bool) {
-	raw, ok := m[protocolVersionKey]
+func (m requestMeta) protocolVersion() (string, bool) { return MetaVersion(m) }
+
+// MetaVersion reads a request's _meta protocol version: the string (or,
+// when it is not a string, its raw JSON, to be reported as unsupported)
+// and whether it is there at all. The HTTP transport checks it against the
+// MCP-Protocol-Version header with the same reading.
+func MetaVersion(meta map[string]json.RawMessage) (string, bool) {
+	raw, ok := meta[protocolVersionKey]
 	if !ok {
 		return "", false
 	}
 	var v string
 	if jsonrpc.String(raw, &v) != nil {
-		return string(raw), true // not a string: reported as unsupported
+		return string(raw), true
 	}
 	return v, true
 }

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpx-dev/mcpx/internal/mcpjson"
-
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )

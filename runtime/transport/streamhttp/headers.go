@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpx-dev/mcpx/internal/mcpjson"
-
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
 
@@ -139,21 +138,6 @@ func supportedVersions() []string {
 		out[i] = string(r)
 	}
 	return out
-}
-
-// metaVersion reads params._meta["io.modelcontextprotocol/protocolVersion"]:
-// the string (or, when it is not a string, its raw JSON) and whether it is
-// present at all.
-func metaVersion(p *peek) (string, bool) {
-	raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]
-	if !ok {
-		return "", false
-	}
-	var v string
-	if jsonrpc.String(raw, &v) != nil {
-		return string(raw), true
-	}
-	return v, true
 }
 
 // peek is what the transport reads of a request's params, decoded once:

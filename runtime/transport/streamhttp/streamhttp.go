@@ -350,7 +350,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	}
 
 	pk := readPeek(m.Params)
-	mv, mPresent := metaVersion(pk)
+	mv, mPresent := edge.MetaVersion(pk.Meta)
 	modern := mPresent || hv == string(edge.Modern)
 	in := edge.In{Msg: m, Default: edge.Headerless, Meta: pk.edgeMeta()}
 	if hKnown {
