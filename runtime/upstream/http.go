@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
 // maxBody bounds what mcpx reads from an upstream's HTTP answer.
@@ -95,7 +95,7 @@ func (h *httpConn) standalone() {
 		return
 	}
 	defer resp.Body.Close()
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+	if ct, _, _ := streamhttp.MediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		return
 	}
 	if _, err := h.readSSE(nil, resp.Body); err != nil && ctx.Err() == nil {
@@ -191,7 +191,7 @@ func (h *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, mcpName st
 		return nil, err
 	}
 	defer resp.Body.Close()
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct, _, _ := streamhttp.MediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
 		return h.readSSE(m.ID, resp.Body)

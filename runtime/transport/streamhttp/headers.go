@@ -93,13 +93,15 @@ func parseAccept(values []string) accepts {
 	var a accepts
 	seen := false
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for rest := v; rest != ""; {
+			var part string
+			part, rest, _ = strings.Cut(rest, ",")
 			part = strings.TrimSpace(part)
 			if part == "" {
 				continue
 			}
 			seen = true
-			mt, params, err := mime.ParseMediaType(part)
+			mt, params, err := MediaType(part)
 			if err != nil {
 				continue
 			}
@@ -127,8 +129,25 @@ func parseAccept(values []string) accepts {
 // isJSON reports whether a Content-Type header is application/json (with
 // any parameters).
 func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
+	mt, _, err := MediaType(contentType)
 	return err == nil && mt == "application/json"
+}
+
+// commonMediaTypes are the values MCP peers send in Content-Type and
+// Accept, without parameters.
+var commonMediaTypes = [...]string{"application/json", "text/event-stream", "*/*"}
+
+// MediaType is mime.ParseMediaType, with the common values read without
+// it: it allocates a map per call, and it runs on every request and
+// answer both ways through a gateway. The parameters are nil for those.
+func MediaType(v string) (mediatype string, params map[string]string, err error) {
+	trimmed := strings.TrimSpace(v)
+	for _, t := range commonMediaTypes {
+		if strings.EqualFold(trimmed, t) {
+			return t, nil, nil
+		}
+	}
+	return mime.ParseMediaType(v)
 }
 
 // supportedVersions lists the revisions mcpx serves, for error data.
