@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -44,11 +43,22 @@ import (
 // bytes with net/http and does no MCP work at all: what one more HTTP hop
 // costs on this machine, the bound for any HTTP-in, HTTP-out gateway.
 //
+// Two topologies, in the same run:
+//
+//   - oneproc: client, proxy and upstream share this process. No kernel
+//     scheduling between the parties, so what is left is their CPU work;
+//     the servers run under pprof labels (role=gateway, role=upstream),
+//     so go tool pprof -tagfocus=role=gateway splits a CPU profile. But
+//     the upstream's garbage sets the pace of the gateway's collections.
+//   - procs: each party in its own process, as in production; the gateway
+//     is the mcpx binary itself (see procs_test.go). Every hop now also
+//     pays the kernel's wake-up of another process, which on a small VM
+//     is most of the latency at concurrency 1.
+//
 // Each request is timed (p50, p99); req/s is the total over the wall time;
-// cpu-µs/op is the CPU time the whole process (client, proxy or gateway,
-// and upstream: they share the machine's cores) used per call. The servers
-// run under pprof labels (role=gateway, role=upstream), so a CPU profile
-// splits by role: go tool pprof -tagfocus=role=gateway.
+// cpu-µs/op is the CPU time all parties (client, proxy or gateway,
+// upstream: they share the machine's cores) used per call, and, in procs,
+// proxy-cpu-µs/op that of the floor proxy or of mcpx alone.
 
 // echoTool answers with its arguments as text.
 var echoTool = mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}
@@ -123,15 +133,6 @@ func labeled(role string, h http.Handler) http.Handler {
 	})
 }
 
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // callEcho is a tools/call of tool with a fresh id, in the session's
 // revision (2026-07-28 carries its _meta).
 func callEcho(s *session, tool string, id int64) error {
@@ -159,9 +160,30 @@ type gatewayUpstream struct {
 
 var gatewayUpstreams = []gatewayUpstream{{"mcpx", "2026-07-28", echoUpstream}, {"gosdk", "2025-11-25", sdkEchoUpstream}}
 
+// benchPath is one way the benchmark reaches the echo tool: its endpoint,
+// the tool's name there, and the processes a call passes through besides
+// the client (the proxy first, if any, then the upstream; none when all
+// run in the benchmark's process).
+type benchPath struct {
+	name, url, tool string
+	parties         []*party
+}
+
 // gatewayPaths starts the upstream, mcpx in front of it and the byte
-// proxy: the three ways the benchmark reaches the echo tool.
-func gatewayPaths(tb testing.TB, u gatewayUpstream) []struct{ name, url, tool string } {
+// proxy: the three ways to the echo tool. With split each runs in its own
+// process, the gateway as the mcpx binary; else all run in this one, the
+// servers under pprof labels.
+func gatewayPaths(tb testing.TB, u gatewayUpstream, split bool) []benchPath {
+	if split {
+		up := startRole(tb, "upstream-"+u.name, "")
+		gw := startMCPX(tb, up.url)
+		floor := startRole(tb, "floor", up.url)
+		return []benchPath{
+			{"direct", up.url, "echo", []*party{up}},
+			{"floor", floor.url, "echo", []*party{floor, up}},
+			{"gateway", gw.url, "up__echo", []*party{gw, up}},
+		}
+	}
 	up := httptest.NewServer(labeled("upstream", u.handler()))
 	tb.Cleanup(up.Close)
 	gw, stop := gatewayTo(tb, up.URL+"/mcp")
@@ -170,52 +192,73 @@ func gatewayPaths(tb testing.TB, u gatewayUpstream) []struct{ name, url, tool st
 	tb.Cleanup(gws.Close)
 	floor := httptest.NewServer(labeled("gateway", byteProxy(up.URL+"/mcp")))
 	tb.Cleanup(floor.Close)
-	return []struct{ name, url, tool string }{{"direct", up.URL + "/mcp", "echo"}, {"floor", floor.URL + "/mcp", "echo"}, {"gateway", gws.URL + "/mcp", "up__echo"}}
+	return []benchPath{{"direct", up.URL + "/mcp", "echo", nil}, {"floor", floor.URL + "/mcp", "echo", nil}, {"gateway", gws.URL + "/mcp", "up__echo", nil}}
+}
+
+// cpuTimes is the CPU time used so far by this process (the client) and
+// by each party of p.
+func cpuTimes(p benchPath) []time.Duration {
+	t := []time.Duration{selfCPU()}
+	for _, q := range p.parties {
+		t = append(t, q.cpu())
+	}
+	return t
 }
 
 func BenchmarkGateway(b *testing.B) {
-	for _, u := range gatewayUpstreams {
-		paths := gatewayPaths(b, u)
-		for _, conc := range []int{1, 32} {
-			for _, p := range paths {
-				b.Run(fmt.Sprintf("%s/c%d/%s", u.name, conc, p.name), func(b *testing.B) {
-					s := connect(b, p.url, u.rev)
-					s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = conc * 2
-					if err := callEcho(s, p.tool, 1); err != nil {
-						b.Fatal(err)
-					}
-					lat := make([]time.Duration, b.N)
-					var n atomic.Int64
-					var failed atomic.Value
-					var wg sync.WaitGroup
-					cpu := cpuTime()
-					b.ResetTimer()
-					for range conc {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
-								start := time.Now()
-								if err := callEcho(s, p.tool, i+1); err != nil {
-									failed.Store(err)
-									return
+	for _, split := range []bool{false, true} {
+		topology := map[bool]string{false: "oneproc", true: "procs"}[split]
+		for _, u := range gatewayUpstreams {
+			paths := gatewayPaths(b, u, split)
+			for _, conc := range []int{1, 32} {
+				for _, p := range paths {
+					b.Run(fmt.Sprintf("%s/%s/c%d/%s", topology, u.name, conc, p.name), func(b *testing.B) {
+						s := connect(b, p.url, u.rev)
+						s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = conc * 2
+						if err := callEcho(s, p.tool, 1); err != nil {
+							b.Fatal(err)
+						}
+						lat := make([]time.Duration, b.N)
+						var n atomic.Int64
+						var failed atomic.Value
+						var wg sync.WaitGroup
+						cpu := cpuTimes(p)
+						b.ResetTimer()
+						for range conc {
+							wg.Add(1)
+							go func() {
+								defer wg.Done()
+								for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+									start := time.Now()
+									if err := callEcho(s, p.tool, i+1); err != nil {
+										failed.Store(err)
+										return
+									}
+									lat[i-1] = time.Since(start)
 								}
-								lat[i-1] = time.Since(start)
-							}
-						}()
-					}
-					wg.Wait()
-					b.StopTimer()
-					cpu = cpuTime() - cpu
-					if err, _ := failed.Load().(error); err != nil {
-						b.Fatal(err)
-					}
-					slices.Sort(lat)
-					b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-					b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
-				})
+							}()
+						}
+						wg.Wait()
+						b.StopTimer()
+						used := cpuTimes(p)
+						var total time.Duration
+						for i := range used {
+							used[i] -= cpu[i]
+							total += used[i]
+						}
+						if err, _ := failed.Load().(error); err != nil {
+							b.Fatal(err)
+						}
+						slices.Sort(lat)
+						b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+						b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+						b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+						b.ReportMetric(float64(total.Microseconds())/float64(b.N), "cpu-µs/op")
+						if len(p.parties) > 1 {
+							b.ReportMetric(float64(used[1].Microseconds())/float64(b.N), "proxy-cpu-µs/op")
+						}
+					})
+				}
 			}
 		}
 	}
@@ -224,10 +267,12 @@ func BenchmarkGateway(b *testing.B) {
 // TestGatewayBenchmarkCallsThrough checks that each benchmarked path
 // really reaches the upstream's tool and comes back, for both upstreams.
 func TestGatewayBenchmarkCallsThrough(t *testing.T) {
-	for _, u := range gatewayUpstreams {
-		for _, p := range gatewayPaths(t, u) {
-			if err := callEcho(connect(t, p.url, u.rev), p.tool, 1); err != nil {
-				t.Errorf("%s/%s: %v", u.name, p.name, err)
+	for _, split := range []bool{false, true} {
+		for _, u := range gatewayUpstreams {
+			for _, p := range gatewayPaths(t, u, split) {
+				if err := callEcho(connect(t, p.url, u.rev), p.tool, 1); err != nil {
+					t.Errorf("split %v, %s/%s: %v", split, u.name, p.name, err)
+				}
 			}
 		}
 	}
