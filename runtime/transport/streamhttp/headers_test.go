@@ -27,7 +27,7 @@ func FuzzMediaType(f *testing.F) {
 
 func TestParseAccept(t *testing.T) {
 	for v, want := range map[string]accepts{
-		"application/json, text/event-stream":   {json: true, sse: true},
+		"application/json, text/event-stream":    {json: true, sse: true},
 		"application/json,text/event-stream;q=0": {json: true},
 		"text/event-stream":                      {sse: true},
 		" , ":                                    {json: true, sse: true}, // no type at all: lenient
