@@ -58,7 +58,9 @@ import (
 // Each request is timed (p50, p99); req/s is the total over the wall time;
 // cpu-µs/op is the CPU time all parties (client, proxy or gateway,
 // upstream: they share the machine's cores) used per call, and, in procs,
-// proxy-cpu-µs/op that of the floor proxy or of mcpx alone.
+// proxy-cpu-µs/op that of the floor proxy or of mcpx alone. To profile
+// that mcpx: MCPX_BENCH_CPUPROFILE=/tmp/mcpx.prof go test -bench ...
+// writes /tmp/mcpx.prof.mcpx and /tmp/mcpx.prof.gosdk.
 
 // echoTool answers with its arguments as text.
 var echoTool = mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}
@@ -176,7 +178,7 @@ type benchPath struct {
 func gatewayPaths(tb testing.TB, u gatewayUpstream, split bool) []benchPath {
 	if split {
 		up := startRole(tb, "upstream-"+u.name, "")
-		gw := startMCPX(tb, up.url)
+		gw := startMCPX(tb, u.name, up.url)
 		floor := startRole(tb, "floor", up.url)
 		return []benchPath{
 			{"direct", up.url, "echo", []*party{up}},

@@ -33,6 +33,10 @@ import (
 const (
 	serveRoleEnv = "MCPX_BENCH_SERVE"    // upstream-mcpx, upstream-gosdk or floor
 	upstreamEnv  = "MCPX_BENCH_UPSTREAM" // the floor's upstream endpoint
+
+	// profileEnv, set to a path prefix, has each mcpx the benchmark
+	// starts write a CPU profile to PREFIX.UPSTREAM (mcpx --cpuprofile).
+	profileEnv = "MCPX_BENCH_CPUPROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -147,8 +151,9 @@ var mcpxBin = sync.OnceValues(func() (string, error) {
 	return testbin.Build(binDir, "./cmd/mcpx")
 })
 
-// startMCPX runs `mcpx serve` with one upstream server, "up", at url.
-func startMCPX(tb testing.TB, upstream string) *party {
+// startMCPX runs `mcpx serve` with one upstream server, "up", at url;
+// name names the upstream in a profile's file name.
+func startMCPX(tb testing.TB, name, upstream string) *party {
 	bin, err := mcpxBin()
 	if err != nil {
 		tb.Fatal(err)
@@ -157,7 +162,11 @@ func startMCPX(tb testing.TB, upstream string) *party {
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"up":{"url":"`+upstream+`"}}}`), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	return start(tb, exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0"), true)
+	args := []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}
+	if prefix := os.Getenv(profileEnv); prefix != "" {
+		args = append(args, "--cpuprofile", prefix+"."+name)
+	}
+	return start(tb, exec.Command(bin, args...), true)
 }
 
 // cpu is the CPU time, user and system, the party has used so far.

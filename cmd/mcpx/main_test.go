@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -220,5 +222,23 @@ func TestRevisionsErrors(t *testing.T) {
 	}
 	if code, _, _ := mcpx(t, "revisions", "extra"); code != 2 {
 		t.Errorf("extra argument: exit %d, want 2", code)
+	}
+}
+
+// TestCPUProfile: --cpuprofile writes a profile that go tool pprof reads
+// (gzip-compressed protobuf), once mcpx ends.
+func TestCPUProfile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cpu.prof")
+	stdin = strings.NewReader("") // mcpx stdio ends at once
+	t.Cleanup(func() { stdin = os.Stdin })
+	if code, _, stderr := mcpx(t, "stdio", "--cpuprofile", file); code != 0 {
+		t.Fatalf("mcpx stdio --cpuprofile: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("the profile is not gzip data: % x..., %v", b[:min(len(b), 4)], err)
+	}
+	if code, _, stderr := mcpx(t, "stdio", "--cpuprofile", filepath.Join(file, "nope")); code != 1 || !strings.Contains(stderr, "--cpuprofile") {
+		t.Errorf("an unwritable profile: exit %d, %q; want 1 and an error naming the flag", code, stderr)
 	}
 }

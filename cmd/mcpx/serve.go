@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -35,6 +36,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	fs.SetOutput(stderr)
 	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
 	listen := ""
 	if cmd == "serve" {
 		fs.StringVar(&listen, "listen", streamhttp.DefaultAddr, "address to listen on; the endpoint is http://ADDR/mcp")
@@ -50,6 +52,14 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	if !ok {
 		fmt.Fprintf(stderr, "mcpx %s: unknown --builtin %q (want demo or fixture)\n", cmd, *builtin)
 		return 2
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: --cpuprofile: %v\n", cmd, err)
+			return 1
+		}
+		defer stop()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
 	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
@@ -84,4 +94,20 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		return 1
 	}
 	return 0
+}
+
+// startCPUProfile profiles mcpx into file until the returned stop runs.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

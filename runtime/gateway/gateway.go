@@ -92,6 +92,7 @@ type Gateway struct {
 	view       view
 	warned     map[string]bool // collision warnings already logged
 
+	unready       atomic.Int32 // members whose first load has not ended: Ready's fast path
 	version       atomic.Uint64
 	changes       chan string // see Changes
 	lastResources [][2]any
@@ -206,6 +207,7 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 		return fmt.Errorf("gateway: upstreams %q and %q are both root; at most one may be", g.root.name, name)
 	}
 	g.members = append(g.members, m)
+	g.unready.Add(1)
 	g.byName[name] = m
 	if opt.Root {
 		g.root = m
@@ -267,6 +269,9 @@ func (g *Gateway) Version() uint64 { return g.version.Load() }
 // Ready waits until every upstream added so far has been loaded once
 // (successfully or not), or ctx is done.
 func (g *Gateway) Ready(ctx context.Context) error {
+	if g.unready.Load() == 0 {
+		return nil // every call asks: the common answer without a lock
+	}
 	g.mu.RLock()
 	members := slices.Clone(g.members)
 	g.mu.RUnlock()

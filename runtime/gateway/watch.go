@@ -84,6 +84,7 @@ func (g *Gateway) watch(m *member) {
 	}
 	after(g.load(m, kAll))
 	close(m.ready)
+	g.unready.Add(-1)
 
 	changes := m.u.Changes()
 	for {

@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,7 +195,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the response could not be encoded"}}`)
 	}
+	writeBody(w, status, b)
+}
+
+// writeBody answers with JSON b. Its length is declared: net/http would
+// otherwise send a body over 2 kB chunked.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
 }
@@ -408,8 +416,13 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	// The request's context ends with the request; it needs a cancel of
+	// its own only to end with the session or the handler too.
+	ctx, cancel := r.Context(), context.CancelFunc(nil)
+	if ss != nil || modern && m.Method == mcp.MethodSubscriptionsListen {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
 	if ss != nil {
 		defer context.AfterFunc(ss.ctx, cancel)()
 	}
@@ -515,9 +528,7 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 		fail(w, status, w.id, "the response could not be encoded")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
+	writeBody(w, status, b)
 }
 
 // batch serves a JSON-RPC batch, which only 2025-03-26 has: its members
