@@ -108,7 +108,12 @@ func (s *session) post(body, method, name string) ([]byte, error) {
 }
 
 func connect(tb testing.TB, url, rev string) *session {
-	s := &session{rev: rev, modern: rev == "2026-07-28", url: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: Concurrency * 2}}}
+	return connectVia(tb, url, rev, &http.Transport{MaxIdleConnsPerHost: Concurrency * 2})
+}
+
+// connectVia is connect over rt.
+func connectVia(tb testing.TB, url, rev string, rt http.RoundTripper) *session {
+	s := &session{rev: rev, modern: rev == "2026-07-28", url: url, client: &http.Client{Transport: rt}}
 	if !s.modern {
 		if _, err := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+rev+`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`, "initialize", ""); err != nil {
 			tb.Fatal(err)

@@ -45,8 +45,12 @@ type httpConn struct {
 func dialHTTP(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*httpConn, error) {
 	// Its own transport: the default keeps 2 idle connections per host,
 	// so 32 concurrent calls to one upstream would dial most of the time.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	tr := spec.Transport
+	if tr == nil {
+		own := http.DefaultTransport.(*http.Transport).Clone()
+		own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+		tr = own
+	}
 	return &httpConn{spec: spec, client: &http.Client{Transport: tr}, log: log, handler: handler, gone: make(chan struct{})}, nil
 }
 

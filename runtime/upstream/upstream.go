@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,9 @@ type Spec struct {
 
 	URL     string            // Streamable HTTP endpoint
 	Headers map[string]string // sent with every request
+	// Transport carries the HTTP requests; nil is mcpx's own, a clone of
+	// http.DefaultTransport that keeps up to 256 idle connections.
+	Transport http.RoundTripper
 
 	// Timeout bounds each call; 0 means 60s.
 	Timeout time.Duration
