@@ -252,8 +252,13 @@ func appendMessage(buf []byte, m *Message) ([]byte, error) {
 		return nil, err
 	}
 	if m.Method != "" {
-		b, _ := json.Marshal(m.Method)
-		buf = append(append(buf, `,"method":`...), b...)
+		buf = append(buf, `,"method":`...)
+		if plain([]byte(m.Method)) {
+			buf = append(append(append(buf, '"'), m.Method...), '"')
+		} else {
+			b, _ := json.Marshal(m.Method)
+			buf = append(buf, b...)
+		}
 	}
 	if err := raw("params", m.Params); err != nil {
 		return nil, err

@@ -117,30 +117,48 @@ func (h *httpConn) dead() <-chan struct{} { return h.gone }
 
 func (h *httpConn) die() { h.once.Do(func() { close(h.gone) }) }
 
+// Header values every request shares: net/http only reads them, and one
+// slice each saves allocating them per request.
+var (
+	jsonContentType = []string{"application/json"}
+	acceptBoth      = []string{"application/json, text/event-stream"}
+	versionValues   = func() map[string][]string {
+		m := make(map[string][]string, len(mcp.Revisions))
+		for _, r := range mcp.Revisions {
+			m[string(r)] = []string{string(r)}
+		}
+		return m
+	}()
+)
+
 // headers sets what the request's revision requires. mcpName is the value
 // Mcp-Name mirrors, "" for a method that mirrors none.
 func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string) {
+	hd := make(http.Header, len(h.spec.Headers)+6)
 	for k, v := range h.spec.Headers {
-		req.Header.Set(k, v)
+		hd.Set(k, v)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	hd["Content-Type"] = jsonContentType
+	hd["Accept"] = acceptBoth
 	h.mu.Lock()
 	d, session := h.d, h.session
 	h.mu.Unlock()
 	version, modern := edge.VersionHeader(d, m.Method)
-	if version != "" {
-		req.Header.Set("MCP-Protocol-Version", version)
+	if v, ok := versionValues[version]; ok {
+		hd["Mcp-Protocol-Version"] = v
+	} else if version != "" {
+		hd["Mcp-Protocol-Version"] = []string{version}
 	}
 	if modern {
-		req.Header.Set("Mcp-Method", m.Method)
+		hd["Mcp-Method"] = []string{m.Method}
 		if mcpName != "" {
-			req.Header.Set("Mcp-Name", headerSafe(mcpName))
+			hd["Mcp-Name"] = []string{headerSafe(mcpName)}
 		}
 	}
 	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
+		hd["Mcp-Session-Id"] = []string{session}
 	}
+	req.Header = hd
 }
 
 // headerSafe is v as a header value: itself when it is visible ASCII

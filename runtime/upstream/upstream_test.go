@@ -445,7 +445,16 @@ func TestHTTPUpstreams(t *testing.T) {
 			srv := httptest.NewServer(rec)
 			defer srv.Close()
 			cl := New(Spec{Name: "http-" + c.name, URL: srv.URL + "/mcp", Timeout: 10 * time.Second}, mcpxInfo, testLog(t))
+			// Closed before the server even when exercise fails: a legacy
+			// session's GET stream would hold srv.Close forever.
+			closed := false
+			defer func() {
+				if !closed {
+					cl.Close()
+				}
+			}()
 			exercise(t, cl, c.want, c.f)
+			closed = true
 			if err := cl.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
