@@ -122,13 +122,6 @@ func (h *httpConn) die() { h.once.Do(func() { close(h.gone) }) }
 var (
 	jsonContentType = []string{"application/json"}
 	acceptBoth      = []string{"application/json, text/event-stream"}
-	versionValues   = func() map[string][]string {
-		m := make(map[string][]string, len(mcp.Revisions))
-		for _, r := range mcp.Revisions {
-			m[string(r)] = []string{string(r)}
-		}
-		return m
-	}()
 )
 
 // headers sets what the request's revision requires. mcpName is the value
@@ -144,9 +137,7 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string
 	d, session := h.d, h.session
 	h.mu.Unlock()
 	version, modern := edge.VersionHeader(d, m.Method)
-	if v, ok := versionValues[version]; ok {
-		hd["Mcp-Protocol-Version"] = v
-	} else if version != "" {
+	if version != "" {
 		hd["Mcp-Protocol-Version"] = []string{version}
 	}
 	if modern {
