@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
@@ -49,9 +50,10 @@ const DiscoverTimeout = 3 * time.Second
 // Negotiate finds the upstream's era the way the specification tells a
 // client to: a server/discover request first (stdio.mdx, "era probe";
 // streamable-http.mdx: a modern request, whose 400 answer names the
-// versions). A DiscoverResult listing 2026-07-28 means modern; anything
-// else means legacy, and an initialize for the latest legacy revision
-// follows, answered with the revision the upstream picks.
+// versions). A DiscoverResult listing 2026-07-28 means modern; an error
+// only a modern server sends fails the handshake (see [modernRefusal]);
+// anything else means legacy, and an initialize for the latest legacy
+// revision follows, answered with the revision the upstream picks.
 func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*Dialect, error) {
 	d := &Dialect{client: client, clientRaw: mustJSON(client)}
 	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
@@ -59,6 +61,11 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 	cancel()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if err == nil && resp.Error != nil {
+		if refused := modernRefusal(resp.Error); refused != nil {
+			return nil, refused
+		}
 	}
 	if err == nil && resp.Error == nil {
 		var res mcp.DiscoverResult
@@ -75,6 +82,33 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 		}
 	}
 	return d, d.initialize(ctx, rt)
+}
+
+// modernRefusal is the error to report when the server/discover probe was
+// refused with an error only a modern server sends: such a server wants
+// the request corrected, not a legacy handshake (streamable-http.mdx,
+// Backward Compatibility). It is nil where falling back to initialize is
+// right: any other error, and -32022 that lists a legacy revision mcpx
+// speaks or no revisions at all.
+func modernRefusal(e *jsonrpc.Error) error {
+	switch e.Code {
+	case jsonrpc.HeaderMismatch, jsonrpc.MissingRequiredClientCapability:
+		return fmt.Errorf("server/discover: the upstream speaks a modern revision and refused mcpx's request: %w", e)
+	case jsonrpc.UnsupportedProtocolVersion:
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		if mcpjson.Unmarshal(e.Data, &data) != nil || len(data.Supported) == 0 {
+			return nil
+		}
+		for _, v := range data.Supported {
+			if r := mcp.Revision(v); Known(r) && !IsModern(r) {
+				return nil
+			}
+		}
+		return fmt.Errorf("server/discover: the upstream supports %s; mcpx speaks %s", strings.Join(data.Supported, ", "), strings.Join(supportedVersions(), ", "))
+	}
+	return nil
 }
 
 // initialize runs the legacy handshake.
