@@ -60,3 +60,49 @@ func TestNegotiateProbeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNegotiateSlowStart: a probe that goes unanswered means legacy, but a
+// modern server that was only slow to start refuses the initialize that
+// follows; it is then probed once more. A legacy server that ignores the
+// probe and accepts initialize is not probed again.
+func TestNegotiateSlowStart(t *testing.T) {
+	t.Parallel() // each case waits out edge.DiscoverTimeout once
+	discovered := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`2`), Result: json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"1"}}}`)}
+	for _, c := range []struct {
+		name     string
+		initErr  bool
+		want     mcp.Revision
+		wantSent string
+	}{
+		{"modern, slow to start", true, edge.Modern, "server/discover initialize server/discover"},
+		{"legacy, ignores the probe", false, "2025-11-25", "server/discover initialize"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var sent []string
+			rt := func(ctx context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
+				sent = append(sent, m.Method)
+				switch {
+				case m.Method == mcp.MethodServerDiscover && len(sent) == 1:
+					<-ctx.Done() // still starting
+					return nil, ctx.Err()
+				case m.Method == mcp.MethodServerDiscover:
+					return discovered, nil
+				case c.initErr:
+					return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "initialize is not a 2026-07-28 method"}), nil
+				}
+				return &jsonrpc.Message{JSONRPC: "2.0", ID: m.ID, Result: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"legacy","version":"1"}}`)}, nil
+			}
+			d, err := edge.Negotiate(context.Background(), rt, mcp.Implementation{Name: "mcpx", Version: "test"})
+			if err != nil {
+				t.Fatalf("Negotiate: %v", err)
+			}
+			if d.Revision() != c.want || strings.Join(sent, " ") != c.wantSent {
+				t.Errorf("negotiated %s after %v, want %s after %s", d.Revision(), sent, c.want, c.wantSent)
+			}
+			if c.want == edge.Modern && d.ServerInfo.Name != "slow" {
+				t.Errorf("serverInfo %+v, want the one the second probe declared", d.ServerInfo)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,7 +45,9 @@ func (d *Dialect) Modern() bool { return IsModern(d.rev) }
 
 // DiscoverTimeout bounds the server/discover probe on stdio: a legacy
 // server may ignore a method it does not know before initialize (stdio
-// transport page: anything else, or no answer, means legacy).
+// transport page: anything else, or no answer, means legacy). A modern
+// server that was merely slow to start refuses the initialize that
+// follows, and is probed once more.
 const DiscoverTimeout = 3 * time.Second
 
 // Negotiate finds the upstream's era the way the specification tells a
@@ -57,31 +60,64 @@ const DiscoverTimeout = 3 * time.Second
 func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*Dialect, error) {
 	d := &Dialect{client: client, clientRaw: mustJSON(client)}
 	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
-	resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(`0`), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
+	modern, err := d.discover(pctx, rt, `0`)
+	unanswered := errors.Is(pctx.Err(), context.DeadlineExceeded)
 	cancel()
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case modern:
+		return d, nil
+	case err != nil:
+		return nil, err
 	}
-	if err == nil && resp.Error != nil {
-		if refused := modernRefusal(resp.Error); refused != nil {
-			return nil, refused
+	ierr := d.initialize(ctx, rt)
+	var refused *jsonrpc.Error
+	if ierr != nil && unanswered && errors.As(ierr, &refused) {
+		// The probe went unanswered and initialize was refused: a modern
+		// server slow to start (npx fetching its package, say) is
+		// listening now, so it is asked once more.
+		pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
+		modern, err := d.discover(pctx, rt, `2`)
+		cancel()
+		switch {
+		case modern:
+			return d, nil
+		case err != nil:
+			return nil, err
 		}
 	}
-	if err == nil && resp.Error == nil {
-		var res mcp.DiscoverResult
-		raw, err := d.decode(Modern, "DiscoverResult", resp.Result)
-		if err == nil {
-			res = *raw.(*mcp.DiscoverResult)
-			if slices.Contains(res.SupportedVersions, string(Modern)) {
-				d.rev, d.Capabilities, d.Instructions = Modern, res.Capabilities, res.Instructions
-				if info, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
-					_ = mcpjson.Unmarshal(info, &d.ServerInfo)
-				}
-				return d, nil
-			}
-		}
+	if ierr != nil {
+		return nil, ierr
 	}
-	return d, d.initialize(ctx, rt)
+	return d, nil
+}
+
+// discover sends the server/discover probe. modern reports a
+// DiscoverResult that lists 2026-07-28, whose declarations d then holds;
+// err is a refusal only a modern server sends (see [modernRefusal]). Any
+// other outcome is neither: the server is legacy.
+func (d *Dialect) discover(ctx context.Context, rt RoundTrip, id string) (modern bool, err error) {
+	resp, err := rt(ctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
+	switch {
+	case err != nil:
+		return false, nil
+	case resp.Error != nil:
+		return false, modernRefusal(resp.Error)
+	}
+	raw, err := d.decode(Modern, "DiscoverResult", resp.Result)
+	if err != nil {
+		return false, nil
+	}
+	res := raw.(*mcp.DiscoverResult)
+	if !slices.Contains(res.SupportedVersions, string(Modern)) {
+		return false, nil
+	}
+	d.rev, d.Capabilities, d.Instructions = Modern, res.Capabilities, res.Instructions
+	if info, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
+		_ = mcpjson.Unmarshal(info, &d.ServerInfo)
+	}
+	return true, nil
 }
 
 // modernRefusal is the error to report when the server/discover probe was
