@@ -32,7 +32,7 @@ type httpConn struct {
 	spec    Spec
 	client  *http.Client
 	log     *slog.Logger
-	handler func(conn, *jsonrpc.Message)
+	handler handlerFunc
 
 	mu      sync.Mutex
 	session string
@@ -42,7 +42,7 @@ type httpConn struct {
 	streams sync.WaitGroup // the GET stream, waited for by close
 }
 
-func dialHTTP(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*httpConn, error) {
+func dialHTTP(spec Spec, log *slog.Logger, handler handlerFunc) (*httpConn, error) {
 	// Its own transport: the default keeps 2 idle connections per host,
 	// so 32 concurrent calls to one upstream would dial most of the time.
 	tr := spec.Transport
@@ -243,7 +243,7 @@ func (h *httpConn) readSSE(id json.RawMessage, body io.Reader) (*jsonrpc.Message
 			if id != nil && m.IsResponse() && bytes.Equal(m.ID, id) {
 				return m, nil
 			}
-			h.handler(h, m)
+			h.handler(h, m, id)
 		}
 	}
 	if err := s.Err(); err != nil {

@@ -33,7 +33,7 @@ const drainGrace = 500 * time.Millisecond
 type process struct {
 	cmd     *exec.Cmd
 	log     *slog.Logger
-	handler func(conn, *jsonrpc.Message)
+	handler handlerFunc
 
 	wmu   sync.Mutex
 	stdin io.WriteCloser
@@ -44,7 +44,7 @@ type process struct {
 	exitErr error
 }
 
-func startProcess(spec Spec, log *slog.Logger, handler func(conn, *jsonrpc.Message)) (*process, error) {
+func startProcess(spec Spec, log *slog.Logger, handler handlerFunc) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = os.Environ()
 	for k, v := range spec.Env {
@@ -159,7 +159,7 @@ func (p *process) readStdout(r io.Reader) {
 			}
 			continue
 		}
-		p.handler(p, m)
+		p.handler(p, m, nil)
 	}
 	if err := s.Err(); err != nil {
 		p.log.Warn("reading the upstream's stdout failed; stopping it", "err", err)

@@ -53,6 +53,12 @@ const (
 	maxBackoff = 30 * time.Second
 )
 
+// handlerFunc takes what an upstream sends unasked: its requests and
+// notifications. related is the id of the request whose HTTP response
+// stream carried m, nil where the transport ties m to no request (stdio,
+// the standalone GET stream).
+type handlerFunc func(cn conn, m *jsonrpc.Message, related json.RawMessage)
+
 // conn is one live connection to an upstream.
 type conn interface {
 	// roundTrip sends a request and waits for its response. mcpName is
@@ -292,7 +298,7 @@ func (c *Client) Close() error {
 }
 
 // handle receives what the upstream sends besides responses.
-func (c *Client) handle(cn conn, m *jsonrpc.Message) {
+func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	d := c.dialect.Load()
 	switch {
 	case m.IsRequest():
@@ -317,24 +323,32 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message) {
 			server.Progress(ctx.(context.Context), p.Progress, total, p.Message)
 		}
 	case m.Method == mcp.MethodNotificationsMessage && d != nil:
-		// A log message names no request. It goes to the client only when
-		// exactly one request that asked for logs is running on this
-		// upstream; otherwise it could reach the wrong client, and it goes
-		// to mcpx's log instead.
+		// A log message names no request. One on a request's HTTP response
+		// stream belongs to that request; otherwise it goes to the client
+		// only when exactly one request that asked for logs is running on
+		// this upstream, since it could reach the wrong client, and to
+		// mcpx's log instead.
 		v, err := d.Notification(m.Method, m.Params)
 		p, _ := v.(*mcp.LoggingMessageNotificationParams)
 		if err != nil || p == nil {
 			return
 		}
 		var target context.Context
-		wanting := 0
-		c.inflight.Range(func(_, v any) bool {
-			if ctx := v.(context.Context); server.LogLevel(ctx) != "" {
-				target, wanting = ctx, wanting+1
+		if ctx, ok := c.inflight.Load(string(related)); ok && related != nil {
+			target = ctx.(context.Context)
+		} else {
+			wanting := 0
+			c.inflight.Range(func(_, v any) bool {
+				if ctx := v.(context.Context); server.LogLevel(ctx) != "" {
+					target, wanting = ctx, wanting+1
+				}
+				return wanting < 2
+			})
+			if wanting != 1 {
+				target = nil
 			}
-			return wanting < 2
-		})
-		if wanting == 1 {
+		}
+		if target != nil && server.LogLevel(target) != "" {
 			server.Log(target, p.Level, p.Logger, p.Data)
 			return
 		}
