@@ -67,7 +67,7 @@ func TestNegotiateProbeErrors(t *testing.T) {
 // probe and accepts initialize is not probed again.
 func TestNegotiateSlowStart(t *testing.T) {
 	t.Parallel() // each case waits out edge.DiscoverTimeout once
-	discovered := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`2`), Result: json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"1"}}}`)}
+	discovered := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`3`), Result: json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"1"}}}`)}
 	for _, c := range []struct {
 		name     string
 		initErr  bool

@@ -78,7 +78,7 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 		// server slow to start (npx fetching its package, say) is
 		// listening now, so it is asked once more.
 		pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
-		modern, err := d.discover(pctx, rt, `2`)
+		modern, err := d.discover(pctx, rt, `3`) // ids 0-2 are the first probe's, initialize's, logging/setLevel's
 		cancel()
 		switch {
 		case modern:

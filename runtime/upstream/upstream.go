@@ -116,8 +116,9 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 		log = slog.Default()
 	}
 	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16)}
-	// Ids and tokens start above the handshake's (server/discover 0,
-	// initialize 1, logging/setLevel 2): no id may repeat on a connection.
+	// Ids and tokens start above the handshake's (server/discover 0 and
+	// 3, initialize 1, logging/setLevel 2): no id may repeat on a
+	// connection.
 	c.nextTok.Store(firstID)
 	c.stop = make(chan struct{})
 	return c
