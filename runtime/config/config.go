@@ -28,8 +28,8 @@
 //     such as VS Code's "envFile" or Cline's "disabled", is an error: mcpx
 //     would not do what it asks.
 //   - An optional "mcpx" block per server holds mcpx's own settings:
-//     "prefix", "includeTools"/"excludeTools", "timeout", "start" and
-//     "root" (see [Server]).
+//     "prefix", "includeTools"/"excludeTools", "timeout", "maxInFlight",
+//     "start" and "root" (see [Server]).
 //   - Each server name is a namespace and must match ^[a-zA-Z0-9_-]{1,64}$.
 //
 // Comments (// and /* */) and trailing commas are tolerated, as VS Code
@@ -130,6 +130,9 @@ type Server struct {
 	// Timeout bounds each request to the server ("mcpx.timeout");
 	// [DefaultTimeout] when not set. Always positive.
 	Timeout time.Duration
+	// MaxInFlight bounds the requests waiting on the server at once
+	// ("mcpx.maxInFlight"); 0 when not set, for the upstream's default.
+	MaxInFlight int
 	// Eager is "mcpx.start": "eager": start or connect when mcpx starts
 	// rather than on first use.
 	Eager bool
@@ -224,12 +227,13 @@ type raw struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 	MCPX    struct {
-		Prefix  *string  `json:"prefix"`
-		Include []string `json:"includeTools"`
-		Exclude []string `json:"excludeTools"`
-		Timeout string   `json:"timeout"`
-		Start   string   `json:"start"`
-		Root    bool     `json:"root"`
+		Prefix      *string  `json:"prefix"`
+		Include     []string `json:"includeTools"`
+		Exclude     []string `json:"excludeTools"`
+		Timeout     string   `json:"timeout"`
+		MaxInFlight int      `json:"maxInFlight"`
+		Start       string   `json:"start"`
+		Root        bool     `json:"root"`
 	} `json:"mcpx"`
 }
 
@@ -352,15 +356,16 @@ func (p *parser) walk(path string, v *hujson.Value) {
 // server turns a validated entry into a Server.
 func (p *parser) server(path, name string, r *raw) Server {
 	s := Server{
-		Name:    name,
-		Command: r.Command,
-		Args:    r.Args,
-		Cwd:     r.Cwd,
-		Include: r.MCPX.Include,
-		Exclude: r.MCPX.Exclude,
-		Timeout: DefaultTimeout,
-		Eager:   r.MCPX.Start == "eager",
-		Root:    r.MCPX.Root,
+		Name:        name,
+		Command:     r.Command,
+		Args:        r.Args,
+		Cwd:         r.Cwd,
+		Include:     r.MCPX.Include,
+		Exclude:     r.MCPX.Exclude,
+		Timeout:     DefaultTimeout,
+		MaxInFlight: r.MCPX.MaxInFlight,
+		Eager:       r.MCPX.Start == "eager",
+		Root:        r.MCPX.Root,
 	}
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)

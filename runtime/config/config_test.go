@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // env is a fixed environment for ${VAR}.
@@ -92,12 +94,12 @@ func TestParse(t *testing.T) {
 		{
 			name: "the mcpx block",
 			file: `{"mcpServers": {
-  "a": {"command": "x", "mcpx": {"prefix": "", "includeTools": ["t1", "t2"], "timeout": "1m30s", "start": "eager"}},
+  "a": {"command": "x", "mcpx": {"prefix": "", "includeTools": ["t1", "t2"], "timeout": "1m30s", "maxInFlight": 8, "start": "eager"}},
   "b": {"command": "y", "mcpx": {"prefix": "bee.", "excludeTools": ["t3"], "start": "lazy"}},
   "c": {"command": "z", "mcpx": {"root": true, "prefix": ""}}
 }}`,
 			want: []Server{
-				{Name: "a", Command: "x", Transport: "stdio", Prefix: "", Include: []string{"t1", "t2"}, Timeout: 90 * time.Second, Eager: true},
+				{Name: "a", Command: "x", Transport: "stdio", Prefix: "", Include: []string{"t1", "t2"}, Timeout: 90 * time.Second, MaxInFlight: 8, Eager: true},
 				{Name: "b", Command: "y", Transport: "stdio", Prefix: "bee.", Exclude: []string{"t3"}, Timeout: DefaultTimeout},
 				{Name: "c", Command: "z", Transport: "stdio", Prefix: "", Timeout: DefaultTimeout, Root: true},
 			},
@@ -256,7 +258,16 @@ func TestParseErrors(t *testing.T) {
 				`mcpx.json: /mcpServers/db/mcpx/root: must be true or false, not a string`,
 				`mcpx.json: /mcpServers/db/mcpx/prefix: must be a string, not a number`,
 				`mcpx.json: /mcpServers/db/mcpx/includeTools: must be an array, not a string`,
-				`mcpx.json: /mcpServers/db/mcpx/exclude: unknown key; expected one of "excludeTools", "includeTools", "prefix", "root", "start", "timeout"`,
+				`mcpx.json: /mcpServers/db/mcpx/exclude: unknown key; expected one of "excludeTools", "includeTools", "maxInFlight", "prefix", "root", "start", "timeout"`,
+			},
+		},
+		{
+			name: "maxInFlight that is not a positive integer",
+			file: `{"mcpServers": {"a": {"command": "x", "mcpx": {"maxInFlight": 0}}, "b": {"command": "x", "mcpx": {"maxInFlight": 1.5}}, "c": {"command": "x", "mcpx": {"maxInFlight": "8"}}}}`,
+			want: []string{
+				`mcpx.json: /mcpServers/a/mcpx/maxInFlight: must be at least 1`,
+				`mcpx.json: /mcpServers/b/mcpx/maxInFlight: must be an integer, not a number`,
+				`mcpx.json: /mcpServers/c/mcpx/maxInFlight: must be an integer, not a string`,
 			},
 		},
 		{
@@ -447,4 +458,14 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestMessageFallback: a failure the schema's own wording does not cover
+// is worded by the validator library, not a crash (a nil printer was).
+func TestMessageFallback(t *testing.T) {
+	p := &parser{}
+	got := p.message(&jsonschema.ValidationError{ErrorKind: &kind.MaxLength{Got: 5, Want: 3}})
+	if !strings.Contains(got, "3") {
+		t.Errorf("message = %q, want the library's wording of maxLength 3", got)
+	}
 }

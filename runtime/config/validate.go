@@ -12,6 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/mcpx-dev/mcpx/schemas"
 )
@@ -135,9 +137,17 @@ func (p *parser) message(e *jsonschema.ValidationError) string {
 		return fmt.Sprintf("items %d and %d are the same", k.Duplicates[0], k.Duplicates[1])
 	case *kind.Pattern:
 		return fmt.Sprintf("must match %s", k.Want)
+	case *kind.Minimum:
+		return "must be at least " + k.Want.RatString()
+	case *kind.Maximum:
+		return "must be at most " + k.Want.RatString()
 	}
-	return e.ErrorKind.LocalizedString(nil)
+	return e.ErrorKind.LocalizedString(english) // the library's own wording
 }
+
+// english words the failures message does not: LocalizedString needs a
+// printer (nil crashes).
+var english = message.NewPrinter(language.English)
 
 func article(t string) string {
 	switch t {

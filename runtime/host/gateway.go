@@ -22,7 +22,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	for _, s := range cfg.Servers {
 		u := upstream.New(upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout,
+			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
 		}, info, log)
 		prefix := s.Prefix
 		if err := g.Add(u, gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root}); err != nil {

@@ -42,6 +42,11 @@ type Spec struct {
 
 	// Timeout bounds each call; 0 means 60s.
 	Timeout time.Duration
+
+	// MaxInFlight is how many calls may be waiting on the upstream at
+	// once; 0 means 256. A call beyond it waits for one to end, as long as
+	// its Timeout (or the caller's deadline) allows, then fails saying so.
+	MaxInFlight int
 }
 
 // firstID is where request ids start after the handshake's.
@@ -84,7 +89,8 @@ type Client struct {
 	info mcp.Implementation
 
 	changes  chan string
-	tokens   sync.Map // progress token string -> context.Context of the client request
+	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
+	tokens   sync.Map      // progress token string -> context.Context of the client request
 	inflight sync.Map // request id -> context.Context of the client request
 	nextTok  atomic.Int64
 
@@ -112,10 +118,13 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	if spec.Timeout <= 0 {
 		spec.Timeout = 60 * time.Second
 	}
+	if spec.MaxInFlight <= 0 {
+		spec.MaxInFlight = 256
+	}
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16)}
+	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight)}
 	// Ids and tokens start above the handshake's (server/discover 0 and
 	// 3, initialize 1, logging/setLevel 2): no id may repeat on a
 	// connection.
@@ -378,6 +387,15 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
 	defer cancel()
+	select {
+	case c.slots <- struct{}{}:
+	case <-cctx.Done():
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("upstream %q: %d calls were in flight (its limit) and none ended in time", c.spec.Name, cap(c.slots))
+	}
+	defer func() { <-c.slots }()
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
 	c.inflight.Store(string(id), ctx)
 	defer c.inflight.Delete(string(id))
