@@ -91,7 +91,7 @@ type Client struct {
 	changes  chan string
 	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
 	tokens   sync.Map      // progress token string -> context.Context of the client request
-	inflight sync.Map // request id -> context.Context of the client request
+	inflight sync.Map      // request id -> context.Context of the client request
 	nextTok  atomic.Int64
 
 	// dialect is d for handle, which must not take mu: a connection's
