@@ -469,3 +469,28 @@ func TestMessageFallback(t *testing.T) {
 		t.Errorf("message = %q, want the library's wording of maxLength 3", got)
 	}
 }
+
+// FuzzParse: whatever the file holds, Parse returns a configuration or an
+// error, never a panic, and an error names the file.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"mcpServers": {"db": {"command": "x"}}}`,
+		`{"mcpServers": {"a": {"url": "http://h/${HOST}", "headers": {"A": "${TOKEN:-x}"}, "mcpx": {"root": true, "maxInFlight": 3}}}}`,
+		`{"mcpServers": {"db": {"command": "x", "mcpx": {"start": "soon", "timeout": 30, "root": "yes", "prefix": 1, "includeTools": "t", "exclude": []}}}}`,
+		`{"mcpServers": {"a": {"command": "x", "url": "y", "mcpx": {"maxInFlight": 0, "includeTools": ["t"], "excludeTools": ["t"]}}}}`,
+		"// comment\n{\"servers\": {\"a\": {\"type\": \"sse\", \"url\": \"u\",},},}",
+		`{"mcpServers": []}`, `[]`, `{`, ``,
+	} {
+		f.Add(s)
+	}
+	env := func(k string) (string, bool) { return "v", k == "TOKEN" }
+	f.Fuzz(func(t *testing.T, file string) {
+		c, err := Parse("fuzz.json", []byte(file), env)
+		if err == nil && c == nil {
+			t.Fatal("no configuration and no error")
+		}
+		if err != nil && !strings.Contains(err.Error(), "fuzz.json") {
+			t.Errorf("error %q does not name the file", err)
+		}
+	})
+}
