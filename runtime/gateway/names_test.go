@@ -61,3 +61,37 @@ func TestSplitURI(t *testing.T) {
 		})
 	}
 }
+
+// FuzzExposedName: whatever an upstream calls a tool and whatever prefix
+// it has, the exposed name is valid, and the same every time.
+func FuzzExposedName(f *testing.F) {
+	f.Add("github__", "create_issue")
+	f.Add("ev_", "a.b/c d")
+	f.Add("", strings.Repeat("é", 70))
+	f.Fuzz(func(t *testing.T, prefix, name string) {
+		got := ExposedName(prefix, name)
+		if !ValidName(got) {
+			t.Errorf("ExposedName(%q, %q) = %q: not a valid name", prefix, name, got)
+		}
+		if again := ExposedName(prefix, name); again != got {
+			t.Errorf("ExposedName(%q, %q) = %q, then %q", prefix, name, got, again)
+		}
+	})
+}
+
+// FuzzExposedURI: an exposed URI splits back into its namespace and the
+// upstream's URI, whatever that URI holds.
+func FuzzExposedURI(f *testing.F) {
+	f.Add("everything", "test://static/resource/1")
+	f.Add("a-b", "")
+	f.Add("ns", "mcpx://other/x")
+	f.Fuzz(func(t *testing.T, ns, uri string) {
+		if !validNamespace(ns) {
+			return
+		}
+		gotNS, gotURI, ok := SplitURI(ExposedURI(ns, uri))
+		if !ok || gotNS != ns || gotURI != uri {
+			t.Errorf("SplitURI(ExposedURI(%q, %q)) = %q, %q, %v", ns, uri, gotNS, gotURI, ok)
+		}
+	})
+}
