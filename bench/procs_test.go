@@ -117,10 +117,11 @@ func start(tb testing.TB, cmd *exec.Cmd, fromStderr bool) *party {
 	urls := make(chan string, 1)
 	go func() {
 		s := bufio.NewScanner(out)
-		for s.Scan() {
-			if i := strings.Index(s.Text(), "http://"); i >= 0 && urls != nil {
+		found := false
+		for s.Scan() { // to the end: a full pipe would block the child
+			if i := strings.Index(s.Text(), "http://"); i >= 0 && !found {
 				urls <- s.Text()[i:]
-				urls = nil
+				found = true
 			}
 		}
 	}()
