@@ -26,11 +26,12 @@ everything:
 		npm install --prefix .tools/everything --no-audit --no-fund @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION); \
 	else echo "everything: npm not found; TestEverything will be skipped"; fi
 
-# Every test: vet, formatting, unit tests, then generated/ must be current.
+# Every test: vet, formatting, unit tests under the race detector, then
+# generated/ must be current.
 test: schemas everything
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory fmt-check
-	$(GO) test ./...
+	$(GO) test -race ./...
 	@$(MAKE) --no-print-directory fresh
 
 vet:
