@@ -67,6 +67,10 @@ type Options struct {
 	// answered 503; any other request beyond it is answered with JSON and
 	// its notifications are dropped.
 	MaxStreams int
+	// MaxInFlight is how many requests may be in progress at once, held
+	// streams (GET, subscriptions/listen) aside; 0 means 1024. A request
+	// beyond it is answered 503 with Retry-After, before it is handled.
+	MaxInFlight int
 	// KeepAlive is how often a held SSE stream gets a comment line so that
 	// intermediaries and clients do not time it out; 0 means 15 seconds.
 	KeepAlive time.Duration
@@ -92,6 +96,7 @@ type Handler struct {
 
 	sessions *sessions
 	streams  chan struct{} // one token per open SSE stream
+	inFlight chan struct{} // one token per request in progress
 
 	// hold ends the held streams (GET, subscriptions/listen) on Close.
 	hold     context.Context
@@ -114,6 +119,9 @@ func New(e *edge.Edge, opt Options) *Handler {
 	if opt.MaxStreams <= 0 {
 		opt.MaxStreams = 256
 	}
+	if opt.MaxInFlight <= 0 {
+		opt.MaxInFlight = 1024
+	}
 	if opt.KeepAlive <= 0 {
 		opt.KeepAlive = 15 * time.Second
 	}
@@ -127,6 +135,7 @@ func New(e *edge.Edge, opt Options) *Handler {
 		keepAlive: opt.KeepAlive,
 		sessions:  newSessions(opt.MaxSessions, opt.SessionIdle),
 		streams:   make(chan struct{}, opt.MaxStreams),
+		inFlight:  make(chan struct{}, opt.MaxInFlight),
 	}
 	for _, o := range opt.AllowedOrigins {
 		o = strings.TrimSuffix(o, "/")
@@ -197,6 +206,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	writeBody(w, status, b)
 }
+
+// admit takes a slot for a request about to be handled, or answers 503
+// when MaxInFlight are in progress. A slot taken is given back by leave.
+func (h *Handler) admit(w http.ResponseWriter, id json.RawMessage) bool {
+	select {
+	case h.inFlight <- struct{}{}:
+		return true
+	default:
+		h.log.Warn("MaxInFlight reached; a request was refused", "limit", cap(h.inFlight))
+		w.Header().Set("Retry-After", "1")
+		fail(w, http.StatusServiceUnavailable, id, "too many requests are in progress; try again later")
+		return false
+	}
+}
+
+func (h *Handler) leave() { <-h.inFlight }
 
 // writeBody answers with JSON b. Its length is declared: net/http would
 // otherwise send a body over 2 kB chunked.
@@ -341,6 +366,10 @@ func (h *Handler) post(w *response, r *http.Request) {
 
 	msgs, errs, batch := jsonrpc.Decode(body, true)
 	if batch {
+		if !h.admit(w, nil) {
+			return
+		}
+		defer h.leave()
 		h.batch(w, r, acc, msgs, errs)
 		return
 	}
@@ -431,6 +460,13 @@ func (h *Handler) post(w *response, r *http.Request) {
 		reply := h.e.Handle(ctx, es, in, nil)
 		w.WriteHeader(statusOr(reply.Status, http.StatusAccepted))
 		return
+	}
+
+	if !(modern && m.Method == mcp.MethodSubscriptionsListen) { // held streams count against MaxStreams
+		if !h.admit(w, m.ID) {
+			return
+		}
+		defer h.leave()
 	}
 
 	st := newStream(h, w)

@@ -644,6 +644,57 @@ func TestTooManyStreamsIs503(t *testing.T) {
 	}
 }
 
+// TestTooManyRequestsIs503: beyond MaxInFlight a request is answered 503
+// with Retry-After before it is handled; notifications still pass, and the
+// slot comes back when the request in progress ends.
+func TestTooManyRequestsIs503(t *testing.T) {
+	srv, _ := start(t, streamhttp.Options{MaxInFlight: 1, Logger: discard()})
+	sid := openSession(t, srv, "2025-11-25")
+	h := hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	held := make(chan *http.Response, 1)
+	go func() { // not do: it fails the test when the call is cancelled
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, _ := http.DefaultClient.Do(req)
+		held <- resp
+	}()
+	ping := `{"jsonrpc":"2.0","id":8,"method":"ping"}`
+	var refused *http.Response
+	eventually(t, "a request refused while the call runs", func() bool {
+		resp := post(t, srv, h, ping)
+		if resp.StatusCode == http.StatusOK {
+			resp.Body.Close()
+			return false
+		}
+		refused = resp
+		return true
+	})
+	if got := refused.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After %q, want 1", got)
+	}
+	wantError(t, refused, http.StatusServiceUnavailable, -32603, "8")
+	note := post(t, srv, h, `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	if note.StatusCode != http.StatusAccepted {
+		t.Errorf("a notification while full: %d, want 202", note.StatusCode)
+	}
+	note.Body.Close()
+	cancel()
+	if resp := <-held; resp != nil {
+		resp.Body.Close()
+	}
+	eventually(t, "the slot back", func() bool {
+		resp := post(t, srv, h, ping)
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
 // TestPanicIs500: a panic while serving is 500 with -32603, and the
 // server keeps serving.
 func TestPanicIs500(t *testing.T) {
