@@ -201,6 +201,32 @@ func TestHang(t *testing.T) {
 	within(t, 5*time.Second, "Close", c.Close)
 }
 
+// TestDeaf: an upstream that stops reading its input cannot hold a call
+// beyond its timeout, even when the request does not fit in the pipe; nor
+// the call after it.
+func TestDeaf(t *testing.T) {
+	p := newProc(t, "deaf", "deaf:2025-06-18")
+	p.spec.Timeout = 300 * time.Millisecond
+	c := New(p.spec, mcpxInfo, testLog(t))
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`) // far beyond a pipe's 64 kB
+	err := within(t, 5*time.Second, "a call to an upstream that stopped reading", func() error {
+		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "echo", Arguments: big})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), `upstream "deaf" did not answer tools/call within 300ms`) {
+		t.Errorf("got %v, want the timeout naming the upstream", err)
+	}
+	within(t, 5*time.Second, "the next call", func() error {
+		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+		return err
+	})
+}
+
 // TestHangMidCall: an upstream that answers the handshake but not a tool
 // call fails the call after Spec.Timeout, naming it, and cancels upstream.
 func TestHangMidCall(t *testing.T) {

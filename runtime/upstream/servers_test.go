@@ -6,6 +6,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -56,6 +57,9 @@ func serveMode(mode string) int {
 		return 0
 	case "hang": // reads everything, answers nothing
 		_, _ = io.Copy(io.Discard, in)
+		return 0
+	case "deaf": // serves the handshake, then stops reading its input
+		_ = goSDKServer(arg, mark).Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(&deafAfterInit{r: in}), Writer: os.Stdout})
 		return 0
 	case "garbage": // garbage on stdout first, then a proper server
 		fmt.Println("this is not JSON")
@@ -249,4 +253,24 @@ func (m3Completer) CompleteResourceArgument(_ context.Context, _ string, arg m3m
 
 func (m3Completer) CompletePromptArgument(_ context.Context, _ string, arg m3mcp.CompleteArgument, _ m3mcp.CompleteContext) (*m3mcp.Completion, error) {
 	return &m3mcp.Completion{Values: []string{arg.Value + "-alpha", arg.Value + "-beta"}}, nil
+}
+
+// deafAfterInit reads like r until the initialized notification has gone
+// through, then never returns from Read again.
+type deafAfterInit struct {
+	r    io.Reader
+	seen []byte
+	deaf bool
+}
+
+func (d *deafAfterInit) Read(p []byte) (int, error) {
+	if d.deaf {
+		select {}
+	}
+	n, err := d.r.Read(p)
+	d.seen = append(d.seen, p[:n]...)
+	if bytes.Contains(d.seen, []byte("notifications/initialized")) {
+		d.deaf = true
+	}
+	return n, err
 }

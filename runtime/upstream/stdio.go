@@ -36,7 +36,7 @@ type process struct {
 	handler handlerFunc
 
 	wmu   sync.Mutex
-	stdin io.WriteCloser
+	stdin *os.File // a pipe of our own, so that a write can time out
 
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Message
@@ -54,21 +54,27 @@ func startProcess(spec Spec, log *slog.Logger, handler handlerFunc) (*process, e
 	// Its own process group, so that stopping it also stops what it
 	// started (npx starts node): no orphans.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	// stdin is a pipe of our own too, not exec's: an *os.File pipe takes a
+	// write deadline, so a process that stops reading cannot hold a write
+	// (and every caller behind it) for ever.
+	inR, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = inR
 	// stdout and stderr are pipes of our own, not exec's: with *os.File
 	// outputs cmd.Wait returns when the process exits, not when every
 	// holder of the pipes (a grandchild it started) has closed them, so a
 	// crash is noticed at once.
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		inR.Close()
 		stdin.Close()
 		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
+		inR.Close()
 		stdin.Close()
 		outR.Close()
 		outW.Close()
@@ -76,6 +82,7 @@ func startProcess(spec Spec, log *slog.Logger, handler handlerFunc) (*process, e
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	err = cmd.Start()
+	inR.Close()
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -174,14 +181,29 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-func (p *process) write(m *jsonrpc.Message) error {
+// maxWriteWait bounds a write whose context has no deadline.
+const maxWriteWait = 10 * time.Second
+
+// write sends m as one line, by ctx's deadline (or within maxWriteWait).
+// A process that has not read its input by then is stopped: a line may be
+// half written, and a process that does not read is hung anyway.
+func (p *process) write(ctx context.Context, m *jsonrpc.Message) error {
 	b, err := jsonrpc.Encode(m)
 	if err != nil {
 		return err
 	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(maxWriteWait)
+	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
+	_ = p.stdin.SetWriteDeadline(deadline)
 	_, err = p.stdin.Write(append(b, '\n'))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		p.log.Warn("the upstream stopped reading its input; stopping it")
+		p.kill()
+	}
 	return err
 }
 
@@ -196,8 +218,12 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 	}
 	p.pending[string(m.ID)] = ch
 	p.mu.Unlock()
-	if err := p.write(m); err != nil {
+	if err := p.write(ctx, m); err != nil {
 		p.forget(m.ID)
+		if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
+			<-ctx.Done() // due now: report the call's deadline, as a late answer would
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("write to the upstream: %w", err)
 	}
 	select {
@@ -227,10 +253,10 @@ func (p *process) deadErr() error {
 	return errors.New("the upstream process exited")
 }
 
-func (p *process) notify(_ context.Context, m *jsonrpc.Message) error { return p.write(m) }
-func (p *process) setDialect(*edge.Dialect)                           {}
-func (p *process) cancelsByNotification() bool                        { return true }
-func (p *process) dead() <-chan struct{}                              { return p.gone }
+func (p *process) notify(ctx context.Context, m *jsonrpc.Message) error { return p.write(ctx, m) }
+func (p *process) setDialect(*edge.Dialect)                             {}
+func (p *process) cancelsByNotification() bool                          { return true }
+func (p *process) dead() <-chan struct{}                                { return p.gone }
 
 // close ends the process: stdin closed (stdio transport page: the client
 // closes the input first), then SIGTERM to its group, then SIGKILL.
