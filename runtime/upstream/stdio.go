@@ -185,8 +185,10 @@ func truncate(b []byte, n int) string {
 const maxWriteWait = 10 * time.Second
 
 // write sends m as one line, by ctx's deadline (or within maxWriteWait).
-// A process that has not read its input by then is stopped: a line may be
-// half written, and a process that does not read is hung anyway.
+// A process that stopped reading mid-line by then is stopped: the rest of
+// the stream could not be read as lines again. One that took none of the
+// line only fails this write (the deadline may have passed while waiting
+// for another writer).
 func (p *process) write(ctx context.Context, m *jsonrpc.Message) error {
 	b, err := jsonrpc.Encode(m)
 	if err != nil {
@@ -199,9 +201,9 @@ func (p *process) write(ctx context.Context, m *jsonrpc.Message) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	_ = p.stdin.SetWriteDeadline(deadline)
-	_, err = p.stdin.Write(append(b, '\n'))
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		p.log.Warn("the upstream stopped reading its input; stopping it")
+	n, err := p.stdin.Write(append(b, '\n'))
+	if errors.Is(err, os.ErrDeadlineExceeded) && n > 0 {
+		p.log.Warn("the upstream stopped reading its input mid-message; stopping it")
 		p.kill()
 	}
 	return err
