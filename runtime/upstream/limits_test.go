@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
-	"github.com/mcpx-dev/mcpx/runtime/edge"
-	"github.com/mcpx-dev/mcpx/runtime/server"
-	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
 // TestMaxInFlight: calls beyond Spec.MaxInFlight wait for a slot as long
@@ -38,9 +34,7 @@ func TestMaxInFlight(t *testing.T) {
 			}
 			return catalog.TextResult("done"), nil
 		})
-	srv := httptest.NewServer(streamhttp.New(&edge.Edge{Server: &server.Server{NS: cat, Info: mcp.Implementation{Name: "holder", Version: "1"}}}, streamhttp.Options{}))
-	defer srv.Close()
-	c := New(Spec{Name: "busy", URL: srv.URL + "/mcp", Timeout: 10 * time.Second, MaxInFlight: limit}, mcpxInfo, testLog(t))
+	c := New(Spec{Name: "busy", URL: serveCatalog(t, cat), Timeout: 10 * time.Second, MaxInFlight: limit}, mcpxInfo, testLog(t))
 	defer c.Close()
 	call := func(ctx context.Context) error {
 		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "hold"})

@@ -53,9 +53,7 @@ func TestLogsFollowTheirRequest(t *testing.T) {
 			server.Log(ctx, mcp.LoggingLevelInfo, "say", "call "+strconv.Itoa(a.N))
 			return catalog.TextResult("ok"), nil
 		})
-	srv := httptest.NewServer(streamhttp.New(&edge.Edge{Server: &server.Server{NS: cat, Info: mcp.Implementation{Name: "logger", Version: "1"}}}, streamhttp.Options{}))
-	defer srv.Close()
-	c := New(Spec{Name: "logs", URL: srv.URL + "/mcp", Timeout: 10 * time.Second}, mcpxInfo, testLog(t))
+	c := New(Spec{Name: "logs", URL: serveCatalog(t, cat), Timeout: 10 * time.Second}, mcpxInfo, testLog(t))
 	defer c.Close()
 
 	clients := make([]*logNotifier, calls)
@@ -77,4 +75,12 @@ func TestLogsFollowTheirRequest(t *testing.T) {
 			t.Errorf("client %d got log messages %q, want [%q]", i, n.got, want)
 		}
 	}
+}
+
+// serveCatalog serves cat over Streamable HTTP (mcpx's own runtime) until
+// the test ends and returns its endpoint.
+func serveCatalog(t *testing.T, cat *catalog.Catalog) string {
+	srv := httptest.NewServer(streamhttp.New(&edge.Edge{Server: &server.Server{NS: cat, Info: mcp.Implementation{Name: "catalog", Version: "1"}}}, streamhttp.Options{}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
 }
