@@ -695,6 +695,23 @@ func TestTooManyRequestsIs503(t *testing.T) {
 	})
 }
 
+// TestJSONAnswersDeclareLength: a JSON answer carries its Content-Length,
+// however long (net/http alone would send one over 2 kB chunked).
+func TestJSONAnswersDeclareLength(t *testing.T) {
+	srv, _ := start(t, streamhttp.Options{})
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 4096) + `","method":"ping"}`, // the answer repeats the id
+	} {
+		resp := post(t, srv, hdr{"Accept": "application/json"}, body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ContentLength != int64(len(b)) || len(resp.TransferEncoding) != 0 || len(b) == 0 {
+			t.Errorf("%.40s: Content-Length %d, Transfer-Encoding %v, body %d bytes", body, resp.ContentLength, resp.TransferEncoding, len(b))
+		}
+	}
+}
+
 // TestPanicIs500: a panic while serving is 500 with -32603, and the
 // server keeps serving.
 func TestPanicIs500(t *testing.T) {
