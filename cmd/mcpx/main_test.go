@@ -242,3 +242,12 @@ func TestCPUProfile(t *testing.T) {
 		t.Errorf("an unwritable profile: exit %d, %q; want 1 and an error naming the flag", code, stderr)
 	}
 }
+
+// TestServeLimitFlags: a negative --max-* limit is a usage error.
+func TestServeLimitFlags(t *testing.T) {
+	for _, flag := range []string{"--max-in-flight", "--max-sessions", "--max-streams", "--max-body"} {
+		if code, _, stderr := mcpx(t, "serve", flag, "-1"); code != 2 || !strings.Contains(stderr, "--max-*") {
+			t.Errorf("serve %s -1: exit %d, %q; want 2 and a message naming the limits", flag, code, stderr)
+		}
+	}
+}

@@ -38,14 +38,23 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
 	listen := ""
+	var limits streamhttp.Options
 	if cmd == "serve" {
 		fs.StringVar(&listen, "listen", streamhttp.DefaultAddr, "address to listen on; the endpoint is http://ADDR/mcp")
+		fs.IntVar(&limits.MaxInFlight, "max-in-flight", 0, "requests in progress at once; one more is answered 503 (0: 1024)")
+		fs.IntVar(&limits.MaxSessions, "max-sessions", 0, "legacy sessions held at once (0: 1024)")
+		fs.IntVar(&limits.MaxStreams, "max-streams", 0, "SSE streams held open at once (0: 256)")
+		fs.Int64Var(&limits.MaxBody, "max-body", 0, "largest request body in `bytes`; a larger one is answered 413 (0: 4 MiB)")
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcpx %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return 2
+	}
+	if limits.MaxInFlight < 0 || limits.MaxSessions < 0 || limits.MaxStreams < 0 || limits.MaxBody < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: a --max-* limit must be positive, or 0 for its default\n", cmd)
 		return 2
 	}
 	newNS, ok := builtins[*builtin]
@@ -65,7 +74,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := host.Config{Info: info, TTLMs: 60_000, Log: log}
+	c := host.Config{Info: info, TTLMs: 60_000, Log: log, HTTP: limits}
 	what := "the " + *builtin + " namespace"
 	if *configFile != "" {
 		cfg, err := config.Load(*configFile)

@@ -21,6 +21,9 @@ type Config struct {
 	Instructions string             // "" sends none
 	TTLMs        int64              // caching hint on 2026-07-28 lists and reads; 0 = immediately stale
 	Log          *slog.Logger       // mcpx's own log; nil = slog.Default() (stderr)
+	// HTTP holds the Streamable HTTP endpoint's limits; its zero fields
+	// take streamhttp's defaults, and a nil Logger is Log.
+	HTTP streamhttp.Options
 }
 
 func (c Config) edge() *edge.Edge {
@@ -47,7 +50,11 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go e.WatchChanges(wctx)
-	h := streamhttp.New(e, streamhttp.Options{Logger: c.Log})
+	opt := c.HTTP
+	if opt.Logger == nil {
+		opt.Logger = c.Log
+	}
+	h := streamhttp.New(e, opt)
 	defer h.Close()
 	return streamhttp.ListenAndServe(ctx, addr, h, ready)
 }
