@@ -137,18 +137,21 @@ func labeled(role string, h http.Handler) http.Handler {
 
 // callEcho is a tools/call of tool with a fresh id, in the session's
 // revision (2026-07-28 carries its _meta).
-func callEcho(s *session, tool string, id int64) error {
+func callEcho(s *session, tool string, id int64) error { return callEchoText(s, tool, id, "hello") }
+
+// callEchoText is callEcho with text (plain ASCII, no quotes) to echo.
+func callEchoText(s *session, tool string, id int64, text string) error {
 	meta := ""
 	if s.modern {
 		meta = modernMeta + ","
 	}
-	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{` + meta + `"name":"` + tool + `","arguments":{"text":"hello"}}}`
+	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{` + meta + `"name":"` + tool + `","arguments":{"text":"` + text + `"}}}`
 	b, err := s.post(body, "tools/call", tool)
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(string(b), `\"hello\"`) {
-		return fmt.Errorf("unexpected answer %s", b)
+	if !strings.Contains(string(b), `\"`+text+`\"`) {
+		return fmt.Errorf("unexpected answer %.200s", b)
 	}
 	return nil
 }

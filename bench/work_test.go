@@ -3,6 +3,7 @@ package bench
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -28,6 +29,27 @@ func BenchmarkGatewayWork(b *testing.B) {
 				b.ReportAllocs()
 				for i := range b.N {
 					if err := callEcho(s, p.tool, int64(i+1)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkGatewayWorkLarge is BenchmarkGatewayWork with 64 kB of text in
+// the arguments, echoed back in the result: what a call that moves a file
+// costs, where every pass over the payload shows.
+func BenchmarkGatewayWorkLarge(b *testing.B) {
+	text := strings.Repeat("x", 64<<10)
+	for _, u := range gatewayUpstreams {
+		for _, p := range workPaths(b, u) {
+			b.Run(u.name+"/"+p.name, func(b *testing.B) {
+				s := connectVia(b, "http://127.0.0.1/mcp", u.rev, p.rt)
+				b.ReportAllocs()
+				b.SetBytes(2 * int64(len(text)))
+				for i := range b.N {
+					if err := callEchoText(s, p.tool, int64(i+1), text); err != nil {
 						b.Fatal(err)
 					}
 				}
