@@ -59,10 +59,7 @@ const DiscoverTimeout = 3 * time.Second
 // revision follows, answered with the revision the upstream picks.
 func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*Dialect, error) {
 	d := &Dialect{client: client, clientRaw: mustJSON(client)}
-	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
-	modern, err := d.discover(pctx, rt, `0`)
-	unanswered := errors.Is(pctx.Err(), context.DeadlineExceeded)
-	cancel()
+	modern, unanswered, err := d.discover(ctx, rt, `0`)
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -77,10 +74,7 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 		// The probe went unanswered and initialize was refused: a modern
 		// server slow to start (npx fetching its package, say) is
 		// listening now, so it is asked once more.
-		pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
-		modern, err := d.discover(pctx, rt, `3`) // ids 0-2 are the first probe's, initialize's, logging/setLevel's
-		cancel()
-		switch {
+		switch modern, _, err := d.discover(ctx, rt, `3`); { // ids 0-2 are the first probe's, initialize's, logging/setLevel's
 		case modern:
 			return d, nil
 		case err != nil:
@@ -93,31 +87,34 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 	return d, nil
 }
 
-// discover sends the server/discover probe. modern reports a
-// DiscoverResult that lists 2026-07-28, whose declarations d then holds;
-// err is a refusal only a modern server sends (see [modernRefusal]). Any
-// other outcome is neither: the server is legacy.
-func (d *Dialect) discover(ctx context.Context, rt RoundTrip, id string) (modern bool, err error) {
-	resp, err := rt(ctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
+// discover sends the server/discover probe, bounded by DiscoverTimeout.
+// modern reports a DiscoverResult that lists 2026-07-28, whose
+// declarations d then holds; unanswered, that the timeout passed; err is
+// a refusal only a modern server sends (see [modernRefusal]). Any other
+// outcome is neither: the server is legacy.
+func (d *Dialect) discover(ctx context.Context, rt RoundTrip, id string) (modern, unanswered bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
+	defer cancel()
+	resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
 	switch {
 	case err != nil:
-		return false, nil
+		return false, errors.Is(pctx.Err(), context.DeadlineExceeded), nil
 	case resp.Error != nil:
-		return false, modernRefusal(resp.Error)
+		return false, false, modernRefusal(resp.Error)
 	}
 	raw, err := d.decode(Modern, "DiscoverResult", resp.Result)
 	if err != nil {
-		return false, nil
+		return false, false, nil
 	}
 	res := raw.(*mcp.DiscoverResult)
 	if !slices.Contains(res.SupportedVersions, string(Modern)) {
-		return false, nil
+		return false, false, nil
 	}
 	d.rev, d.Capabilities, d.Instructions = Modern, res.Capabilities, res.Instructions
 	if info, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
 		_ = mcpjson.Unmarshal(info, &d.ServerInfo)
 	}
-	return true, nil
+	return true, false, nil
 }
 
 // modernRefusal is the error to report when the server/discover probe was

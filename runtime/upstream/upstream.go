@@ -343,22 +343,7 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 		if err != nil || p == nil {
 			return
 		}
-		var target context.Context
-		if ctx, ok := c.inflight.Load(string(related)); ok && related != nil {
-			target = ctx.(context.Context)
-		} else {
-			wanting := 0
-			c.inflight.Range(func(_, v any) bool {
-				if ctx := v.(context.Context); server.LogLevel(ctx) != "" {
-					target, wanting = ctx, wanting+1
-				}
-				return wanting < 2
-			})
-			if wanting != 1 {
-				target = nil
-			}
-		}
-		if target != nil && server.LogLevel(target) != "" {
+		if target := c.logTarget(related); target != nil && server.LogLevel(target) != "" {
 			server.Log(target, p.Level, p.Logger, p.Data)
 			return
 		}
@@ -367,6 +352,29 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 		m.Method == mcp.MethodNotificationsResourcesListChanged:
 		c.signal(m.Method)
 	}
+}
+
+// logTarget is the client request a log message from the upstream
+// belongs to: the one whose HTTP response stream carried it, else the only
+// running request that asked for logs; nil when no one request is it.
+func (c *Client) logTarget(related json.RawMessage) context.Context {
+	if related != nil {
+		if ctx, ok := c.inflight.Load(string(related)); ok {
+			return ctx.(context.Context)
+		}
+	}
+	var only context.Context
+	wanting := 0
+	c.inflight.Range(func(_, v any) bool {
+		if ctx := v.(context.Context); server.LogLevel(ctx) != "" {
+			only, wanting = ctx, wanting+1
+		}
+		return wanting < 2
+	})
+	if wanting != 1 {
+		return nil
+	}
+	return only
 }
 
 // call sends method with hub params and decodes the hub result.

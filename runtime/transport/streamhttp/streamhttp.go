@@ -160,9 +160,12 @@ func (h *Handler) Close() {
 	})
 }
 
-func (h *Handler) takeSlot() bool {
+func (h *Handler) takeSlot() bool { return tryAcquire(h.streams) }
+
+// tryAcquire takes a token of the semaphore sem, without waiting.
+func tryAcquire(sem chan struct{}) bool {
 	select {
-	case h.streams <- struct{}{}:
+	case sem <- struct{}{}:
 		return true
 	default:
 		return false
@@ -210,15 +213,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // admit takes a slot for a request about to be handled, or answers 503
 // when MaxInFlight are in progress. A slot taken is given back by leave.
 func (h *Handler) admit(w http.ResponseWriter, id json.RawMessage) bool {
-	select {
-	case h.inFlight <- struct{}{}:
+	if tryAcquire(h.inFlight) {
 		return true
-	default:
-		h.log.Warn("MaxInFlight reached; a request was refused", "limit", cap(h.inFlight))
-		w.Header().Set("Retry-After", "1")
-		fail(w, http.StatusServiceUnavailable, id, "too many requests are in progress; try again later")
-		return false
 	}
+	h.log.Warn("MaxInFlight reached; a request was refused", "limit", cap(h.inFlight))
+	w.Header().Set("Retry-After", "1")
+	fail(w, http.StatusServiceUnavailable, id, "too many requests are in progress; try again later")
+	return false
 }
 
 func (h *Handler) leave() { <-h.inFlight }
@@ -447,8 +448,9 @@ func (h *Handler) post(w *response, r *http.Request) {
 
 	// The request's context ends with the request; it needs a cancel of
 	// its own only to end with the session or the handler too.
+	listen := modern && m.Method == mcp.MethodSubscriptionsListen
 	ctx, cancel := r.Context(), context.CancelFunc(nil)
-	if ss != nil || modern && m.Method == mcp.MethodSubscriptionsListen {
+	if ss != nil || listen {
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
 	}
@@ -462,7 +464,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	if !(modern && m.Method == mcp.MethodSubscriptionsListen) { // held streams count against MaxStreams
+	if !listen { // held streams count against MaxStreams
 		if !h.admit(w, m.ID) {
 			return
 		}
@@ -475,7 +477,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	if acc.sse && !initialize { // an initialize response must carry the session id header
 		sink = st.notify
 	}
-	if modern && m.Method == mcp.MethodSubscriptionsListen && sink != nil {
+	if listen && sink != nil {
 		// The listen response is a held stream: it needs a slot up front,
 		// and it ends on Close.
 		if !st.reserve() {
