@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh bench run conformance everything
+.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench run conformance everything
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -26,9 +26,10 @@ everything:
 		npm install --prefix .tools/everything --no-audit --no-fund @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION); \
 	else echo "everything: npm not found; TestEverything will be skipped"; fi
 
-# Every test: vet, formatting, unit tests under the race detector, then
-# generated/ must be current.
+# Every test: no binary tracked, vet, formatting, unit tests under the race
+# detector, then generated/ must be current.
 test: schemas everything
+	@./scripts/no-binaries
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory fmt-check
 	$(GO) test -race ./...
@@ -48,6 +49,10 @@ fmt-check:
 	if [ -n "$$out" ]; then \
 		echo "gofmt: these files are not formatted (run \`make fmt\`):"; echo "$$out"; exit 1; \
 	fi
+
+# Git must track no executable binary (a build output committed by mistake).
+no-binaries:
+	@./scripts/no-binaries
 
 # Regenerating must not change generated/ or add files to it.
 fresh:

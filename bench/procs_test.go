@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/internal/testbin"
+	"github.com/mcpx-dev/mcpx/testkit/testbin"
 )
 
 // The gateway benchmark's procs topology runs each party in its own

@@ -11,11 +11,11 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 )
 
 // fakeNS is a namespace with one of everything.

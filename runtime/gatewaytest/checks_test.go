@@ -3,7 +3,7 @@ package gatewaytest
 import (
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 )
 
 // TestCheckToUpstreamCatchesViolations makes sure the check of what mcpx

@@ -7,7 +7,7 @@
 // the reference @modelcontextprotocol/server-everything from npm.
 //
 // Every message mcpx sends a client is closed-world validated
-// (internal/closedworld) for the client's revision, and every message it
+// (testkit/closedworld) for the client's revision, and every message it
 // sends an upstream for the upstream's.
 //
 // The package holds only tests; this file exists so that it builds.

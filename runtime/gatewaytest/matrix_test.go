@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
-	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
 // upstream is one upstream server of the gateway and what a client should

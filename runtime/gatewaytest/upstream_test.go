@@ -37,8 +37,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
-	"github.com/mcpx-dev/mcpx/internal/wiretest"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
 const (

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/internal/testbin"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/testkit/testbin"
 )
 
 // fixture builds the mcpx-fixture binary.

@@ -6,7 +6,7 @@
 //
 // Every test records the wire: the bytes the client sent and the bytes mcpx
 // answered with. Each message mcpx sent is checked by the closed-world
-// validator (internal/closedworld) against the schema of the revision it was
+// validator (testkit/closedworld) against the schema of the revision it was
 // sent to: a response's result against the result definition of its
 // request's method, a notification against ServerNotification, and every
 // message against JSONRPCMessage.

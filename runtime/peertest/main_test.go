@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/internal/testbin"
-	"github.com/mcpx-dev/mcpx/internal/wiretest"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/testkit/testbin"
+	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
 // mcpxBin is the mcpx binary TestMain builds from ./cmd/mcpx.

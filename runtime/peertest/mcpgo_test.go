@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpx-dev/mcpx/internal/wiretest"
+	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
 // mcpGoRevisions are the revisions mcp-go v1.2.1 can be pinned to

@@ -1,7 +1,8 @@
 // Package upstream is mcpx as a client of one upstream MCP server: it
 // starts the server (a process on stdio) or reaches it (Streamable HTTP),
 // finds its era and revision through the edge's [edge.Negotiate], and
-// serves the gateway's [gateway.Upstream] in hub types. A process that dies
+// serves the gateway's Upstream interface in hub types (runtime/host
+// hands it to the gateway, which checks that it fits). A process that dies
 // is restarted on the next call, with exponential backoff; calls that
 // outlive their timeout fail with an error naming the upstream.
 package upstream
@@ -20,7 +21,6 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
-	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
@@ -109,8 +109,6 @@ type Client struct {
 	stop     chan struct{} // closed by Close: ends the listen streams
 	watchers sync.WaitGroup
 }
-
-var _ gateway.Upstream = (*Client)(nil)
 
 // New returns a client for spec; nothing starts until the first call (or
 // [Client.Start]). info is mcpx's identity, sent as clientInfo.

@@ -3,7 +3,7 @@ package wiretest
 import (
 	"testing"
 
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 )
 
 // TestCheckSentCatchesViolations makes sure the wire checks can fail: a

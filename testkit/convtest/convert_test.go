@@ -19,8 +19,8 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
 	"github.com/mcpx-dev/mcpx/schemas"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 )
 
 func validator(t *testing.T) *closedworld.Validator {

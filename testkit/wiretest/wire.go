@@ -3,7 +3,7 @@
 // runtime/gatewaytest): the framing of JSON-RPC lines and SSE bodies,
 // recorders of both directions of a stdio connection ([StdioWire]) and of
 // every exchange with a Streamable HTTP endpoint ([HTTPWire]), and the
-// closed-world check (internal/closedworld) of every message mcpx sent a
+// closed-world check (testkit/closedworld) of every message mcpx sent a
 // client ([Validate]); and the plumbing both packages share to run mcpx
 // under test ([ServeHTTP], [CheckLog], [Pipe], [TeeWriter]). Like
 // net/http/httptest it is a helper for tests.
@@ -24,8 +24,8 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
-	"github.com/mcpx-dev/mcpx/internal/closedworld"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 )
 
 // Frame is one JSON-RPC message as it crossed the wire, cut into its
