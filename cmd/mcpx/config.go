@@ -46,11 +46,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		for i, s := range c.Servers {
 			names[i] = s.Name
 		}
-		noun := "servers"
-		if len(names) == 1 {
-			noun = "server"
-		}
-		line := fmt.Sprintf("%s: ok, %d %s", file, len(names), noun)
+		line := fmt.Sprintf("%s: ok, %s", file, plural(len(names), "server"))
 		if len(names) > 0 {
 			line += ": " + strings.Join(names, ", ")
 		}

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 )
 
 func main() {
@@ -36,6 +38,7 @@ Commands:
 	            (mcpx revisions [--from REV] [--to REV] [--type NAME])
 	config      check a configuration file, or print its JSON Schema
 	            (mcpx config check FILE | mcpx config schema)
+	version     print mcpx's version (also: mcpx --version)
 	help        print this help
 
 Run "mcpx <command> -h" for a command's flags.
@@ -55,6 +58,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, versionLine())
+		return 0
 	case "revisions":
 		return runRevisions(args[1:], stdout, stderr)
 	case "config":
@@ -65,4 +71,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpx: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// versionLine is what `mcpx --version` prints: mcpx's version, the commit
+// it was built from when the build recorded one, and the Go release.
+func versionLine() string {
+	line := "mcpx " + version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			line += " (" + rev
+			if modified == "true" {
+				line += ", modified"
+			}
+			line += ")"
+		}
+	}
+	return line + " " + runtime.Version()
 }

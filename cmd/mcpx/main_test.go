@@ -251,3 +251,44 @@ func TestServeLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, out, _ := mcpx(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "mcpx "+version) || !strings.Contains(out, " go1.") {
+			t.Errorf("mcpx %v: exit %d, %q; want 0 and \"mcpx %s ... goX\"", args, code, out, version)
+		}
+	}
+}
+
+// A newcomer asking a command for help gets a description and its flags,
+// and exit 0: help is not a usage error.
+func TestCommandHelp(t *testing.T) {
+	for _, cmd := range []string{"serve", "stdio", "revisions"} {
+		for _, h := range []string{"-h", "--help"} {
+			code, _, errOut := mcpx(t, cmd, h)
+			if code != 0 || !strings.Contains(errOut, "Usage: mcpx "+cmd) || !strings.Contains(errOut, "-builtin") && cmd != "revisions" {
+				t.Errorf("mcpx %s %s: exit %d, help %q; want 0, a description and the flags", cmd, h, code, errOut)
+			}
+		}
+	}
+}
+
+// --config and --builtin name two namespaces; mcpx does not pick one
+// silently.
+func TestConfigAndBuiltinTogether(t *testing.T) {
+	for _, cmd := range []string{"serve", "stdio"} {
+		code, _, errOut := mcpx(t, cmd, "--config", "../../examples/mcpx.json", "--builtin", "demo")
+		if code != 2 || !strings.Contains(errOut, "--config and --builtin") {
+			t.Errorf("mcpx %s --config --builtin: exit %d, %q; want 2 and an error naming both", cmd, code, errOut)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 upstream servers", 1: "1 upstream server", 2: "2 upstream servers"} {
+		if got := plural(n, "upstream server"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -46,11 +46,22 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fs.IntVar(&limits.MaxStreams, "max-streams", 0, "SSE streams held open at once (0: 256)")
 		fs.Int64Var(&limits.MaxBody, "max-body", 0, "largest request body in `bytes`; a larger one is answered 413 (0: 4 MiB)")
 	}
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage[cmd])
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcpx %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return 2
+	}
+	if *configFile != "" && flagSet(fs, "builtin") {
+		fmt.Fprintf(stderr, "mcpx %s: --config and --builtin name two different namespaces; give one\n", cmd)
 		return 2
 	}
 	if limits.MaxInFlight < 0 || limits.MaxSessions < 0 || limits.MaxStreams < 0 || limits.MaxBody < 0 {
@@ -88,7 +99,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			return 1
 		}
 		defer g.Close() // stops every upstream: no orphans
-		c.NS, what = g, fmt.Sprintf("%d upstream servers from %s", len(cfg.Servers), *configFile)
+		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
 	} else {
 		c.NS = newNS()
 	}
@@ -103,6 +114,43 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		return 1
 	}
 	return 0
+}
+
+// serveUsage describes `mcpx serve` and `mcpx stdio` for -h; the flags follow.
+var serveUsage = map[string]string{
+	"serve": `Usage: mcpx serve [--listen ADDR] [--config FILE | --builtin demo|fixture] [flags]
+
+Serves MCP over Streamable HTTP at http://ADDR/mcp to clients of every
+protocol revision, until interrupted. With --config it fronts the upstream
+servers the file names, each under its namespace; without it, a built-in
+namespace (demo by default).
+
+Flags:
+`,
+	"stdio": `Usage: mcpx stdio [--config FILE | --builtin demo|fixture] [flags]
+
+Serves MCP on standard input and output, for clients that start their servers
+as processes, until standard input ends or mcpx is interrupted. With --config
+it fronts the upstream servers the file names, each under its namespace;
+without it, a built-in namespace (demo by default). Logs go to standard error.
+
+Flags:
+`,
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// plural is "1 noun" or "n nouns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // startCPUProfile profiles mcpx into file until the returned stop runs.
