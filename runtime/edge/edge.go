@@ -3,8 +3,9 @@
 // Every message a client sends passes through [Edge.Handle]:
 //
 //	bytes -> transport -> jsonrpc.Decode
-//	      -> edge: which revision? initialize (legacy session), _meta (2026-07-28),
-//	               else the transport's default
+//	      -> edge ([Classify], once, for the transport and Handle): which revision?
+//	               _meta and the MCP-Protocol-Version header (2026-07-28),
+//	               initialize (legacy session), else the header or the transport's default
 //	      -> edge: decode params in that revision's types, upgrade to the hub
 //	      -> server (hub types only)
 //	      -> edge: 2026-07-28 envelope (resultType, serverInfo, ttlMs/cacheScope),
@@ -20,7 +21,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -149,16 +149,12 @@ func (s *Session) Revision() mcp.Revision {
 // In is one message and what the transport knows about it.
 type In struct {
 	Msg *jsonrpc.Message
+	// Class is the message's classification by [Classify]. Left zero,
+	// Handle classifies the message with Default and no header.
+	Class Class
 	// Default is the revision to assume when neither the message nor the
-	// session names one.
+	// session names one; read only when Class is zero.
 	Default mcp.Revision
-	// Header is the MCP-Protocol-Version HTTP header, already checked by
-	// the transport to be a known revision, or "".
-	Header mcp.Revision
-	// Meta is the request's params._meta when the transport has already
-	// decoded it (an empty map when the params have none), so that it is
-	// read once; nil means the edge reads it. The edge does not change it.
-	Meta map[string]json.RawMessage
 }
 
 // Reply is the edge's answer to one message.
@@ -202,16 +198,13 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 		e.notification(sess, m)
 		return Reply{Status: http.StatusAccepted}
 	}
-	meta := requestMeta(in.Meta)
-	if meta == nil {
-		var err error
-		if meta, err = readMeta(m.Params); err != nil {
-			return e.fail(m.ID, in.Default, err)
-		}
+	cl := in.Class
+	if !cl.set {
+		cl = Classify(m, Seen{Default: in.Default})
 	}
-	rev, err := e.revisionOf(sess, in, meta)
-	if err != nil {
-		return e.fail(m.ID, rev, err)
+	rev, meta := cl.Revision(sess), cl.meta
+	if cl.err != nil {
+		return e.fail(m.ID, rev, cl.err)
 	}
 	if !IsModern(rev) {
 		if m.Method == mcp.MethodInitialize {
@@ -297,32 +290,6 @@ func (s *Session) Cancel(id json.RawMessage) {
 	if cancel != nil {
 		cancel()
 	}
-}
-
-// revisionOf decides which revision a request is in.
-func (e *Edge) revisionOf(sess *Session, in In, meta requestMeta) (mcp.Revision, error) {
-	if v, ok := meta.protocolVersion(); ok {
-		if in.Header != "" && string(in.Header) != v {
-			// The header and the body disagree: that is the mismatch,
-			// whichever of the two names a revision mcpx serves.
-			return Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "the MCP-Protocol-Version header (%s) does not match _meta protocolVersion (%s)", in.Header, v)
-		}
-		if !IsModern(mcp.Revision(v)) {
-			return Modern, &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion, Message: fmt.Sprintf("protocol version %q is not served per request; use %s, or initialize for the others", v, Modern),
-				Data: mustJSON(map[string]any{"supported": supportedVersions(), "requested": v})}
-		}
-		return Modern, nil
-	}
-	if in.Header == Modern || meta.looksModern() {
-		return Modern, missingMeta(protocolVersionKey)
-	}
-	if rev := sess.Revision(); rev != "" {
-		return rev, nil
-	}
-	if in.Header != "" {
-		return in.Header, nil
-	}
-	return in.Default, nil
 }
 
 // supportedVersions lists every revision mcpx serves, newest first, in

@@ -16,21 +16,25 @@ import (
 // 2026-07-28 requires for it.
 func (e *Edge) fail(id json.RawMessage, rev mcp.Revision, err error) Reply {
 	je := e.rpcError(rev, err)
-	status := http.StatusOK
+	return Reply{Msg: jsonrpc.ErrorResponse(id, je), Status: status(rev, je, err), Rev: rev}
+}
+
+// status is the HTTP status of error je (from err) answered in rev.
+func status(rev mcp.Revision, je *jsonrpc.Error, err error) int {
+	if je.Code == jsonrpc.ParseError || je.Code == jsonrpc.InvalidRequest {
+		return http.StatusBadRequest
+	}
 	if IsModern(rev) {
 		switch {
 		case je.Code == jsonrpc.MethodNotFound:
-			status = http.StatusNotFound
+			return http.StatusNotFound
 		case je.Code == jsonrpc.HeaderMismatch, je.Code == jsonrpc.MissingRequiredClientCapability, je.Code == jsonrpc.UnsupportedProtocolVersion:
-			status = http.StatusBadRequest
+			return http.StatusBadRequest
 		case je.Code == jsonrpc.InvalidParams && errors.As(err, new(*metaError)):
-			status = http.StatusBadRequest
+			return http.StatusBadRequest
 		}
 	}
-	if je.Code == jsonrpc.ParseError || je.Code == jsonrpc.InvalidRequest {
-		status = http.StatusBadRequest
-	}
-	return Reply{Msg: jsonrpc.ErrorResponse(id, je), Status: status, Rev: rev}
+	return http.StatusOK
 }
 
 // metaError marks a missing or malformed required _meta member: HTTP 400.

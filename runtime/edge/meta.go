@@ -36,14 +36,11 @@ func readMeta(params json.RawMessage) (requestMeta, error) {
 	return p.Meta, nil
 }
 
-func (m requestMeta) protocolVersion() (string, bool) { return MetaVersion(m) }
-
-// MetaVersion reads a request's _meta protocol version: the string (or,
-// when it is not a string, its raw JSON, to be reported as unsupported)
-// and whether it is there at all. The HTTP transport checks it against the
-// MCP-Protocol-Version header with the same reading.
-func MetaVersion(meta map[string]json.RawMessage) (string, bool) {
-	raw, ok := meta[protocolVersionKey]
+// protocolVersion reads the _meta protocol version: the string (or, when
+// it is not a string, its raw JSON, to be reported as unsupported) and
+// whether it is there at all.
+func (m requestMeta) protocolVersion() (string, bool) {
+	raw, ok := m[protocolVersionKey]
 	if !ok {
 		return "", false
 	}

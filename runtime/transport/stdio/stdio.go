@@ -170,11 +170,8 @@ func (c *conn) writeLine(buf []byte) {
 // handle decodes one line and serves what it holds. Requests run in their
 // own goroutines so that a notifications/cancelled read later can reach them.
 func (c *conn) handle(ctx context.Context, line []byte) {
-	rev := c.sess.Revision()
-	batchRev := rev
-	if batchRev == "" {
-		batchRev = edge.Headerless // only a client that believes in batches sends one
-	}
+	// Before initialize, only a client that believes in batches sends one.
+	batchRev := edge.Classify(nil, edge.Seen{Default: edge.Headerless}).Revision(c.sess)
 	msgs, errs, batch := jsonrpc.Decode(line, edge.AllowsBatch(batchRev))
 	def := edge.Oldest
 	if batch {
@@ -191,13 +188,13 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 		}
 		m := msgs[0]
 		if !m.IsRequest() {
-			c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, nil)
+			c.e.Handle(ctx, c.sess, in(m, def), nil)
 			return
 		}
 		if m.Method == mcp.MethodInitialize {
 			// Served before the next line is read: what it negotiates
 			// governs every later request.
-			reply := c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, c.write)
+			reply := c.e.Handle(ctx, c.sess, in(m, def), c.write)
 			if reply.Msg != nil {
 				c.write(reply.Msg)
 			}
@@ -217,6 +214,12 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 	c.run(ctx, func() { c.batch(ctx, msgs, errs, def) })
 }
 
+// in is m classified by the edge: stdio has no header, so _meta, the
+// session and def decide.
+func in(m *jsonrpc.Message, def mcp.Revision) edge.In {
+	return edge.In{Msg: m, Class: edge.Classify(m, edge.Seen{Default: def})}
+}
+
 func (c *conn) run(ctx context.Context, f func()) {
 	select {
 	case c.slots <- struct{}{}:
@@ -233,7 +236,7 @@ func (c *conn) run(ctx context.Context, f func()) {
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) *jsonrpc.Message {
 	// On shutdown a request still running gets its answer or an error: the
 	// output is open until Serve returns, and Serve waits for this.
-	reply := c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, func(n *jsonrpc.Message) { c.write(n) })
+	reply := c.e.Handle(ctx, c.sess, in(m, def), func(n *jsonrpc.Message) { c.write(n) })
 	return reply.Msg
 }
 
@@ -248,7 +251,7 @@ func (c *conn) batch(ctx context.Context, msgs []*jsonrpc.Message, errs []*jsonr
 			continue
 		}
 		if !m.IsRequest() {
-			c.e.Handle(ctx, c.sess, edge.In{Msg: m, Default: def}, nil)
+			c.e.Handle(ctx, c.sess, in(m, def), nil)
 		} else if r := c.serve(ctx, m, def); r != nil {
 			out = append(out, r)
 		}

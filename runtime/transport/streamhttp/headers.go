@@ -150,15 +150,6 @@ func MediaType(v string) (mediatype string, params map[string]string, err error)
 	return mime.ParseMediaType(v)
 }
 
-// supportedVersions lists the revisions mcpx serves, for error data.
-func supportedVersions() []string {
-	out := make([]string, len(mcp.Revisions))
-	for i, r := range mcp.Revisions {
-		out[i] = string(r)
-	}
-	return out
-}
-
 // peek is what the transport reads of a request's params, decoded once:
 // the _meta (whose protocol version the header must match, handed on to
 // the edge), the members Mcp-Name mirrors, and the arguments Mcp-Param-*

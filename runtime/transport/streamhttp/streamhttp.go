@@ -4,14 +4,13 @@
 // each request on its own. The caller mounts the [Handler] at its MCP
 // endpoint (for example /mcp); [ListenAndServe] does that.
 //
-// Which revision a POST is in: a request whose params._meta names a
-// protocol version, or whose MCP-Protocol-Version header is 2026-07-28, is
-// a 2026-07-28 request: it gets a fresh edge session, its Mcp-Method and
-// Mcp-Name headers are checked against the body, and any Mcp-Session-Id is
-// ignored. Anything else is legacy: the Mcp-Session-Id names the session
-// whose negotiated revision governs; without one, the MCP-Protocol-Version
-// header does; without that, 2025-03-26 (edge.Headerless). The edge does
-// the rest (package edge).
+// Which revision a POST is in is decided once, by [edge.Classify], from
+// the MCP-Protocol-Version header and params._meta. A 2026-07-28 request
+// gets a fresh edge session, its Mcp-Method, Mcp-Name and Mcp-Param-*
+// headers are checked against the body, and any Mcp-Session-Id is ignored.
+// A legacy one's Mcp-Session-Id names the session whose negotiated
+// revision governs; without one, the header does; without that,
+// 2025-03-26 (edge.Headerless). The edge does the rest (package edge).
 //
 // A request is answered with JSON unless it produces notifications while
 // it runs and the client accepts text/event-stream: the response then
@@ -275,34 +274,24 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// protocolHeader reads MCP-Protocol-Version: the value, whether it was
-// sent, and whether it names a revision mcpx serves.
-func protocolHeader(r *http.Request) (v string, present, known bool) {
-	v = strings.TrimSpace(r.Header.Get(headerProtocolVersion))
-	if v == "" {
-		return "", false, false
-	}
-	return v, true, edge.Known(mcp.Revision(v))
-}
-
-func unsupportedHeader(v string) *jsonrpc.Error {
-	return jsonrpc.Errorf(jsonrpc.InvalidRequest, map[string]any{"supported": supportedVersions(), "requested": v},
-		"the %s header names %q, which this server does not serve; supported: %s", headerProtocolVersion, v, strings.Join(supportedVersions(), ", "))
+// protocolHeader reads MCP-Protocol-Version; "" when it is absent.
+func protocolHeader(r *http.Request) string {
+	return strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 }
 
 // get opens the standalone SSE stream of a legacy session. mcpx sends no
 // server-initiated messages yet, so the stream carries keep-alive comments
 // until the client leaves, the session ends or the handler closes.
 func (h *Handler) get(w *response, r *http.Request) {
-	v, present, known := protocolHeader(r)
+	cl := edge.Classify(nil, edge.Seen{HTTP: true, Header: protocolHeader(r)})
 	sid := r.Header.Get(headerSessionID)
-	if sid == "" || v == string(edge.Modern) {
+	if sid == "" || cl.Modern() {
 		w.Header().Set("Allow", "POST")
 		fail(w, http.StatusMethodNotAllowed, nil, "GET opens the stream of a legacy session and needs its Mcp-Session-Id; send messages with POST")
 		return
 	}
-	if present && !known {
-		writeError(w, http.StatusBadRequest, nil, unsupportedHeader(v))
+	if e, status := cl.Refusal(); e != nil {
+		writeError(w, status, nil, e)
 		return
 	}
 	if !parseAccept(r.Header.Values("Accept")).sse {
@@ -363,7 +352,6 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 	acc := parseAccept(r.Header.Values("Accept"))
-	hv, hPresent, hKnown := protocolHeader(r)
 
 	msgs, errs, batch := jsonrpc.Decode(body, true)
 	if batch {
@@ -388,31 +376,17 @@ func (h *Handler) post(w *response, r *http.Request) {
 	}
 
 	pk := readPeek(m.Params)
-	mv, mPresent := edge.MetaVersion(pk.Meta)
-	modern := mPresent || hv == string(edge.Modern)
-	in := edge.In{Msg: m, Default: edge.Headerless, Meta: pk.edgeMeta()}
-	if hKnown {
-		in.Header = mcp.Revision(hv)
-	}
-	if m.IsRequest() {
-		// The header and the body must agree (streamable-http.mdx,
-		// Protocol Version Header): checked here whatever the versions, so
-		// that a mismatch is -32020 even when _meta names a version mcpx
-		// does not serve.
-		switch {
-		case mPresent && !hPresent:
-			writeError(w, http.StatusBadRequest, m.ID, mismatch("Header mismatch: the %s header is required and must equal params._meta[%q] (%s)", headerProtocolVersion, mcp.MetaKeyProtocolVersion, mv))
-			return
-		case mPresent && hv != mv:
-			writeError(w, http.StatusBadRequest, m.ID, mismatch("Header mismatch: the %s header (%s) does not match params._meta[%q] (%s)", headerProtocolVersion, hv, mcp.MetaKeyProtocolVersion, mv))
-			return
-		}
-	}
-	if hPresent && !hKnown && !mPresent {
-		writeError(w, http.StatusBadRequest, m.ID, unsupportedHeader(hv))
+	// The edge decides the revision once; a refusal for the headers (a
+	// header that disagrees with _meta, or names no revision mcpx serves)
+	// is answered before anything else, the rest by the edge in its turn.
+	cl := edge.Classify(m, edge.Seen{HTTP: true, Header: protocolHeader(r), Meta: pk.edgeMeta(), Default: edge.Headerless})
+	if e, status := cl.Refusal(); e != nil {
+		writeError(w, status, m.ID, e)
 		return
 	}
-	if m.IsRequest() && (hv == string(edge.Modern) || mv == string(edge.Modern)) {
+	modern := cl.Modern()
+	in := edge.In{Msg: m, Class: cl}
+	if cl.ChecksHeaders() {
 		if e := checkStandardHeaders(r, m, pk); e != nil {
 			writeError(w, http.StatusBadRequest, m.ID, e)
 			return
@@ -572,17 +546,17 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 // batch serves a JSON-RPC batch, which only 2025-03-26 has: its members
 // one after another, as stdio does, answered with one array.
 func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonrpc.Message, errs []*jsonrpc.Error) {
-	hv, hPresent, hKnown := protocolHeader(r)
-	if hPresent && !hKnown {
-		writeError(w, http.StatusBadRequest, nil, unsupportedHeader(hv))
+	// Each member is classified on its own, under the batch's header; a
+	// single 2026-07-28 POST's rule that _meta needs the header is not a
+	// batch member's.
+	seen := edge.Seen{Header: protocolHeader(r), Default: edge.Headerless}
+	cl := edge.Classify(nil, seen)
+	if e, status := cl.Refusal(); e != nil {
+		writeError(w, status, nil, e)
 		return
 	}
-	rev := edge.Headerless
-	if hKnown {
-		rev = mcp.Revision(hv)
-	}
 	es := new(edge.Session)
-	if sid := r.Header.Get(headerSessionID); sid != "" && hv != string(edge.Modern) {
+	if sid := r.Header.Get(headerSessionID); sid != "" && !cl.Modern() {
 		ss := h.sessions.acquire(sid)
 		if ss == nil {
 			fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended; initialize a new one", sid)
@@ -590,15 +564,12 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 		}
 		defer h.sessions.release(ss)
 		es = ss.es
-		if sr := es.Revision(); sr != "" {
-			rev = sr
-		}
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		defer context.AfterFunc(ss.ctx, cancel)()
 		r = r.WithContext(ctx)
 	}
-	if !edge.AllowsBatch(rev) {
+	if rev := cl.Revision(es); !edge.AllowsBatch(rev) {
 		fail(w, http.StatusBadRequest, nil, "batches are not part of protocol revision %s; send one message per POST", rev)
 		return
 	}
@@ -612,10 +583,6 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 		fail(w, http.StatusNotAcceptable, nil, "Accept must allow application/json and text/event-stream")
 		return
 	}
-	in := edge.In{Default: edge.Headerless}
-	if hKnown {
-		in.Header = mcp.Revision(hv)
-	}
 	st := newStream(h, w)
 	defer st.end()
 	var sink edge.Sink
@@ -624,11 +591,11 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	}
 	var out []*jsonrpc.Message
 	for i, m := range msgs {
-		in.Msg = m
 		if refusal := edge.RefuseBatchMember(m, errs[i]); refusal != nil {
 			out = append(out, refusal)
 			continue
 		}
+		in := edge.In{Msg: m, Class: edge.Classify(m, seen)}
 		if !m.IsRequest() {
 			h.e.Handle(r.Context(), es, in, nil)
 		} else if reply := h.e.Handle(r.Context(), es, in, sink); reply.Msg != nil {
