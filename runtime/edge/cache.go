@@ -58,3 +58,25 @@ func (c *listCache) put(key string, version uint64, raw []byte) {
 	}
 	c.entries[key] = listEntry{version, raw}
 }
+
+// paramCache holds the Mcp-Param headers of every tool, read from one
+// version of a [server.Versioned] namespace's tool list, so that a
+// tools/call does not list the tools again to find them.
+type paramCache struct {
+	mu      sync.Mutex
+	ok      bool
+	version uint64
+	tools   map[string][]ParamHeader
+}
+
+func (c *paramCache) get(version uint64) (map[string][]ParamHeader, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools, c.ok && c.version == version
+}
+
+func (c *paramCache) put(version uint64, tools map[string][]ParamHeader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ok, c.version, c.tools = true, version, tools
+}

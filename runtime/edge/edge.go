@@ -114,6 +114,7 @@ type Edge struct {
 	Log *slog.Logger
 
 	lists     listCache
+	params    paramCache
 	listeners listeners
 	infoOnce  sync.Once
 	info      json.RawMessage

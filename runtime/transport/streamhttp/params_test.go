@@ -1,10 +1,17 @@
 package streamhttp_test
 
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
@@ -51,5 +58,64 @@ func TestParamHeaders(t *testing.T) {
 			}
 			wantError(t, resp, http.StatusBadRequest, -32020, "7")
 		})
+	}
+}
+
+// listingNS is a versioned namespace of one tool, query, whose argument
+// region is mirrored in Mcp-Param-Region, or from version 2 on in
+// Mcp-Param-Zone; it counts how often its tools are listed.
+type listingNS struct {
+	fakeNS
+	version atomic.Uint64
+	lists   atomic.Int64
+}
+
+func (n *listingNS) Version() uint64 { return n.version.Load() }
+
+func (n *listingNS) ListTools(context.Context) ([]mcp.Tool, error) {
+	n.lists.Add(1)
+	header := "Region"
+	if n.version.Load() >= 2 {
+		header = "Zone"
+	}
+	return []mcp.Tool{{Name: "query", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"` + header + `"}}}`)}}, nil
+}
+
+func (n *listingNS) CallTool(context.Context, *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	return text("ok"), nil
+}
+
+// TestParamHeadersFollowTheToolList: the Mcp-Param headers of a tools/call
+// come from the edge, which reads them once per version of the tool list:
+// the tools are not listed for every call, and a changed list is seen.
+func TestParamHeadersFollowTheToolList(t *testing.T) {
+	ns := &listingNS{}
+	ns.version.Store(1)
+	h := streamhttp.New(&edge.Edge{Server: &server.Server{NS: ns, Info: mcp.Implementation{Name: "t", Version: "1"}}}, streamhttp.Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"query","arguments":{"region":"eu"},` + modernMeta + `}}`
+	call := func(header string) *http.Response {
+		hd := modern("tools/call", "query")
+		hd["Mcp-Param-"+header] = "eu"
+		return post(t, srv, hd, body)
+	}
+	for range 5 {
+		if r := decode(t, call("Region"), http.StatusOK); r.Error != nil {
+			t.Fatalf("version 1, Mcp-Param-Region: %+v", r.Error)
+		}
+	}
+	if n := ns.lists.Load(); n != 1 {
+		t.Errorf("5 calls listed the tools %d times, want once", n)
+	}
+	wantError(t, call("Zone"), http.StatusBadRequest, -32020, "7")
+
+	ns.version.Store(2)
+	wantError(t, call("Region"), http.StatusBadRequest, -32020, "7")
+	if r := decode(t, call("Zone"), http.StatusOK); r.Error != nil {
+		t.Fatalf("version 2, Mcp-Param-Zone: %+v", r.Error)
+	}
+	if n := ns.lists.Load(); n != 2 {
+		t.Errorf("after one change the tools were listed %d times, want twice", n)
 	}
 }
