@@ -43,6 +43,11 @@ func (d *Dialect) Revision() mcp.Revision { return d.rev }
 // is no session (a transport question: HTTP headers, sessions).
 func (d *Dialect) Modern() bool { return IsModern(d.rev) }
 
+// CancelsByNotification reports whether a request cancelled over
+// Streamable HTTP needs notifications/cancelled: a modern server takes the
+// closed response stream as the cancellation (cancellation page).
+func (d *Dialect) CancelsByNotification() bool { return !d.Modern() }
+
 // DiscoverTimeout bounds the server/discover probe on stdio: a legacy
 // server may ignore a method it does not know before initialize (stdio
 // transport page: anything else, or no answer, means legacy). A modern

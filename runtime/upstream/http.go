@@ -110,7 +110,7 @@ func (h *httpConn) standalone() {
 func (h *httpConn) cancelsByNotification() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.d == nil || !h.d.Modern() // a modern server takes the closed stream as the cancellation
+	return h.d == nil || h.d.CancelsByNotification()
 }
 
 func (h *httpConn) dead() <-chan struct{} { return h.gone }
