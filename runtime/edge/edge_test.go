@@ -264,10 +264,20 @@ func TestNoLogMessages(t *testing.T) {
 	c.e.Server.NS = quietNS{}
 	r := c.do("tools/call", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":"p1"},"name":"echo"}`)
 	result(t, r)
+	progress := 0
 	for _, n := range c.sent {
-		if n.Method == "notifications/message" {
+		switch n.Method {
+		case "notifications/message":
 			t.Errorf("mcpx sent a log message: %s", n.Params)
+		case "notifications/progress":
+			if !strings.Contains(string(n.Params), `"progressToken":"p1"`) {
+				t.Errorf("progress for another token: %s", n.Params)
+			}
+			progress++
 		}
+	}
+	if progress != 1 {
+		t.Errorf("%d progress notifications, want the tool's one: %v", progress, c.sent)
 	}
 }
 
@@ -374,17 +384,13 @@ func TestErrorCodeSweep(t *testing.T) {
 		{"modern unknown method", modern, "nope", `{` + modernMeta + `}`, jsonrpc.MethodNotFound},
 		{"modern unknown prompt", modern, "prompts/get", `{` + modernMeta + `,"name":"nope"}`, jsonrpc.InvalidParams},
 		{"modern resource not found", modern, "resources/read", `{` + modernMeta + `,"uri":"x:y"}`, jsonrpc.InvalidParams},
-		{"modern missing meta", modern, "tools/list", `{}`, jsonrpc.MethodNotFound}, // no _meta at all: a 2025-03-26 request, and tools/list exists there
+		{"modern missing protocol version", modern, "tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, jsonrpc.InvalidParams},
+		{"modern missing capabilities", modern, "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, jsonrpc.InvalidParams},
 		{"modern unsupported version", modern, "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2020-01-01"}}`, jsonrpc.UnsupportedProtocolVersion},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := tc.client(t).do(tc.method, tc.params)
-			if tc.name == "modern missing meta" { // served as headerless 2025-03-26: a result
-				result(t, r)
-				return
-			}
-			e := rpcError(t, r)
+			e := rpcError(t, tc.client(t).do(tc.method, tc.params))
 			if e.Code != tc.want {
 				t.Errorf("code %d, want %d (%s)", e.Code, tc.want, e.Message)
 			}
