@@ -5,39 +5,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/generated/wire/v20241105"
-	"github.com/mcpx-dev/mcpx/generated/wire/v20250326"
-	"github.com/mcpx-dev/mcpx/generated/wire/v20250618"
-	"github.com/mcpx-dev/mcpx/generated/wire/v20251125"
-	"github.com/mcpx-dev/mcpx/generated/wire/v20260728"
 )
 
-// encoders are the per-revision downgrade-then-encode paths, newest first.
-var encoders = []struct {
-	rev    mcp.Revision
-	encode func(*mcp.ListToolsResult) ([]byte, error)
-}{
-	{mcp.Rev20260728, func(r *mcp.ListToolsResult) ([]byte, error) {
-		return json.Marshal(v20260728.DowngradeListToolsResult(r))
-	}},
-	{mcp.Rev20251125, func(r *mcp.ListToolsResult) ([]byte, error) {
-		return json.Marshal(v20251125.DowngradeListToolsResult(r))
-	}},
-	{mcp.Rev20250618, func(r *mcp.ListToolsResult) ([]byte, error) {
-		return json.Marshal(v20250618.DowngradeListToolsResult(r))
-	}},
-	{mcp.Rev20250326, func(r *mcp.ListToolsResult) ([]byte, error) {
-		return json.Marshal(v20250326.DowngradeListToolsResult(r))
-	}},
-	{mcp.Rev20241105, func(r *mcp.ListToolsResult) ([]byte, error) {
-		return json.Marshal(v20241105.DowngradeListToolsResult(r))
-	}},
+// encode is the path a result takes to a peer of rev: convert.Downgrade,
+// as the edge calls it, then json.Marshal.
+func encode(rev mcp.Revision, r *mcp.ListToolsResult) ([]byte, error) {
+	wire, err := convert.Downgrade(rev, r)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(wire)
 }
 
 // BenchmarkEncodeToolsList measures encoding a 50-tool tools/list result:
-// "hub" marshals the hub value as is; each revision first downgrades it with
-// that revision's generated converter, then marshals the result.
+// "hub" marshals the hub value as is; each revision goes through encode: its
+// generated downgrade, then json.Marshal of the result.
 func BenchmarkEncodeToolsList(b *testing.B) {
 	res := toolsList()
 	b.Run("hub", func(b *testing.B) {
@@ -53,16 +37,16 @@ func BenchmarkEncodeToolsList(b *testing.B) {
 			}
 		}
 	})
-	for _, e := range encoders {
-		b.Run(string(e.rev), func(b *testing.B) {
-			out, err := e.encode(res)
+	for _, rev := range mcp.Revisions {
+		b.Run(string(rev), func(b *testing.B) {
+			out, err := encode(rev, res)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(out)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.encode(res); err != nil {
+				if _, err := encode(rev, res); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -81,13 +65,13 @@ func TestEncodeToolsList(t *testing.T) {
 			t.Errorf("hub encoding lacks %s: the fixture is not what the benchmark claims", key)
 		}
 	}
-	for _, e := range encoders {
-		out, err := e.encode(res)
+	for _, rev := range mcp.Revisions {
+		out, err := encode(rev, res)
 		if err != nil {
-			t.Fatalf("%s: %v", e.rev, err)
+			t.Fatalf("%s: %v", rev, err)
 		}
 		if !json.Valid(out) {
-			t.Fatalf("%s: invalid JSON: %s", e.rev, out)
+			t.Fatalf("%s: invalid JSON: %s", rev, out)
 		}
 		var back struct {
 			Tools []struct {
@@ -96,27 +80,27 @@ func TestEncodeToolsList(t *testing.T) {
 			} `json:"tools"`
 		}
 		if err := json.Unmarshal(out, &back); err != nil {
-			t.Fatalf("%s: %v", e.rev, err)
+			t.Fatalf("%s: %v", rev, err)
 		}
 		if len(back.Tools) != len(res.Tools) {
-			t.Fatalf("%s: %d tools, want %d", e.rev, len(back.Tools), len(res.Tools))
+			t.Fatalf("%s: %d tools, want %d", rev, len(back.Tools), len(res.Tools))
 		}
 		for i, tool := range back.Tools {
 			if tool.Name != res.Tools[i].Name || len(tool.InputSchema) == 0 {
-				t.Errorf("%s: tool %d is %q with %d bytes of inputSchema, want %q", e.rev, i, tool.Name, len(tool.InputSchema), res.Tools[i].Name)
+				t.Errorf("%s: tool %d is %q with %d bytes of inputSchema, want %q", rev, i, tool.Name, len(tool.InputSchema), res.Tools[i].Name)
 			}
 		}
-		switch e.rev {
+		switch rev {
 		case mcp.Rev20241105:
 			for _, key := range []string{`"title"`, `"ttlMs"`, `"cacheScope"`, `"resultType"`, `"outputSchema"`, `"annotations"`, `"icons"`} {
 				if strings.Contains(string(out), key) {
-					t.Errorf("%s: encoding has %s", e.rev, key)
+					t.Errorf("%s: encoding has %s", rev, key)
 				}
 			}
 		case mcp.Rev20260728:
 			for _, key := range []string{`"title":`, `"ttlMs":`, `"cacheScope":`, `"resultType":`} {
 				if !strings.Contains(string(out), key) {
-					t.Errorf("%s: encoding lacks %s", e.rev, key)
+					t.Errorf("%s: encoding lacks %s", rev, key)
 				}
 			}
 		}

@@ -17,7 +17,7 @@ type convWriter struct {
 	rev string
 	pkg string
 
-	usesMeta, usesToRaw, usesFromRaw bool // helpers to write, only if called
+	usesMeta bool // foreignMetaKeys is needed
 }
 
 type pair struct{ w, h *model.Type }
@@ -56,30 +56,9 @@ func (c *convWriter) write() {
 		} else {
 			c.union(p)
 		}
-		if p.w.Name == p.h.Name {
-			c.exported(p)
-		}
 	}
-	c.metaFilter()
+	c.metaKeys()
 	c.dispatch()
-}
-
-func (c *convWriter) exported(p pair) {
-	n := p.w.Name
-	c.f.Comment(fmt.Sprintf("Downgrade%s converts a hub %s to its %s shape.", n, n, c.rev))
-	c.f.Func().Id("Downgrade"+n).Params(jen.Id("in").Op("*").Qual(HubPath, n)).Op("*").Id(n).Block(
-		jen.Id("out").Op(":=").New(jen.Id(n)),
-		jen.Id(fn("down", p.w, p.h)).Call(jen.Id("in"), jen.Id("out")),
-		jen.Return(jen.Id("out")),
-	)
-	c.f.Line()
-	c.f.Comment(fmt.Sprintf("Upgrade%s converts a %s %s to the hub shape.", n, c.rev, n))
-	c.f.Func().Id("Upgrade"+n).Params(jen.Id("in").Op("*").Id(n)).Op("*").Qual(HubPath, n).Block(
-		jen.Id("out").Op(":=").New(jen.Qual(HubPath, n)),
-		jen.Id(fn("up", p.w, p.h)).Call(jen.Id("in"), jen.Id("out")),
-		jen.Return(jen.Id("out")),
-	)
-	c.f.Line()
 }
 
 func (c *convWriter) object(p pair) {
@@ -154,20 +133,25 @@ func (c *convWriter) convert(dir string, wt, ht *model.Type, srcPtr, dstPtr bool
 		return []jen.Code{cp(dst).Op("=").Add(val)}
 	case to.Kind == model.Meta && dir == "down":
 		c.usesMeta = true
-		return []jen.Code{cp(dst).Op("=").Id("filterMeta").Call(src)}
+		return []jen.Code{cp(dst).Op("=").Add(cp(src)).Dot("Without").Call(jen.Id("foreignMetaKeys").Op("..."))}
 	case to.Kind == model.Raw && from.Kind != model.Raw:
-		c.usesToRaw = true
-		return []jen.Code{cp(dst).Op("=").Id("toRaw").Call(src)}
+		// A place this revision leaves open: the hub value as JSON. A value
+		// that does not encode (a union with no variant set) leaves it absent.
+		enc := jen.List(cp(dst), jen.Id("_")).Op("=").Qual(jsonPath, "Marshal").Call(cp(src))
+		if srcPtr {
+			return []jen.Code{jen.If(cp(src).Op("!=").Nil()).Block(enc)}
+		}
+		return []jen.Code{enc}
 	case from.Kind == model.Raw && to.Kind != model.Raw:
-		c.usesFromRaw = true
-		target := cp(dst)
-		if !dstPtr {
-			target = jen.Op("&").Add(cp(dst))
-		}
+		// What this revision leaves open, into the hub's shape; JSON that
+		// does not fit it is not an error.
 		if dstPtr {
-			return []jen.Code{jen.If(jen.Len(src).Op(">").Lit(0)).Block(cp(dst).Op("=").New(goType(to, toPkg)), jen.Id("fromRaw").Call(src, cp(dst)))}
+			return []jen.Code{jen.If(jen.Len(src).Op(">").Lit(0)).Block(
+				cp(dst).Op("=").New(goType(to, toPkg)),
+				jen.Id("_").Op("=").Qual(decodePath, "Unmarshal").Call(cp(src), cp(dst)))}
 		}
-		return []jen.Code{jen.Id("fromRaw").Call(src, target)}
+		return []jen.Code{jen.If(jen.Len(src).Op(">").Lit(0)).Block(
+			jen.Id("_").Op("=").Qual(decodePath, "Unmarshal").Call(cp(src), jen.Op("&").Add(cp(dst))))}
 	case to.Kind == model.Object || to.Kind == model.Union:
 		var conv string
 		if dir == "down" {
@@ -343,31 +327,12 @@ func (c *convWriter) variantConv(dir string, wv, hv *model.Variant, src *jen.Sta
 	}
 }
 
-// metaFilter writes filterMeta, toRaw and fromRaw, those that are called.
-func (c *convWriter) metaFilter() {
-	if c.usesMeta {
-		c.writeFilterMeta()
+// metaKeys writes foreignMetaKeys, the keys every downgrade of a _meta
+// removes with mcp.Meta.Without, if a downgrade has a _meta.
+func (c *convWriter) metaKeys() {
+	if !c.usesMeta {
+		return
 	}
-	if c.usesToRaw {
-		c.f.Comment("toRaw encodes a hub value for a place this revision leaves open.")
-		c.f.Func().Id("toRaw").Params(jen.Id("v").Any()).Qual(jsonPath, "RawMessage").Block(
-			jen.If(jen.Id("rv").Op(":=").Qual("reflect", "ValueOf").Call(jen.Id("v")), jen.Id("rv").Dot("Kind").Call().Op("==").Qual("reflect", "Pointer").Op("&&").Id("rv").Dot("IsNil").Call()).Block(jen.Return(jen.Nil())),
-			jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("v")),
-			jen.Return(jen.Id("b")),
-		)
-		c.f.Line()
-	}
-	if c.usesFromRaw {
-		c.f.Comment("fromRaw decodes what this revision leaves open into a hub value; JSON")
-		c.f.Comment("that does not fit the hub's shape leaves v as it was.")
-		c.f.Func().Id("fromRaw").Params(jen.Id("b").Qual(jsonPath, "RawMessage"), jen.Id("v").Any()).Block(
-			jen.If(jen.Len(jen.Id("b")).Op(">").Lit(0)).Block(jen.Id("_").Op("=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Id("v"))),
-		)
-		c.f.Line()
-	}
-}
-
-func (c *convWriter) writeFilterMeta() {
 	var foreign []string
 	for k, revs := range c.hub.MetaKeys {
 		if !revs[c.rev] {
@@ -380,25 +345,13 @@ func (c *convWriter) writeFilterMeta() {
 		lits = append(lits, jen.Lit(k))
 	}
 	c.f.Comment("foreignMetaKeys are the reserved _meta keys that other revisions define and")
-	c.f.Comment(c.rev + " does not: they never reach a " + c.rev + " peer.")
+	c.f.Comment(c.rev + " does not: every downgrade removes them, so they never reach a " + c.rev + " peer.")
 	c.f.Var().Id("foreignMetaKeys").Op("=").Index().String().Values(lits...)
-	c.f.Line()
-	c.f.Comment("filterMeta returns m without foreignMetaKeys, copying only when one is there.")
-	c.f.Func().Id("filterMeta").Params(jen.Id("m").Qual(HubPath, "Meta")).Qual(HubPath, "Meta").Block(
-		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("foreignMetaKeys")).Block(
-			jen.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Id("m").Index(jen.Id("k")), jen.Id("ok")).Block(
-				jen.Id("out").Op(":=").Make(jen.Qual(HubPath, "Meta"), jen.Len(jen.Id("m"))),
-				jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Id("m")).Block(jen.Id("out").Index(jen.Id("k")).Op("=").Id("v")),
-				jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("foreignMetaKeys")).Block(jen.Delete(jen.Id("out"), jen.Id("k"))),
-				jen.Return(jen.Id("out")),
-			),
-		),
-		jen.Return(jen.Id("m")),
-	)
 	c.f.Line()
 }
 
-// dispatch writes Downgrade and Upgrade over every exported pair.
+// dispatch writes Downgrade, Upgrade and New, the only exported way to the
+// converters, each a type switch over the pairs.
 func (c *convWriter) dispatch() {
 	var down, up, news []jen.Code
 	hubDone, wireDone := map[string]bool{}, map[string]bool{}

@@ -5,8 +5,10 @@ package emit
 
 import (
 	"fmt"
+	"go/token"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/mcpx-dev/mcpx/gen/model"
@@ -82,10 +84,30 @@ func indexOf(s []string, v string) int {
 	return -1
 }
 
+// docs renders schema descriptions as comments for one package.
+type docs struct {
+	types map[string]bool   // Go types declared in the package being written
+	defs  map[string]string // "CallToolRequesttools/call" -> "CallToolRequest"
+}
+
+// newDocs returns the renderer for a package declaring types. The methods
+// tell the definition and label of a {@link} apart (see [docs.link]).
+func newDocs(types []string, methods []*model.HubMethod) docs {
+	d := docs{types: map[string]bool{}, defs: map[string]string{}}
+	for _, t := range types {
+		d.types[t] = true
+	}
+	for _, m := range methods {
+		if m.Def != "" {
+			d.defs[m.Def+m.Name] = m.Def
+		}
+	}
+	return d
+}
+
 // doc turns a schema description into comment lines, starting with name.
-func doc(name, desc string) string {
-	desc = strings.TrimSpace(desc)
-	desc = strings.NewReplacer("{@link ", "", "}", "").Replace(desc)
+func (d docs) doc(name, desc string) string {
+	desc = d.links(strings.TrimSpace(desc))
 	var lines []string
 	for _, l := range strings.Split(desc, "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))
@@ -99,6 +121,73 @@ func doc(name, desc string) string {
 		return name + " is " + first
 	}
 	return name + ": " + desc
+}
+
+// links replaces every {@link X} in s (TSDoc, from the TypeScript the
+// schemas are built from) with what [docs.link] makes of X.
+func (d docs) links(s string) string {
+	var b strings.Builder
+	for {
+		before, after, ok := strings.Cut(s, "{@link ")
+		if !ok {
+			break
+		}
+		text, rest, ok := strings.Cut(after, "}")
+		if !ok {
+			break
+		}
+		b.WriteString(before)
+		b.WriteString(d.link(strings.TrimSpace(text)))
+		s = rest
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// link renders the text of one {@link}: a target (a definition, perhaps
+// followed by .member) and an optional label. A target whose definition is
+// a type of this package becomes a Go doc link, [Tool] or
+// [CallToolResult].content, followed by the label in parentheses; any other
+// target is plain text, its label alone when it has one, as TSDoc shows it.
+func (d docs) link(text string) string {
+	target, label := d.split(text)
+	def, member, _ := strings.Cut(target, ".")
+	if d.types[def] && token.IsExported(def) {
+		out := "[" + def + "]"
+		if member != "" {
+			out += "." + member
+		}
+		if label != "" {
+			out += " (" + label + ")"
+		}
+		return out
+	}
+	if label != "" {
+		return label
+	}
+	return target
+}
+
+// split parts a {@link} text into target and label. The schemas lost
+// TSDoc's "Target | label" separator: {@link CallToolRequest | tools/call}
+// reads "CallToolRequesttools/call". A request or notification definition
+// followed by its method is known from the methods; otherwise the label
+// starts at the first character that cannot be part of a dotted name
+// ("MetaObject`_meta` key naming rules").
+func (d docs) split(text string) (target, label string) {
+	if t, l, ok := strings.Cut(text, "|"); ok {
+		return strings.TrimSpace(t), strings.TrimSpace(l)
+	}
+	if def, ok := d.defs[text]; ok {
+		return def, text[len(def):]
+	}
+	i := strings.IndexFunc(text, func(r rune) bool {
+		return r != '.' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	if i < 0 {
+		return text, ""
+	}
+	return text[:i], strings.TrimSpace(text[i:])
 }
 
 // ptr reports whether a member of type t is a Go pointer: optional objects

@@ -13,7 +13,7 @@ import (
 // line for the headers.
 func Files(h *model.Hub, source string) []*File {
 	var out []*File
-	out = append(out, hubConstants(h, source), hubTypes(h, source))
+	out = append(out, hubDoc(source), hubConstants(h, source), hubTypes(h, source))
 	for _, w := range h.Wires {
 		out = append(out, wireTypes(h, w, source), wireConvert(h, w, source))
 	}
@@ -21,10 +21,48 @@ func Files(h *model.Hub, source string) []*File {
 	return out
 }
 
+// hubDoc writes the hub's package doc: the model every generated package
+// follows, in one place.
+func hubDoc(source string) *File {
+	f := newFile(HubPath, "mcp", "generated/mcp/doc_gen.go", source)
+	for _, l := range strings.Split(strings.TrimSpace(hubPackageDoc), "\n") {
+		f.F.PackageComment(l)
+	}
+	return f
+}
+
+const hubPackageDoc = `
+Package mcp holds the hub types: every MCP message mcpx handles is built in
+this shape, and converted only at the edge (runtime/edge), to or from the
+revision its peer speaks. The generator (gen/, ` + "`make generate`" + `) writes
+it and the packages listed below from schemas/:
+
+ 1. The hub, this package. Each type has the newest revision's shape and is
+    a superset of every revision's: the schemas are merged newest first, and
+    a member or union variant only older revisions have is added. A type's
+    doc names its schema and the revisions that have it; [Revisions] lists
+    them, newest first.
+ 2. One package per revision, generated/wire/vYYYYMMDD: that revision's types
+    exactly as its schema has them, and the converters to and from the hub.
+    A downgrade copies only what the revision has, and drops the reserved
+    _meta keys it does not define ([Meta.Without]); an upgrade fills the hub.
+ 3. [github.com/mcpx-dev/mcpx/generated/convert] dispatches Downgrade,
+    Upgrade and New by [Revision]; the edge calls it.
+    [github.com/mcpx-dev/mcpx/generated/revision] holds the tables of what
+    each revision has: methods, members, variants, enum values, capabilities
+    and _meta keys.
+ 4. The overlay, schemas/overlay.json, states the facts the schemas cannot:
+    renames, reshapes, fallbacks for a variant a revision lacks, members kept
+    as raw JSON. The few conversion steps that need code are hand-written in
+    [github.com/mcpx-dev/mcpx/override], each named by its overlay entry and
+    called by the generated converters.
+`
+
 func hubTypes(h *model.Hub, source string) *File {
 	f := newFile(HubPath, "mcp", "generated/mcp/types_gen.go", source)
-	tw := &typeWriter{f: f.F, pkg: HubPath, hub: true, revs: h.Revs}
-	tw.write(h.SortedTypes())
+	types := h.SortedTypes()
+	tw := &typeWriter{f: f.F, pkg: HubPath, hub: true, revs: h.Revs, docs: newDocs(declared(types, true), h.Methods)}
+	tw.write(types)
 	return f
 }
 
@@ -75,6 +113,20 @@ func hubConstants(h *model.Hub, source string) *File {
 	g.Comment("Meta is a _meta object. Values stay raw JSON, so nothing a peer sends is")
 	g.Comment("lost; the edge removes the reserved keys a revision does not define.")
 	g.Type().Id("Meta").Map(jen.String()).Qual(jsonPath, "RawMessage")
+	g.Line()
+	g.Comment("Without returns m without keys: m itself when it has none of them, else a")
+	g.Comment("copy, so m is never changed. A downgrade removes the reserved keys its")
+	g.Comment("revision does not define with it.")
+	g.Func().Params(jen.Id("m").Id("Meta")).Id("Without").Params(jen.Id("keys").Op("...").String()).Id("Meta").Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(
+			jen.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Id("m").Index(jen.Id("k")), jen.Id("ok")).Block(
+				jen.Id("out").Op(":=").Qual("maps", "Clone").Call(jen.Id("m")),
+				jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("keys")).Block(jen.Delete(jen.Id("out"), jen.Id("k"))),
+				jen.Return(jen.Id("out")),
+			),
+		),
+		jen.Return(jen.Id("m")),
+	)
 	g.Line()
 	var cases, names []jen.Code
 	for _, t := range h.SortedTypes() {
@@ -131,13 +183,13 @@ func wireTypes(h *model.Hub, w *model.Wire, source string) *File {
 	f.F.PackageComment(fmt.Sprintf("Package %s holds the types of protocol revision %s (%s era) exactly as", WirePkg(w.Rev), w.Rev, w.Era))
 	f.F.PackageComment("its schema declares them, and their conversions to and from the hub types")
 	f.F.PackageComment("in package mcp. A value of these types can only carry what " + w.Rev + " has.")
-	tw := &typeWriter{f: f.F, pkg: path, rev: w.Rev, revs: h.Revs}
 	var types []*model.Type
 	for _, t := range w.SortedTypes() {
 		if t.Kind == model.Object || t.Kind == model.Union {
 			types = append(types, t)
 		}
 	}
+	tw := &typeWriter{f: f.F, pkg: path, rev: w.Rev, revs: h.Revs, docs: newDocs(declared(types, false), h.Methods)}
 	tw.write(types)
 	return f
 }

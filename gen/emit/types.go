@@ -16,8 +16,26 @@ type typeWriter struct {
 	hub   bool     // writing the hub (else a spoke)
 	rev   string   // spoke: its revision
 	revs  []string // all revisions, newest first
+	docs  docs     // renders descriptions; links to the types written
 	need  struct{ list bool }
 	lists map[string]bool // list variant types declared
+}
+
+// declared names the types write declares in the package: a spoke takes
+// enums and constants from the hub.
+func declared(types []*model.Type, hub bool) []string {
+	var names []string
+	for _, t := range types {
+		switch t.Kind {
+		case model.Object, model.Union:
+			names = append(names, t.Name)
+		case model.Enum, model.Const:
+			if hub {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	return names
 }
 
 func (w *typeWriter) write(types []*model.Type) {
@@ -53,7 +71,7 @@ func (w *typeWriter) write(types []*model.Type) {
 }
 
 func (w *typeWriter) typeDoc(t *model.Type) {
-	if d := doc(t.Name, t.Doc); d != "" {
+	if d := w.docs.doc(t.Name, t.Doc); d != "" {
 		for _, line := range strings.Split(d, "\n") {
 			w.f.Comment(line)
 		}
@@ -75,7 +93,7 @@ func (w *typeWriter) object(t *model.Type) {
 	var fields []jen.Code
 	for _, f := range t.Fields {
 		var c []jen.Code
-		if d := doc(f.Name, f.Doc); d != "" {
+		if d := w.docs.doc(f.Name, f.Doc); d != "" {
 			for _, line := range strings.Split(d, "\n") {
 				c = append(c, jen.Comment(line))
 			}

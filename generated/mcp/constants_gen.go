@@ -3,7 +3,10 @@
 
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+)
 
 // Revision is a protocol revision, named by its date.
 type Revision string
@@ -74,6 +77,22 @@ const (
 // Meta is a _meta object. Values stay raw JSON, so nothing a peer sends is
 // lost; the edge removes the reserved keys a revision does not define.
 type Meta map[string]json.RawMessage
+
+// Without returns m without keys: m itself when it has none of them, else a
+// copy, so m is never changed. A downgrade removes the reserved keys its
+// revision does not define with it.
+func (m Meta) Without(keys ...string) Meta {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			out := maps.Clone(m)
+			for _, k := range keys {
+				delete(out, k)
+			}
+			return out
+		}
+	}
+	return m
+}
 
 // TypeNames lists the hub's object and union types, by name.
 var TypeNames = []string{"Annotations", "AudioContent", "BlobResourceContents", "BooleanSchema", "CacheableResult", "CallToolRequestParams", "CallToolResult", "CancelTaskRequestParams", "CancelTaskResult", "CancelledNotificationParams", "CancelledTask", "ClientCapabilities", "ClientCapabilitiesElicitation", "ClientCapabilitiesSampling", "ClientCapabilitiesTasks", "ClientCapabilitiesTasksRequests", "ClientCapabilitiesTasksRequestsElicitation", "ClientCapabilitiesTasksRequestsSampling", "CompleteRequestParams", "CompleteRequestParamsArgument", "CompleteRequestParamsContext", "CompleteRequestParamsRef", "CompleteResult", "CompleteResultCompletion", "CompletedTask", "ContentBlock", "CreateMessageRequest", "CreateMessageRequestParams", "CreateMessageResult", "CreateMessageResultContent", "CreateTaskResult", "DiscoverResult", "ElicitRequest", "ElicitRequestFormParams", "ElicitRequestParams", "ElicitRequestURLParams", "ElicitResult", "ElicitationCompleteNotificationParams", "EmbeddedResource", "EmbeddedResourceResource", "EnumSchema", "Error", "FailedTask", "GetPromptRequestParams", "GetPromptResult", "GetTaskPayloadRequestParams", "GetTaskPayloadResult", "GetTaskRequestParams", "GetTaskResult", "GetTaskResultInputRequestsValue", "Icon", "ImageContent", "Implementation", "InitializeRequestParams", "InitializeResult", "InputRequest", "InputRequiredResult", "InputRequiredTask", "InputRequiredTaskInputRequestsValue", "InputResponse", "LegacyTitledEnumSchema", "ListPromptsResult", "ListResourceTemplatesResult", "ListResourcesResult", "ListRootsRequest", "ListRootsRequestParams", "ListRootsResult", "ListTasksResult", "ListToolsResult", "LoggingMessageNotificationParams", "ModelHint", "ModelPreferences", "NotificationParams", "NumberSchema", "PaginatedRequestParams", "PaginatedResult", "ProgressNotificationParams", "Prompt", "PromptArgument", "PromptMessage", "PromptReference", "ReadResourceRequestParams", "ReadResourceResult", "ReadResourceResultContentsItem", "RequestParams", "Resource", "ResourceLink", "ResourceTemplate", "ResourceTemplateReference", "ResourceUpdatedNotificationParams", "Result", "Root", "SamplingMessage", "SamplingMessageContent", "SamplingMessageContentBlock", "ServerCapabilities", "ServerCapabilitiesPrompts", "ServerCapabilitiesResources", "ServerCapabilitiesTasks", "ServerCapabilitiesTasksRequests", "ServerCapabilitiesTasksRequestsTools", "ServerCapabilitiesTools", "SetLevelRequestParams", "StringSchema", "SubscribeRequestParams", "SubscriptionFilter", "SubscriptionsAcknowledgedNotificationParams", "SubscriptionsListenRequestParams", "SubscriptionsListenResult", "Task", "TaskMetadata", "TaskStatusNotificationParams", "TaskStatusNotificationParamsInputRequestsValue", "TaskSubscriptionAcknowledgedNotifications", "TaskSubscriptionNotifications", "TextContent", "TextResourceContents", "TitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchemaItems", "TitledMultiSelectEnumSchemaItemsAnyOfItem", "TitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchemaOneOfItem", "Tool", "ToolAnnotations", "ToolChoice", "ToolExecution", "ToolResultContent", "ToolUseContent", "UnsubscribeRequestParams", "UntitledMultiSelectEnumSchema", "UntitledMultiSelectEnumSchemaItems", "UntitledSingleSelectEnumSchema", "UpdateTaskRequestParams", "UpdateTaskResult", "WorkingTask"}

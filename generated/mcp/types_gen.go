@@ -172,7 +172,7 @@ type CallToolRequestParams struct {
 	Task *TaskMetadata `json:"task,omitempty"`
 }
 
-// CallToolResult is the result returned by the server for a CallToolRequesttools/call request.
+// CallToolResult is the result returned by the server for a tools/call request.
 //
 // Schema: #/$defs/CallToolResult. Revisions: 2024-11-05 to 2026-07-28.
 type CallToolResult struct {
@@ -299,7 +299,7 @@ type ClientCapabilities struct {
 	// (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
 	// per-extension settings objects. An empty object indicates support with no settings.
 	//
-	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// Keys MUST follow the `_meta` key naming rules, with a
 	// mandatory prefix.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
@@ -452,7 +452,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CompleteResult is the result returned by the server for a CompleteRequestcompletion/complete request.
+// CompleteResult is the result returned by the server for a completion/complete request.
 //
 // Schema: #/$defs/CompleteResult. Revisions: 2024-11-05 to 2026-07-28.
 type CompleteResult struct {
@@ -968,7 +968,7 @@ type CreateMessageRequestParams struct {
 	//
 	// Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
 	// omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-	// ClientCapabilities.sampling.context.
+	// [ClientCapabilities].sampling.context.
 	IncludeContext IncludeContext `json:"includeContext,omitempty"`
 	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
 	//
@@ -993,19 +993,19 @@ type CreateMessageRequestParams struct {
 	Task        *TaskMetadata `json:"task,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
 	// ToolChoice: Controls how the model uses tools.
-	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	// Default is `{ mode: "auto" `.
+	// The client MUST return an error if this field is provided but [ClientCapabilities].sampling.tools is not declared.
+	// Default is `{ mode: "auto" }`.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
 	// Tools: Tools that the model may use during generation.
-	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+	// The client MUST return an error if this field is provided but [ClientCapabilities].sampling.tools is not declared.
 	//
 	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
 	Tools []Tool `json:"tools,omitzero"`
 }
 
-// CreateMessageResult is the result returned by the client for a CreateMessageRequestsampling/createMessage request.
+// CreateMessageResult is the result returned by the client for a [CreateMessageRequest] (sampling/createMessage) request.
 // The client should inform the user before returning the sampled message, to allow them
 // to inspect the response (human in the loop) and decide whether to allow the server to see it.
 //
@@ -1128,7 +1128,7 @@ type CreateTaskResult struct {
 	TTLMs *float64 `json:"ttlMs"`
 }
 
-// DiscoverResult is the result returned by the server for a DiscoverRequestserver/discover request.
+// DiscoverResult is the result returned by the server for a server/discover request.
 //
 // Schema: #/$defs/DiscoverResult. Revisions: 2026-07-28.
 type DiscoverResult struct {
@@ -1292,7 +1292,7 @@ type ElicitRequestURLParams struct {
 	URL string `json:"url"`
 }
 
-// ElicitResult is the result returned by the client for an ElicitRequestelicitation/create request.
+// ElicitResult is the result returned by the client for an [ElicitRequest] (elicitation/create) request.
 //
 // Schema: #/$defs/ElicitResult. Revisions: 2025-06-18 to 2026-07-28.
 type ElicitResult struct {
@@ -1442,7 +1442,7 @@ type GetPromptRequestParams struct {
 	RequestState string `json:"requestState,omitempty"`
 }
 
-// GetPromptResult is the result returned by the server for a GetPromptRequestprompts/get request.
+// GetPromptResult is the result returned by the server for a prompts/get request.
 //
 // Schema: #/$defs/GetPromptResult. Revisions: 2024-11-05 to 2026-07-28.
 type GetPromptResult struct {
@@ -1608,7 +1608,7 @@ type Implementation struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -1627,7 +1627,7 @@ type Implementation struct {
 //
 // Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
 // omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-// ClientCapabilities.sampling.context.
+// [ClientCapabilities].sampling.context.
 //
 // Schema: #/$defs/CreateMessageRequestParams/properties/includeContext. Revisions: 2024-11-05 to 2026-07-28.
 type IncludeContext string
@@ -1812,7 +1812,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LegacyTitledEnumSchema: Use TitledSingleSelectEnumSchema instead.
+// LegacyTitledEnumSchema: Use [TitledSingleSelectEnumSchema] instead.
 // This interface will be removed in a future version.
 //
 // Schema: #/$defs/LegacyTitledEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
@@ -1827,7 +1827,7 @@ type LegacyTitledEnumSchema struct {
 	Type      ConstString `json:"type"`
 }
 
-// ListPromptsResult is the result returned by the server for a ListPromptsRequestprompts/list request.
+// ListPromptsResult is the result returned by the server for a prompts/list request.
 //
 // Schema: #/$defs/ListPromptsResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListPromptsResult struct {
@@ -1873,7 +1873,7 @@ type ListPromptsResult struct {
 	TTLMs int64 `json:"ttlMs"`
 }
 
-// ListResourceTemplatesResult is the result returned by the server for a ListResourceTemplatesRequestresources/templates/list request.
+// ListResourceTemplatesResult is the result returned by the server for a resources/templates/list request.
 //
 // Schema: #/$defs/ListResourceTemplatesResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListResourceTemplatesResult struct {
@@ -1919,7 +1919,7 @@ type ListResourceTemplatesResult struct {
 	TTLMs int64 `json:"ttlMs"`
 }
 
-// ListResourcesResult is the result returned by the server for a ListResourcesRequestresources/list request.
+// ListResourcesResult is the result returned by the server for a resources/list request.
 //
 // Schema: #/$defs/ListResourcesResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListResourcesResult struct {
@@ -1984,8 +1984,8 @@ type ListRootsRequestParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-// ListRootsResult is the result returned by the client for a ListRootsRequestroots/list request.
-// This result contains an array of Root objects, each representing a root directory
+// ListRootsResult is the result returned by the client for a [ListRootsRequest] (roots/list) request.
+// This result contains an array of [Root] objects, each representing a root directory
 // or file that the server can operate on.
 //
 // Schema: #/$defs/ListRootsResult. Revisions: 2024-11-05 to 2026-07-28.
@@ -2009,7 +2009,7 @@ type ListTasksResult struct {
 	Tasks      []Task `json:"tasks"`
 }
 
-// ListToolsResult is the result returned by the server for a ListToolsRequesttools/list request.
+// ListToolsResult is the result returned by the server for a tools/list request.
 //
 // Schema: #/$defs/ListToolsResult. Revisions: 2024-11-05 to 2026-07-28.
 type ListToolsResult struct {
@@ -2206,7 +2206,7 @@ type PaginatedResult struct {
 	ResultType string `json:"resultType"`
 }
 
-// ProgressNotificationParams: Parameters for a ProgressNotificationnotifications/progress notification.
+// ProgressNotificationParams: Parameters for a notifications/progress notification.
 //
 // Schema: #/$defs/ProgressNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
 type ProgressNotificationParams struct {
@@ -2253,7 +2253,7 @@ type Prompt struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -2274,7 +2274,7 @@ type PromptArgument struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -2284,7 +2284,7 @@ type PromptArgument struct {
 
 // PromptMessage: Describes a message returned as part of a prompt.
 //
-// This is similar to SamplingMessage, but also supports the embedding of
+// This is similar to [SamplingMessage], but also supports the embedding of
 // resources from the MCP server.
 //
 // Schema: #/$defs/PromptMessage. Revisions: 2024-11-05 to 2026-07-28.
@@ -2303,7 +2303,7 @@ type PromptReference struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -2330,7 +2330,7 @@ type ReadResourceRequestParams struct {
 	URI string `json:"uri"`
 }
 
-// ReadResourceResult is the result returned by the server for a ReadResourceRequestresources/read request.
+// ReadResourceResult is the result returned by the server for a resources/read request.
 //
 // Schema: #/$defs/ReadResourceResult. Revisions: 2024-11-05 to 2026-07-28.
 type ReadResourceResult struct {
@@ -2465,7 +2465,7 @@ type Resource struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -2477,7 +2477,7 @@ type Resource struct {
 
 // ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
 //
-// Note: resource links returned by tools are not guaranteed to appear in the results of ListResourcesRequestresources/list requests.
+// Note: resource links returned by tools are not guaranteed to appear in the results of resources/list requests.
 //
 // Schema: #/$defs/ResourceLink. Revisions: 2025-06-18 to 2026-07-28.
 type ResourceLink struct {
@@ -2512,7 +2512,7 @@ type ResourceLink struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string            `json:"title,omitempty"`
@@ -2554,7 +2554,7 @@ type ResourceTemplate struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -2779,7 +2779,7 @@ type ServerCapabilities struct {
 	// (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
 	// objects. An empty object indicates support with no settings.
 	//
-	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// Keys MUST follow the `_meta` key naming rules, with a
 	// mandatory prefix.
 	//
 	// Revisions: 2026-07-28; dropped when sent to others.
@@ -2885,25 +2885,25 @@ type SubscribeRequestParams struct {
 }
 
 // SubscriptionFilter is the set of notification types a client may opt in to on a
-// SubscriptionsListenRequestsubscriptions/listen request.
+// subscriptions/listen request.
 //
 // Each notification type is **opt-in**; the server **MUST NOT** send
 // notification types the client has not explicitly requested here.
 //
 // Schema: #/$defs/SubscriptionFilter. Revisions: 2026-07-28.
 type SubscriptionFilter struct {
-	// PromptsListChanged: If true, receive PromptListChangedNotificationnotifications/prompts/list_changed.
+	// PromptsListChanged: If true, receive notifications/prompts/list_changed.
 	PromptsListChanged *bool `json:"promptsListChanged,omitempty"`
-	// ResourceSubscriptions: Subscribe to ResourceUpdatedNotificationnotifications/resources/updated for these resource URIs.
+	// ResourceSubscriptions: Subscribe to notifications/resources/updated for these resource URIs.
 	// Replaces the former `resources/subscribe` RPC.
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
-	// ResourcesListChanged: If true, receive ResourceListChangedNotificationnotifications/resources/list_changed.
+	// ResourcesListChanged: If true, receive notifications/resources/list_changed.
 	ResourcesListChanged *bool `json:"resourcesListChanged,omitempty"`
-	// ToolsListChanged: If true, receive ToolListChangedNotificationnotifications/tools/list_changed.
+	// ToolsListChanged: If true, receive notifications/tools/list_changed.
 	ToolsListChanged *bool `json:"toolsListChanged,omitempty"`
 }
 
-// SubscriptionsAcknowledgedNotificationParams: Parameters for a SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged notification.
+// SubscriptionsAcknowledgedNotificationParams: Parameters for a notifications/subscriptions/acknowledged notification.
 //
 // Schema: #/$defs/SubscriptionsAcknowledgedNotificationParams. Revisions: 2026-07-28.
 type SubscriptionsAcknowledgedNotificationParams struct {
@@ -2915,7 +2915,7 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
-// SubscriptionsListenRequestParams: Parameters for a SubscriptionsListenRequestsubscriptions/listen request.
+// SubscriptionsListenRequestParams: Parameters for a subscriptions/listen request.
 //
 // Schema: #/$defs/SubscriptionsListenRequestParams. Revisions: 2026-07-28.
 type SubscriptionsListenRequestParams struct {
@@ -2926,7 +2926,7 @@ type SubscriptionsListenRequestParams struct {
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
-// SubscriptionsListenResult is the response to a SubscriptionsListenRequestsubscriptions/listen
+// SubscriptionsListenResult is the response to a subscriptions/listen
 // request, signalling that the subscription has ended gracefully (for example,
 // during server shutdown). Because the listen stream is long-lived, this result
 // is sent only when the server tears the subscription down; an abrupt transport
@@ -3217,7 +3217,7 @@ type Tool struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
 	// OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
-	// the structuredContent field of a CallToolResult. This can be any valid JSON Schema 2020-12.
+	// the structuredContent field of a [CallToolResult]. This can be any valid JSON Schema 2020-12.
 	//
 	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	//
@@ -3226,7 +3226,7 @@ type Tool struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
@@ -3234,7 +3234,7 @@ type Tool struct {
 	Title string `json:"title,omitempty"`
 }
 
-// ToolAnnotations: Additional properties describing a Tool to clients.
+// ToolAnnotations: Additional properties describing a [Tool] to clients.
 //
 // NOTE: all properties in `ToolAnnotations` are **hints**.
 // They are not guaranteed to provide a faithful description of
@@ -3310,7 +3310,7 @@ type ToolResultContent struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// Content is the unstructured result content of the tool use.
 	//
-	// This has the same format as CallToolResult.content and can include text, images,
+	// This has the same format as [CallToolResult].content and can include text, images,
 	// audio, resource links, and embedded resources.
 	Content []ContentBlock `json:"content"`
 	// IsError: Whether the tool use resulted in an error.
@@ -3321,11 +3321,11 @@ type ToolResultContent struct {
 	// StructuredContent is an optional structured result value.
 	//
 	// This can be any JSON value (object, array, string, number, boolean, or null).
-	// If the tool defined an Tool.outputSchema, this SHOULD conform to that schema.
+	// If the tool defined an [Tool].outputSchema, this SHOULD conform to that schema.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	// ToolUseID is the ID of the tool use this result corresponds to.
 	//
-	// This MUST match the ID from a previous ToolUseContent.
+	// This MUST match the ID from a previous [ToolUseContent].
 	ToolUseID string          `json:"toolUseId"`
 	Type      ConstToolResult `json:"type"`
 }

@@ -6,7 +6,6 @@ package v20241105
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -25,22 +24,8 @@ func upBlobResourceContents(in *BlobResourceContents, out *mcp.BlobResourceConte
 	out.URI = in.URI
 }
 
-// DowngradeBlobResourceContents converts a hub BlobResourceContents to its 2024-11-05 shape.
-func DowngradeBlobResourceContents(in *mcp.BlobResourceContents) *BlobResourceContents {
-	out := new(BlobResourceContents)
-	downBlobResourceContents(in, out)
-	return out
-}
-
-// UpgradeBlobResourceContents converts a 2024-11-05 BlobResourceContents to the hub shape.
-func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceContents {
-	out := new(mcp.BlobResourceContents)
-	upBlobResourceContents(in, out)
-	return out
-}
-
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
@@ -51,22 +36,8 @@ func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequest
 	out.Name = in.Name
 }
 
-// DowngradeCallToolRequestParams converts a hub CallToolRequestParams to its 2024-11-05 shape.
-func DowngradeCallToolRequestParams(in *mcp.CallToolRequestParams) *CallToolRequestParams {
-	out := new(CallToolRequestParams)
-	downCallToolRequestParams(in, out)
-	return out
-}
-
-// UpgradeCallToolRequestParams converts a 2024-11-05 CallToolRequestParams to the hub shape.
-func UpgradeCallToolRequestParams(in *CallToolRequestParams) *mcp.CallToolRequestParams {
-	out := new(mcp.CallToolRequestParams)
-	upCallToolRequestParams(in, out)
-	return out
-}
-
 func downCallToolResult(in *mcp.CallToolResult, out *CallToolResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Content = make([]CallToolResultContentItem, len(in.Content))
 	for i := range in.Content {
 		downCallToolResultContentItemFromContentBlock(&in.Content[i], &out.Content[i])
@@ -83,20 +54,6 @@ func upCallToolResult(in *CallToolResult, out *mcp.CallToolResult) {
 		}
 	}
 	out.IsError = in.IsError
-}
-
-// DowngradeCallToolResult converts a hub CallToolResult to its 2024-11-05 shape.
-func DowngradeCallToolResult(in *mcp.CallToolResult) *CallToolResult {
-	out := new(CallToolResult)
-	downCallToolResult(in, out)
-	return out
-}
-
-// UpgradeCallToolResult converts a 2024-11-05 CallToolResult to the hub shape.
-func UpgradeCallToolResult(in *CallToolResult) *mcp.CallToolResult {
-	out := new(mcp.CallToolResult)
-	upCallToolResult(in, out)
-	return out
 }
 
 func downCallToolResultContentItemFromContentBlock(in *mcp.ContentBlock, out *CallToolResultContentItem) {
@@ -144,7 +101,7 @@ func upCallToolResultContentItemFromContentBlock(in *CallToolResultContentItem, 
 }
 
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -155,24 +112,12 @@ func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.Can
 	out.RequestID = in.RequestID
 }
 
-// DowngradeCancelledNotificationParams converts a hub CancelledNotificationParams to its 2024-11-05 shape.
-func DowngradeCancelledNotificationParams(in *mcp.CancelledNotificationParams) *CancelledNotificationParams {
-	out := new(CancelledNotificationParams)
-	downCancelledNotificationParams(in, out)
-	return out
-}
-
-// UpgradeCancelledNotificationParams converts a 2024-11-05 CancelledNotificationParams to the hub shape.
-func UpgradeCancelledNotificationParams(in *CancelledNotificationParams) *mcp.CancelledNotificationParams {
-	out := new(mcp.CancelledNotificationParams)
-	upCancelledNotificationParams(in, out)
-	return out
-}
-
 func downClientCapabilities(in *mcp.ClientCapabilities, out *ClientCapabilities) {
 	out.Experimental = in.Experimental
 	out.Roots = in.Roots
-	out.Sampling = toRaw(in.Sampling)
+	if in.Sampling != nil {
+		out.Sampling, _ = json.Marshal(in.Sampling)
+	}
 }
 
 func upClientCapabilities(in *ClientCapabilities, out *mcp.ClientCapabilities) {
@@ -180,26 +125,12 @@ func upClientCapabilities(in *ClientCapabilities, out *mcp.ClientCapabilities) {
 	out.Roots = in.Roots
 	if len(in.Sampling) > 0 {
 		out.Sampling = new(mcp.ClientCapabilitiesSampling)
-		fromRaw(in.Sampling, out.Sampling)
+		_ = mcpjson.Unmarshal(in.Sampling, out.Sampling)
 	}
 }
 
-// DowngradeClientCapabilities converts a hub ClientCapabilities to its 2024-11-05 shape.
-func DowngradeClientCapabilities(in *mcp.ClientCapabilities) *ClientCapabilities {
-	out := new(ClientCapabilities)
-	downClientCapabilities(in, out)
-	return out
-}
-
-// UpgradeClientCapabilities converts a 2024-11-05 ClientCapabilities to the hub shape.
-func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
-	out := new(mcp.ClientCapabilities)
-	upClientCapabilities(in, out)
-	return out
-}
-
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	downCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
@@ -210,20 +141,6 @@ func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequest
 	upCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
 
-// DowngradeCompleteRequestParams converts a hub CompleteRequestParams to its 2024-11-05 shape.
-func DowngradeCompleteRequestParams(in *mcp.CompleteRequestParams) *CompleteRequestParams {
-	out := new(CompleteRequestParams)
-	downCompleteRequestParams(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParams converts a 2024-11-05 CompleteRequestParams to the hub shape.
-func UpgradeCompleteRequestParams(in *CompleteRequestParams) *mcp.CompleteRequestParams {
-	out := new(mcp.CompleteRequestParams)
-	upCompleteRequestParams(in, out)
-	return out
-}
-
 func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, out *CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
@@ -232,20 +149,6 @@ func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, ou
 func upCompleteRequestParamsArgument(in *CompleteRequestParamsArgument, out *mcp.CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
-}
-
-// DowngradeCompleteRequestParamsArgument converts a hub CompleteRequestParamsArgument to its 2024-11-05 shape.
-func DowngradeCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument) *CompleteRequestParamsArgument {
-	out := new(CompleteRequestParamsArgument)
-	downCompleteRequestParamsArgument(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsArgument converts a 2024-11-05 CompleteRequestParamsArgument to the hub shape.
-func UpgradeCompleteRequestParamsArgument(in *CompleteRequestParamsArgument) *mcp.CompleteRequestParamsArgument {
-	out := new(mcp.CompleteRequestParamsArgument)
-	upCompleteRequestParamsArgument(in, out)
-	return out
 }
 
 func downCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef, out *CompleteRequestParamsRef) {
@@ -276,42 +179,14 @@ func upCompleteRequestParamsRef(in *CompleteRequestParamsRef, out *mcp.CompleteR
 	}
 }
 
-// DowngradeCompleteRequestParamsRef converts a hub CompleteRequestParamsRef to its 2024-11-05 shape.
-func DowngradeCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef) *CompleteRequestParamsRef {
-	out := new(CompleteRequestParamsRef)
-	downCompleteRequestParamsRef(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsRef converts a 2024-11-05 CompleteRequestParamsRef to the hub shape.
-func UpgradeCompleteRequestParamsRef(in *CompleteRequestParamsRef) *mcp.CompleteRequestParamsRef {
-	out := new(mcp.CompleteRequestParamsRef)
-	upCompleteRequestParamsRef(in, out)
-	return out
-}
-
 func downCompleteResult(in *mcp.CompleteResult, out *CompleteResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteResultCompletion(&in.Completion, &out.Completion)
 }
 
 func upCompleteResult(in *CompleteResult, out *mcp.CompleteResult) {
 	out.Meta = in.Meta
 	upCompleteResultCompletion(&in.Completion, &out.Completion)
-}
-
-// DowngradeCompleteResult converts a hub CompleteResult to its 2024-11-05 shape.
-func DowngradeCompleteResult(in *mcp.CompleteResult) *CompleteResult {
-	out := new(CompleteResult)
-	downCompleteResult(in, out)
-	return out
-}
-
-// UpgradeCompleteResult converts a 2024-11-05 CompleteResult to the hub shape.
-func UpgradeCompleteResult(in *CompleteResult) *mcp.CompleteResult {
-	out := new(mcp.CompleteResult)
-	upCompleteResult(in, out)
-	return out
 }
 
 func downCompleteResultCompletion(in *mcp.CompleteResultCompletion, out *CompleteResultCompletion) {
@@ -330,22 +205,8 @@ func upCompleteResultCompletion(in *CompleteResultCompletion, out *mcp.CompleteR
 	}
 }
 
-// DowngradeCompleteResultCompletion converts a hub CompleteResultCompletion to its 2024-11-05 shape.
-func DowngradeCompleteResultCompletion(in *mcp.CompleteResultCompletion) *CompleteResultCompletion {
-	out := new(CompleteResultCompletion)
-	downCompleteResultCompletion(in, out)
-	return out
-}
-
-// UpgradeCompleteResultCompletion converts a 2024-11-05 CompleteResultCompletion to the hub shape.
-func UpgradeCompleteResultCompletion(in *CompleteResultCompletion) *mcp.CompleteResultCompletion {
-	out := new(mcp.CompleteResultCompletion)
-	upCompleteResultCompletion(in, out)
-	return out
-}
-
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	out.Messages = make([]SamplingMessage, len(in.Messages))
@@ -388,22 +249,8 @@ func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.Creat
 	out.Temperature = in.Temperature
 }
 
-// DowngradeCreateMessageRequestParams converts a hub CreateMessageRequestParams to its 2024-11-05 shape.
-func DowngradeCreateMessageRequestParams(in *mcp.CreateMessageRequestParams) *CreateMessageRequestParams {
-	out := new(CreateMessageRequestParams)
-	downCreateMessageRequestParams(in, out)
-	return out
-}
-
-// UpgradeCreateMessageRequestParams converts a 2024-11-05 CreateMessageRequestParams to the hub shape.
-func UpgradeCreateMessageRequestParams(in *CreateMessageRequestParams) *mcp.CreateMessageRequestParams {
-	out := new(mcp.CreateMessageRequestParams)
-	upCreateMessageRequestParams(in, out)
-	return out
-}
-
 func downCreateMessageResult(in *mcp.CreateMessageResult, out *CreateMessageResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCreateMessageResultContent(&in.Content, &out.Content)
 	out.Model = in.Model
 	out.Role = in.Role
@@ -416,20 +263,6 @@ func upCreateMessageResult(in *CreateMessageResult, out *mcp.CreateMessageResult
 	out.Model = in.Model
 	out.Role = in.Role
 	out.StopReason = in.StopReason
-}
-
-// DowngradeCreateMessageResult converts a hub CreateMessageResult to its 2024-11-05 shape.
-func DowngradeCreateMessageResult(in *mcp.CreateMessageResult) *CreateMessageResult {
-	out := new(CreateMessageResult)
-	downCreateMessageResult(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResult converts a 2024-11-05 CreateMessageResult to the hub shape.
-func UpgradeCreateMessageResult(in *CreateMessageResult) *mcp.CreateMessageResult {
-	out := new(mcp.CreateMessageResult)
-	upCreateMessageResult(in, out)
-	return out
 }
 
 func downCreateMessageResultContent(in *mcp.CreateMessageResultContent, out *CreateMessageResultContent) {
@@ -468,20 +301,6 @@ func upCreateMessageResultContent(in *CreateMessageResultContent, out *mcp.Creat
 	}
 }
 
-// DowngradeCreateMessageResultContent converts a hub CreateMessageResultContent to its 2024-11-05 shape.
-func DowngradeCreateMessageResultContent(in *mcp.CreateMessageResultContent) *CreateMessageResultContent {
-	out := new(CreateMessageResultContent)
-	downCreateMessageResultContent(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResultContent converts a 2024-11-05 CreateMessageResultContent to the hub shape.
-func UpgradeCreateMessageResultContent(in *CreateMessageResultContent) *mcp.CreateMessageResultContent {
-	out := new(mcp.CreateMessageResultContent)
-	upCreateMessageResultContent(in, out)
-	return out
-}
-
 func downEmbeddedResource(in *mcp.EmbeddedResource, out *EmbeddedResource) {
 	if in.Annotations != nil {
 		out.Annotations = new(EmbeddedResourceAnnotations)
@@ -496,20 +315,6 @@ func upEmbeddedResource(in *EmbeddedResource, out *mcp.EmbeddedResource) {
 		upEmbeddedResourceAnnotationsFromAnnotations(in.Annotations, out.Annotations)
 	}
 	upEmbeddedResourceResource(&in.Resource, &out.Resource)
-}
-
-// DowngradeEmbeddedResource converts a hub EmbeddedResource to its 2024-11-05 shape.
-func DowngradeEmbeddedResource(in *mcp.EmbeddedResource) *EmbeddedResource {
-	out := new(EmbeddedResource)
-	downEmbeddedResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResource converts a 2024-11-05 EmbeddedResource to the hub shape.
-func UpgradeEmbeddedResource(in *EmbeddedResource) *mcp.EmbeddedResource {
-	out := new(mcp.EmbeddedResource)
-	upEmbeddedResource(in, out)
-	return out
 }
 
 func downEmbeddedResourceAnnotationsFromAnnotations(in *mcp.Annotations, out *EmbeddedResourceAnnotations) {
@@ -556,22 +361,8 @@ func upEmbeddedResourceResource(in *EmbeddedResourceResource, out *mcp.EmbeddedR
 	}
 }
 
-// DowngradeEmbeddedResourceResource converts a hub EmbeddedResourceResource to its 2024-11-05 shape.
-func DowngradeEmbeddedResourceResource(in *mcp.EmbeddedResourceResource) *EmbeddedResourceResource {
-	out := new(EmbeddedResourceResource)
-	downEmbeddedResourceResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResourceResource converts a 2024-11-05 EmbeddedResourceResource to the hub shape.
-func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.EmbeddedResourceResource {
-	out := new(mcp.EmbeddedResourceResource)
-	upEmbeddedResourceResource(in, out)
-	return out
-}
-
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -596,22 +387,8 @@ func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequ
 	out.Name = in.Name
 }
 
-// DowngradeGetPromptRequestParams converts a hub GetPromptRequestParams to its 2024-11-05 shape.
-func DowngradeGetPromptRequestParams(in *mcp.GetPromptRequestParams) *GetPromptRequestParams {
-	out := new(GetPromptRequestParams)
-	downGetPromptRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetPromptRequestParams converts a 2024-11-05 GetPromptRequestParams to the hub shape.
-func UpgradeGetPromptRequestParams(in *GetPromptRequestParams) *mcp.GetPromptRequestParams {
-	out := new(mcp.GetPromptRequestParams)
-	upGetPromptRequestParams(in, out)
-	return out
-}
-
 func downGetPromptResult(in *mcp.GetPromptResult, out *GetPromptResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Description = in.Description
 	out.Messages = make([]PromptMessage, len(in.Messages))
 	for i := range in.Messages {
@@ -630,20 +407,6 @@ func upGetPromptResult(in *GetPromptResult, out *mcp.GetPromptResult) {
 	}
 }
 
-// DowngradeGetPromptResult converts a hub GetPromptResult to its 2024-11-05 shape.
-func DowngradeGetPromptResult(in *mcp.GetPromptResult) *GetPromptResult {
-	out := new(GetPromptResult)
-	downGetPromptResult(in, out)
-	return out
-}
-
-// UpgradeGetPromptResult converts a 2024-11-05 GetPromptResult to the hub shape.
-func UpgradeGetPromptResult(in *GetPromptResult) *mcp.GetPromptResult {
-	out := new(mcp.GetPromptResult)
-	upGetPromptResult(in, out)
-	return out
-}
-
 func downImageContent(in *mcp.ImageContent, out *ImageContent) {
 	if in.Annotations != nil {
 		out.Annotations = new(ImageContentAnnotations)
@@ -660,20 +423,6 @@ func upImageContent(in *ImageContent, out *mcp.ImageContent) {
 	}
 	out.Data = in.Data
 	out.MIMEType = in.MIMEType
-}
-
-// DowngradeImageContent converts a hub ImageContent to its 2024-11-05 shape.
-func DowngradeImageContent(in *mcp.ImageContent) *ImageContent {
-	out := new(ImageContent)
-	downImageContent(in, out)
-	return out
-}
-
-// UpgradeImageContent converts a 2024-11-05 ImageContent to the hub shape.
-func UpgradeImageContent(in *ImageContent) *mcp.ImageContent {
-	out := new(mcp.ImageContent)
-	upImageContent(in, out)
-	return out
 }
 
 func downImageContentAnnotationsFromAnnotations(in *mcp.Annotations, out *ImageContentAnnotations) {
@@ -702,22 +451,8 @@ func upImplementation(in *Implementation, out *mcp.Implementation) {
 	out.Version = in.Version
 }
 
-// DowngradeImplementation converts a hub Implementation to its 2024-11-05 shape.
-func DowngradeImplementation(in *mcp.Implementation) *Implementation {
-	out := new(Implementation)
-	downImplementation(in, out)
-	return out
-}
-
-// UpgradeImplementation converts a 2024-11-05 Implementation to the hub shape.
-func UpgradeImplementation(in *Implementation) *mcp.Implementation {
-	out := new(mcp.Implementation)
-	upImplementation(in, out)
-	return out
-}
-
 func downInitializeRequestParams(in *mcp.InitializeRequestParams, out *InitializeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downClientCapabilities(&in.Capabilities, &out.Capabilities)
 	downImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
@@ -730,22 +465,8 @@ func upInitializeRequestParams(in *InitializeRequestParams, out *mcp.InitializeR
 	out.ProtocolVersion = in.ProtocolVersion
 }
 
-// DowngradeInitializeRequestParams converts a hub InitializeRequestParams to its 2024-11-05 shape.
-func DowngradeInitializeRequestParams(in *mcp.InitializeRequestParams) *InitializeRequestParams {
-	out := new(InitializeRequestParams)
-	downInitializeRequestParams(in, out)
-	return out
-}
-
-// UpgradeInitializeRequestParams converts a 2024-11-05 InitializeRequestParams to the hub shape.
-func UpgradeInitializeRequestParams(in *InitializeRequestParams) *mcp.InitializeRequestParams {
-	out := new(mcp.InitializeRequestParams)
-	upInitializeRequestParams(in, out)
-	return out
-}
-
 func downInitializeResult(in *mcp.InitializeResult, out *InitializeResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downServerCapabilities(&in.Capabilities, &out.Capabilities)
 	out.Instructions = in.Instructions
 	out.ProtocolVersion = in.ProtocolVersion
@@ -760,22 +481,8 @@ func upInitializeResult(in *InitializeResult, out *mcp.InitializeResult) {
 	upImplementation(&in.ServerInfo, &out.ServerInfo)
 }
 
-// DowngradeInitializeResult converts a hub InitializeResult to its 2024-11-05 shape.
-func DowngradeInitializeResult(in *mcp.InitializeResult) *InitializeResult {
-	out := new(InitializeResult)
-	downInitializeResult(in, out)
-	return out
-}
-
-// UpgradeInitializeResult converts a 2024-11-05 InitializeResult to the hub shape.
-func UpgradeInitializeResult(in *InitializeResult) *mcp.InitializeResult {
-	out := new(mcp.InitializeResult)
-	upInitializeResult(in, out)
-	return out
-}
-
 func downInitializedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *InitializedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotificationParams, out *mcp.NotificationParams) {
@@ -783,7 +490,7 @@ func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotifi
 }
 
 func downListPromptsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListPromptsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -793,7 +500,7 @@ func upListPromptsRequestParamsFromPaginatedRequestParams(in *ListPromptsRequest
 }
 
 func downListPromptsResult(in *mcp.ListPromptsResult, out *ListPromptsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Prompts = make([]Prompt, len(in.Prompts))
 	for i := range in.Prompts {
@@ -812,22 +519,8 @@ func upListPromptsResult(in *ListPromptsResult, out *mcp.ListPromptsResult) {
 	}
 }
 
-// DowngradeListPromptsResult converts a hub ListPromptsResult to its 2024-11-05 shape.
-func DowngradeListPromptsResult(in *mcp.ListPromptsResult) *ListPromptsResult {
-	out := new(ListPromptsResult)
-	downListPromptsResult(in, out)
-	return out
-}
-
-// UpgradeListPromptsResult converts a 2024-11-05 ListPromptsResult to the hub shape.
-func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
-	out := new(mcp.ListPromptsResult)
-	upListPromptsResult(in, out)
-	return out
-}
-
 func downListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourceTemplatesRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -837,7 +530,7 @@ func upListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *ListReso
 }
 
 func downListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult, out *ListResourceTemplatesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.ResourceTemplates = make([]ResourceTemplate, len(in.ResourceTemplates))
 	for i := range in.ResourceTemplates {
@@ -856,22 +549,8 @@ func upListResourceTemplatesResult(in *ListResourceTemplatesResult, out *mcp.Lis
 	}
 }
 
-// DowngradeListResourceTemplatesResult converts a hub ListResourceTemplatesResult to its 2024-11-05 shape.
-func DowngradeListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult) *ListResourceTemplatesResult {
-	out := new(ListResourceTemplatesResult)
-	downListResourceTemplatesResult(in, out)
-	return out
-}
-
-// UpgradeListResourceTemplatesResult converts a 2024-11-05 ListResourceTemplatesResult to the hub shape.
-func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
-	out := new(mcp.ListResourceTemplatesResult)
-	upListResourceTemplatesResult(in, out)
-	return out
-}
-
 func downListResourcesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourcesRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -881,7 +560,7 @@ func upListResourcesRequestParamsFromPaginatedRequestParams(in *ListResourcesReq
 }
 
 func downListResourcesResult(in *mcp.ListResourcesResult, out *ListResourcesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Resources = make([]Resource, len(in.Resources))
 	for i := range in.Resources {
@@ -900,22 +579,8 @@ func upListResourcesResult(in *ListResourcesResult, out *mcp.ListResourcesResult
 	}
 }
 
-// DowngradeListResourcesResult converts a hub ListResourcesResult to its 2024-11-05 shape.
-func DowngradeListResourcesResult(in *mcp.ListResourcesResult) *ListResourcesResult {
-	out := new(ListResourcesResult)
-	downListResourcesResult(in, out)
-	return out
-}
-
-// UpgradeListResourcesResult converts a 2024-11-05 ListResourcesResult to the hub shape.
-func UpgradeListResourcesResult(in *ListResourcesResult) *mcp.ListResourcesResult {
-	out := new(mcp.ListResourcesResult)
-	upListResourcesResult(in, out)
-	return out
-}
-
 func downListRootsRequestParamsFromRequestParams(in *mcp.RequestParams, out *ListRootsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upListRootsRequestParamsFromRequestParams(in *ListRootsRequestParams, out *mcp.RequestParams) {
@@ -923,7 +588,7 @@ func upListRootsRequestParamsFromRequestParams(in *ListRootsRequestParams, out *
 }
 
 func downListRootsResult(in *mcp.ListRootsResult, out *ListRootsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Roots = make([]Root, len(in.Roots))
 	for i := range in.Roots {
 		downRoot(&in.Roots[i], &out.Roots[i])
@@ -940,22 +605,8 @@ func upListRootsResult(in *ListRootsResult, out *mcp.ListRootsResult) {
 	}
 }
 
-// DowngradeListRootsResult converts a hub ListRootsResult to its 2024-11-05 shape.
-func DowngradeListRootsResult(in *mcp.ListRootsResult) *ListRootsResult {
-	out := new(ListRootsResult)
-	downListRootsResult(in, out)
-	return out
-}
-
-// UpgradeListRootsResult converts a 2024-11-05 ListRootsResult to the hub shape.
-func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
-	out := new(mcp.ListRootsResult)
-	upListRootsResult(in, out)
-	return out
-}
-
 func downListToolsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListToolsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -965,7 +616,7 @@ func upListToolsRequestParamsFromPaginatedRequestParams(in *ListToolsRequestPara
 }
 
 func downListToolsResult(in *mcp.ListToolsResult, out *ListToolsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Tools = make([]Tool, len(in.Tools))
 	for i := range in.Tools {
@@ -984,22 +635,8 @@ func upListToolsResult(in *ListToolsResult, out *mcp.ListToolsResult) {
 	}
 }
 
-// DowngradeListToolsResult converts a hub ListToolsResult to its 2024-11-05 shape.
-func DowngradeListToolsResult(in *mcp.ListToolsResult) *ListToolsResult {
-	out := new(ListToolsResult)
-	downListToolsResult(in, out)
-	return out
-}
-
-// UpgradeListToolsResult converts a 2024-11-05 ListToolsResult to the hub shape.
-func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
-	out := new(mcp.ListToolsResult)
-	upListToolsResult(in, out)
-	return out
-}
-
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -1012,40 +649,12 @@ func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, ou
 	out.Logger = in.Logger
 }
 
-// DowngradeLoggingMessageNotificationParams converts a hub LoggingMessageNotificationParams to its 2024-11-05 shape.
-func DowngradeLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams) *LoggingMessageNotificationParams {
-	out := new(LoggingMessageNotificationParams)
-	downLoggingMessageNotificationParams(in, out)
-	return out
-}
-
-// UpgradeLoggingMessageNotificationParams converts a 2024-11-05 LoggingMessageNotificationParams to the hub shape.
-func UpgradeLoggingMessageNotificationParams(in *LoggingMessageNotificationParams) *mcp.LoggingMessageNotificationParams {
-	out := new(mcp.LoggingMessageNotificationParams)
-	upLoggingMessageNotificationParams(in, out)
-	return out
-}
-
 func downModelHint(in *mcp.ModelHint, out *ModelHint) {
 	out.Name = in.Name
 }
 
 func upModelHint(in *ModelHint, out *mcp.ModelHint) {
 	out.Name = in.Name
-}
-
-// DowngradeModelHint converts a hub ModelHint to its 2024-11-05 shape.
-func DowngradeModelHint(in *mcp.ModelHint) *ModelHint {
-	out := new(ModelHint)
-	downModelHint(in, out)
-	return out
-}
-
-// UpgradeModelHint converts a 2024-11-05 ModelHint to the hub shape.
-func UpgradeModelHint(in *ModelHint) *mcp.ModelHint {
-	out := new(mcp.ModelHint)
-	upModelHint(in, out)
-	return out
 }
 
 func downModelPreferences(in *mcp.ModelPreferences, out *ModelPreferences) {
@@ -1072,22 +681,8 @@ func upModelPreferences(in *ModelPreferences, out *mcp.ModelPreferences) {
 	out.SpeedPriority = in.SpeedPriority
 }
 
-// DowngradeModelPreferences converts a hub ModelPreferences to its 2024-11-05 shape.
-func DowngradeModelPreferences(in *mcp.ModelPreferences) *ModelPreferences {
-	out := new(ModelPreferences)
-	downModelPreferences(in, out)
-	return out
-}
-
-// UpgradeModelPreferences converts a 2024-11-05 ModelPreferences to the hub shape.
-func UpgradeModelPreferences(in *ModelPreferences) *mcp.ModelPreferences {
-	out := new(mcp.ModelPreferences)
-	upModelPreferences(in, out)
-	return out
-}
-
 func downPaginatedResult(in *mcp.PaginatedResult, out *PaginatedResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 }
 
@@ -1096,22 +691,8 @@ func upPaginatedResult(in *PaginatedResult, out *mcp.PaginatedResult) {
 	out.NextCursor = in.NextCursor
 }
 
-// DowngradePaginatedResult converts a hub PaginatedResult to its 2024-11-05 shape.
-func DowngradePaginatedResult(in *mcp.PaginatedResult) *PaginatedResult {
-	out := new(PaginatedResult)
-	downPaginatedResult(in, out)
-	return out
-}
-
-// UpgradePaginatedResult converts a 2024-11-05 PaginatedResult to the hub shape.
-func UpgradePaginatedResult(in *PaginatedResult) *mcp.PaginatedResult {
-	out := new(mcp.PaginatedResult)
-	upPaginatedResult(in, out)
-	return out
-}
-
 func downPingRequestParamsFromRequestParams(in *mcp.RequestParams, out *PingRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.RequestParams) {
@@ -1119,7 +700,7 @@ func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.Reques
 }
 
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
 	out.Total = in.Total
@@ -1130,20 +711,6 @@ func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.Progr
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
 	out.Total = in.Total
-}
-
-// DowngradeProgressNotificationParams converts a hub ProgressNotificationParams to its 2024-11-05 shape.
-func DowngradeProgressNotificationParams(in *mcp.ProgressNotificationParams) *ProgressNotificationParams {
-	out := new(ProgressNotificationParams)
-	downProgressNotificationParams(in, out)
-	return out
-}
-
-// UpgradeProgressNotificationParams converts a 2024-11-05 ProgressNotificationParams to the hub shape.
-func UpgradeProgressNotificationParams(in *ProgressNotificationParams) *mcp.ProgressNotificationParams {
-	out := new(mcp.ProgressNotificationParams)
-	upProgressNotificationParams(in, out)
-	return out
 }
 
 func downPrompt(in *mcp.Prompt, out *Prompt) {
@@ -1168,20 +735,6 @@ func upPrompt(in *Prompt, out *mcp.Prompt) {
 	out.Name = in.Name
 }
 
-// DowngradePrompt converts a hub Prompt to its 2024-11-05 shape.
-func DowngradePrompt(in *mcp.Prompt) *Prompt {
-	out := new(Prompt)
-	downPrompt(in, out)
-	return out
-}
-
-// UpgradePrompt converts a 2024-11-05 Prompt to the hub shape.
-func UpgradePrompt(in *Prompt) *mcp.Prompt {
-	out := new(mcp.Prompt)
-	upPrompt(in, out)
-	return out
-}
-
 func downPromptArgument(in *mcp.PromptArgument, out *PromptArgument) {
 	out.Description = in.Description
 	out.Name = in.Name
@@ -1194,22 +747,8 @@ func upPromptArgument(in *PromptArgument, out *mcp.PromptArgument) {
 	out.Required = in.Required
 }
 
-// DowngradePromptArgument converts a hub PromptArgument to its 2024-11-05 shape.
-func DowngradePromptArgument(in *mcp.PromptArgument) *PromptArgument {
-	out := new(PromptArgument)
-	downPromptArgument(in, out)
-	return out
-}
-
-// UpgradePromptArgument converts a 2024-11-05 PromptArgument to the hub shape.
-func UpgradePromptArgument(in *PromptArgument) *mcp.PromptArgument {
-	out := new(mcp.PromptArgument)
-	upPromptArgument(in, out)
-	return out
-}
-
 func downPromptListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *PromptListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upPromptListChangedNotificationParamsFromNotificationParams(in *PromptListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1224,20 +763,6 @@ func downPromptMessage(in *mcp.PromptMessage, out *PromptMessage) {
 func upPromptMessage(in *PromptMessage, out *mcp.PromptMessage) {
 	upPromptMessageContentFromContentBlock(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradePromptMessage converts a hub PromptMessage to its 2024-11-05 shape.
-func DowngradePromptMessage(in *mcp.PromptMessage) *PromptMessage {
-	out := new(PromptMessage)
-	downPromptMessage(in, out)
-	return out
-}
-
-// UpgradePromptMessage converts a 2024-11-05 PromptMessage to the hub shape.
-func UpgradePromptMessage(in *PromptMessage) *mcp.PromptMessage {
-	out := new(mcp.PromptMessage)
-	upPromptMessage(in, out)
-	return out
 }
 
 func downPromptMessageContentFromContentBlock(in *mcp.ContentBlock, out *PromptMessageContent) {
@@ -1292,22 +817,8 @@ func upPromptReference(in *PromptReference, out *mcp.PromptReference) {
 	out.Name = in.Name
 }
 
-// DowngradePromptReference converts a hub PromptReference to its 2024-11-05 shape.
-func DowngradePromptReference(in *mcp.PromptReference) *PromptReference {
-	out := new(PromptReference)
-	downPromptReference(in, out)
-	return out
-}
-
-// UpgradePromptReference converts a 2024-11-05 PromptReference to the hub shape.
-func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
-	out := new(mcp.PromptReference)
-	upPromptReference(in, out)
-	return out
-}
-
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -1316,22 +827,8 @@ func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadRes
 	out.URI = in.URI
 }
 
-// DowngradeReadResourceRequestParams converts a hub ReadResourceRequestParams to its 2024-11-05 shape.
-func DowngradeReadResourceRequestParams(in *mcp.ReadResourceRequestParams) *ReadResourceRequestParams {
-	out := new(ReadResourceRequestParams)
-	downReadResourceRequestParams(in, out)
-	return out
-}
-
-// UpgradeReadResourceRequestParams converts a 2024-11-05 ReadResourceRequestParams to the hub shape.
-func UpgradeReadResourceRequestParams(in *ReadResourceRequestParams) *mcp.ReadResourceRequestParams {
-	out := new(mcp.ReadResourceRequestParams)
-	upReadResourceRequestParams(in, out)
-	return out
-}
-
 func downReadResourceResult(in *mcp.ReadResourceResult, out *ReadResourceResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Contents = make([]ReadResourceResultContentsItem, len(in.Contents))
 	for i := range in.Contents {
 		downReadResourceResultContentsItem(&in.Contents[i], &out.Contents[i])
@@ -1346,20 +843,6 @@ func upReadResourceResult(in *ReadResourceResult, out *mcp.ReadResourceResult) {
 			upReadResourceResultContentsItem(&in.Contents[i], &out.Contents[i])
 		}
 	}
-}
-
-// DowngradeReadResourceResult converts a hub ReadResourceResult to its 2024-11-05 shape.
-func DowngradeReadResourceResult(in *mcp.ReadResourceResult) *ReadResourceResult {
-	out := new(ReadResourceResult)
-	downReadResourceResult(in, out)
-	return out
-}
-
-// UpgradeReadResourceResult converts a 2024-11-05 ReadResourceResult to the hub shape.
-func UpgradeReadResourceResult(in *ReadResourceResult) *mcp.ReadResourceResult {
-	out := new(mcp.ReadResourceResult)
-	upReadResourceResult(in, out)
-	return out
 }
 
 func downReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem, out *ReadResourceResultContentsItem) {
@@ -1390,20 +873,6 @@ func upReadResourceResultContentsItem(in *ReadResourceResultContentsItem, out *m
 	}
 }
 
-// DowngradeReadResourceResultContentsItem converts a hub ReadResourceResultContentsItem to its 2024-11-05 shape.
-func DowngradeReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem) *ReadResourceResultContentsItem {
-	out := new(ReadResourceResultContentsItem)
-	downReadResourceResultContentsItem(in, out)
-	return out
-}
-
-// UpgradeReadResourceResultContentsItem converts a 2024-11-05 ReadResourceResultContentsItem to the hub shape.
-func UpgradeReadResourceResultContentsItem(in *ReadResourceResultContentsItem) *mcp.ReadResourceResultContentsItem {
-	out := new(mcp.ReadResourceResultContentsItem)
-	upReadResourceResultContentsItem(in, out)
-	return out
-}
-
 func downResource(in *mcp.Resource, out *Resource) {
 	if in.Annotations != nil {
 		out.Annotations = new(ResourceAnnotations)
@@ -1428,20 +897,6 @@ func upResource(in *Resource, out *mcp.Resource) {
 	out.URI = in.URI
 }
 
-// DowngradeResource converts a hub Resource to its 2024-11-05 shape.
-func DowngradeResource(in *mcp.Resource) *Resource {
-	out := new(Resource)
-	downResource(in, out)
-	return out
-}
-
-// UpgradeResource converts a 2024-11-05 Resource to the hub shape.
-func UpgradeResource(in *Resource) *mcp.Resource {
-	out := new(mcp.Resource)
-	upResource(in, out)
-	return out
-}
-
 func downResourceAnnotationsFromAnnotations(in *mcp.Annotations, out *ResourceAnnotations) {
 	if in.Audience != nil {
 		out.Audience = make([]mcp.Role, len(in.Audience))
@@ -1459,7 +914,7 @@ func upResourceAnnotationsFromAnnotations(in *ResourceAnnotations, out *mcp.Anno
 }
 
 func downResourceListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *ResourceListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upResourceListChangedNotificationParamsFromNotificationParams(in *ResourceListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1496,20 +951,6 @@ func upResourceTemplate(in *ResourceTemplate, out *mcp.ResourceTemplate) {
 	out.URITemplate = in.URITemplate
 }
 
-// DowngradeResourceTemplate converts a hub ResourceTemplate to its 2024-11-05 shape.
-func DowngradeResourceTemplate(in *mcp.ResourceTemplate) *ResourceTemplate {
-	out := new(ResourceTemplate)
-	downResourceTemplate(in, out)
-	return out
-}
-
-// UpgradeResourceTemplate converts a 2024-11-05 ResourceTemplate to the hub shape.
-func UpgradeResourceTemplate(in *ResourceTemplate) *mcp.ResourceTemplate {
-	out := new(mcp.ResourceTemplate)
-	upResourceTemplate(in, out)
-	return out
-}
-
 func downResourceTemplateAnnotationsFromAnnotations(in *mcp.Annotations, out *ResourceTemplateAnnotations) {
 	if in.Audience != nil {
 		out.Audience = make([]mcp.Role, len(in.Audience))
@@ -1527,7 +968,7 @@ func upResourceTemplateAnnotationsFromAnnotations(in *ResourceTemplateAnnotation
 }
 
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -1536,40 +977,12 @@ func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, 
 	out.URI = in.URI
 }
 
-// DowngradeResourceUpdatedNotificationParams converts a hub ResourceUpdatedNotificationParams to its 2024-11-05 shape.
-func DowngradeResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams) *ResourceUpdatedNotificationParams {
-	out := new(ResourceUpdatedNotificationParams)
-	downResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
-// UpgradeResourceUpdatedNotificationParams converts a 2024-11-05 ResourceUpdatedNotificationParams to the hub shape.
-func UpgradeResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams) *mcp.ResourceUpdatedNotificationParams {
-	out := new(mcp.ResourceUpdatedNotificationParams)
-	upResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
 func downResult(in *mcp.Result, out *Result) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upResult(in *Result, out *mcp.Result) {
 	out.Meta = in.Meta
-}
-
-// DowngradeResult converts a hub Result to its 2024-11-05 shape.
-func DowngradeResult(in *mcp.Result) *Result {
-	out := new(Result)
-	downResult(in, out)
-	return out
-}
-
-// UpgradeResult converts a 2024-11-05 Result to the hub shape.
-func UpgradeResult(in *Result) *mcp.Result {
-	out := new(mcp.Result)
-	upResult(in, out)
-	return out
 }
 
 func downRoot(in *mcp.Root, out *Root) {
@@ -1582,22 +995,8 @@ func upRoot(in *Root, out *mcp.Root) {
 	out.URI = in.URI
 }
 
-// DowngradeRoot converts a hub Root to its 2024-11-05 shape.
-func DowngradeRoot(in *mcp.Root) *Root {
-	out := new(Root)
-	downRoot(in, out)
-	return out
-}
-
-// UpgradeRoot converts a 2024-11-05 Root to the hub shape.
-func UpgradeRoot(in *Root) *mcp.Root {
-	out := new(mcp.Root)
-	upRoot(in, out)
-	return out
-}
-
 func downRootsListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *RootsListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upRootsListChangedNotificationParamsFromNotificationParams(in *RootsListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1612,20 +1011,6 @@ func downSamplingMessage(in *mcp.SamplingMessage, out *SamplingMessage) {
 func upSamplingMessage(in *SamplingMessage, out *mcp.SamplingMessage) {
 	upSamplingMessageContent(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradeSamplingMessage converts a hub SamplingMessage to its 2024-11-05 shape.
-func DowngradeSamplingMessage(in *mcp.SamplingMessage) *SamplingMessage {
-	out := new(SamplingMessage)
-	downSamplingMessage(in, out)
-	return out
-}
-
-// UpgradeSamplingMessage converts a 2024-11-05 SamplingMessage to the hub shape.
-func UpgradeSamplingMessage(in *SamplingMessage) *mcp.SamplingMessage {
-	out := new(mcp.SamplingMessage)
-	upSamplingMessage(in, out)
-	return out
 }
 
 func downSamplingMessageContent(in *mcp.SamplingMessageContent, out *SamplingMessageContent) {
@@ -1664,20 +1049,6 @@ func upSamplingMessageContent(in *SamplingMessageContent, out *mcp.SamplingMessa
 	}
 }
 
-// DowngradeSamplingMessageContent converts a hub SamplingMessageContent to its 2024-11-05 shape.
-func DowngradeSamplingMessageContent(in *mcp.SamplingMessageContent) *SamplingMessageContent {
-	out := new(SamplingMessageContent)
-	downSamplingMessageContent(in, out)
-	return out
-}
-
-// UpgradeSamplingMessageContent converts a 2024-11-05 SamplingMessageContent to the hub shape.
-func UpgradeSamplingMessageContent(in *SamplingMessageContent) *mcp.SamplingMessageContent {
-	out := new(mcp.SamplingMessageContent)
-	upSamplingMessageContent(in, out)
-	return out
-}
-
 func downServerCapabilities(in *mcp.ServerCapabilities, out *ServerCapabilities) {
 	out.Experimental = in.Experimental
 	out.Logging = in.Logging
@@ -1712,40 +1083,12 @@ func upServerCapabilities(in *ServerCapabilities, out *mcp.ServerCapabilities) {
 	}
 }
 
-// DowngradeServerCapabilities converts a hub ServerCapabilities to its 2024-11-05 shape.
-func DowngradeServerCapabilities(in *mcp.ServerCapabilities) *ServerCapabilities {
-	out := new(ServerCapabilities)
-	downServerCapabilities(in, out)
-	return out
-}
-
-// UpgradeServerCapabilities converts a 2024-11-05 ServerCapabilities to the hub shape.
-func UpgradeServerCapabilities(in *ServerCapabilities) *mcp.ServerCapabilities {
-	out := new(mcp.ServerCapabilities)
-	upServerCapabilities(in, out)
-	return out
-}
-
 func downServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts, out *ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
 }
 
 func upServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts, out *mcp.ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
-}
-
-// DowngradeServerCapabilitiesPrompts converts a hub ServerCapabilitiesPrompts to its 2024-11-05 shape.
-func DowngradeServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts) *ServerCapabilitiesPrompts {
-	out := new(ServerCapabilitiesPrompts)
-	downServerCapabilitiesPrompts(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesPrompts converts a 2024-11-05 ServerCapabilitiesPrompts to the hub shape.
-func UpgradeServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts) *mcp.ServerCapabilitiesPrompts {
-	out := new(mcp.ServerCapabilitiesPrompts)
-	upServerCapabilitiesPrompts(in, out)
-	return out
 }
 
 func downServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources, out *ServerCapabilitiesResources) {
@@ -1758,20 +1101,6 @@ func upServerCapabilitiesResources(in *ServerCapabilitiesResources, out *mcp.Ser
 	out.Subscribe = in.Subscribe
 }
 
-// DowngradeServerCapabilitiesResources converts a hub ServerCapabilitiesResources to its 2024-11-05 shape.
-func DowngradeServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources) *ServerCapabilitiesResources {
-	out := new(ServerCapabilitiesResources)
-	downServerCapabilitiesResources(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesResources converts a 2024-11-05 ServerCapabilitiesResources to the hub shape.
-func UpgradeServerCapabilitiesResources(in *ServerCapabilitiesResources) *mcp.ServerCapabilitiesResources {
-	out := new(mcp.ServerCapabilitiesResources)
-	upServerCapabilitiesResources(in, out)
-	return out
-}
-
 func downServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools, out *ServerCapabilitiesTools) {
 	out.ListChanged = in.ListChanged
 }
@@ -1780,22 +1109,8 @@ func upServerCapabilitiesTools(in *ServerCapabilitiesTools, out *mcp.ServerCapab
 	out.ListChanged = in.ListChanged
 }
 
-// DowngradeServerCapabilitiesTools converts a hub ServerCapabilitiesTools to its 2024-11-05 shape.
-func DowngradeServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools) *ServerCapabilitiesTools {
-	out := new(ServerCapabilitiesTools)
-	downServerCapabilitiesTools(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTools converts a 2024-11-05 ServerCapabilitiesTools to the hub shape.
-func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapabilitiesTools {
-	out := new(mcp.ServerCapabilitiesTools)
-	upServerCapabilitiesTools(in, out)
-	return out
-}
-
 func downSetLevelRequestParams(in *mcp.SetLevelRequestParams, out *SetLevelRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Level = in.Level
 }
 
@@ -1804,42 +1119,14 @@ func upSetLevelRequestParams(in *SetLevelRequestParams, out *mcp.SetLevelRequest
 	out.Level = in.Level
 }
 
-// DowngradeSetLevelRequestParams converts a hub SetLevelRequestParams to its 2024-11-05 shape.
-func DowngradeSetLevelRequestParams(in *mcp.SetLevelRequestParams) *SetLevelRequestParams {
-	out := new(SetLevelRequestParams)
-	downSetLevelRequestParams(in, out)
-	return out
-}
-
-// UpgradeSetLevelRequestParams converts a 2024-11-05 SetLevelRequestParams to the hub shape.
-func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelRequestParams {
-	out := new(mcp.SetLevelRequestParams)
-	upSetLevelRequestParams(in, out)
-	return out
-}
-
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
 func upSubscribeRequestParams(in *SubscribeRequestParams, out *mcp.SubscribeRequestParams) {
 	out.Meta = in.Meta
 	out.URI = in.URI
-}
-
-// DowngradeSubscribeRequestParams converts a hub SubscribeRequestParams to its 2024-11-05 shape.
-func DowngradeSubscribeRequestParams(in *mcp.SubscribeRequestParams) *SubscribeRequestParams {
-	out := new(SubscribeRequestParams)
-	downSubscribeRequestParams(in, out)
-	return out
-}
-
-// UpgradeSubscribeRequestParams converts a 2024-11-05 SubscribeRequestParams to the hub shape.
-func UpgradeSubscribeRequestParams(in *SubscribeRequestParams) *mcp.SubscribeRequestParams {
-	out := new(mcp.SubscribeRequestParams)
-	upSubscribeRequestParams(in, out)
-	return out
 }
 
 func downTextContent(in *mcp.TextContent, out *TextContent) {
@@ -1856,20 +1143,6 @@ func upTextContent(in *TextContent, out *mcp.TextContent) {
 		upTextContentAnnotationsFromAnnotations(in.Annotations, out.Annotations)
 	}
 	out.Text = in.Text
-}
-
-// DowngradeTextContent converts a hub TextContent to its 2024-11-05 shape.
-func DowngradeTextContent(in *mcp.TextContent) *TextContent {
-	out := new(TextContent)
-	downTextContent(in, out)
-	return out
-}
-
-// UpgradeTextContent converts a 2024-11-05 TextContent to the hub shape.
-func UpgradeTextContent(in *TextContent) *mcp.TextContent {
-	out := new(mcp.TextContent)
-	upTextContent(in, out)
-	return out
 }
 
 func downTextContentAnnotationsFromAnnotations(in *mcp.Annotations, out *TextContentAnnotations) {
@@ -1900,20 +1173,6 @@ func upTextResourceContents(in *TextResourceContents, out *mcp.TextResourceConte
 	out.URI = in.URI
 }
 
-// DowngradeTextResourceContents converts a hub TextResourceContents to its 2024-11-05 shape.
-func DowngradeTextResourceContents(in *mcp.TextResourceContents) *TextResourceContents {
-	out := new(TextResourceContents)
-	downTextResourceContents(in, out)
-	return out
-}
-
-// UpgradeTextResourceContents converts a 2024-11-05 TextResourceContents to the hub shape.
-func UpgradeTextResourceContents(in *TextResourceContents) *mcp.TextResourceContents {
-	out := new(mcp.TextResourceContents)
-	upTextResourceContents(in, out)
-	return out
-}
-
 func downTool(in *mcp.Tool, out *Tool) {
 	out.Description = in.Description
 	out.InputSchema = in.InputSchema
@@ -1926,22 +1185,8 @@ func upTool(in *Tool, out *mcp.Tool) {
 	out.Name = in.Name
 }
 
-// DowngradeTool converts a hub Tool to its 2024-11-05 shape.
-func DowngradeTool(in *mcp.Tool) *Tool {
-	out := new(Tool)
-	downTool(in, out)
-	return out
-}
-
-// UpgradeTool converts a 2024-11-05 Tool to the hub shape.
-func UpgradeTool(in *Tool) *mcp.Tool {
-	out := new(mcp.Tool)
-	upTool(in, out)
-	return out
-}
-
 func downToolListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *ToolListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1949,7 +1194,7 @@ func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChang
 }
 
 func downUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams, out *UnsubscribeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -1958,57 +1203,9 @@ func upUnsubscribeRequestParams(in *UnsubscribeRequestParams, out *mcp.Unsubscri
 	out.URI = in.URI
 }
 
-// DowngradeUnsubscribeRequestParams converts a hub UnsubscribeRequestParams to its 2024-11-05 shape.
-func DowngradeUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams) *UnsubscribeRequestParams {
-	out := new(UnsubscribeRequestParams)
-	downUnsubscribeRequestParams(in, out)
-	return out
-}
-
-// UpgradeUnsubscribeRequestParams converts a 2024-11-05 UnsubscribeRequestParams to the hub shape.
-func UpgradeUnsubscribeRequestParams(in *UnsubscribeRequestParams) *mcp.UnsubscribeRequestParams {
-	out := new(mcp.UnsubscribeRequestParams)
-	upUnsubscribeRequestParams(in, out)
-	return out
-}
-
 // foreignMetaKeys are the reserved _meta keys that other revisions define and
-// 2024-11-05 does not: they never reach a 2024-11-05 peer.
+// 2024-11-05 does not: every downgrade removes them, so they never reach a 2024-11-05 peer.
 var foreignMetaKeys = []string{"io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel", "io.modelcontextprotocol/model-immediate-response", "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/related-task", "io.modelcontextprotocol/serverInfo", "io.modelcontextprotocol/subscriptionId"}
-
-// filterMeta returns m without foreignMetaKeys, copying only when one is there.
-func filterMeta(m mcp.Meta) mcp.Meta {
-	for _, k := range foreignMetaKeys {
-		if _, ok := m[k]; ok {
-			out := make(mcp.Meta, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-			for _, k := range foreignMetaKeys {
-				delete(out, k)
-			}
-			return out
-		}
-	}
-	return m
-}
-
-// toRaw encodes a hub value for a place this revision leaves open.
-func toRaw(v any) json.RawMessage {
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	return b
-}
-
-// fromRaw decodes what this revision leaves open into a hub value; JSON
-// that does not fit the hub's shape leaves v as it was.
-func fromRaw(b json.RawMessage, v any) {
-	if len(b) > 0 {
-		_ = mcpjson.Unmarshal(b, v)
-	}
-}
 
 // Downgrade converts v, a pointer to a hub type, to its 2024-11-05 shape; ok is
 // false when this revision has no such type.

@@ -6,7 +6,6 @@ package v20250618
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -31,22 +30,8 @@ func upAnnotations(in *Annotations, out *mcp.Annotations) {
 	out.Priority = in.Priority
 }
 
-// DowngradeAnnotations converts a hub Annotations to its 2025-06-18 shape.
-func DowngradeAnnotations(in *mcp.Annotations) *Annotations {
-	out := new(Annotations)
-	downAnnotations(in, out)
-	return out
-}
-
-// UpgradeAnnotations converts a 2025-06-18 Annotations to the hub shape.
-func UpgradeAnnotations(in *Annotations) *mcp.Annotations {
-	out := new(mcp.Annotations)
-	upAnnotations(in, out)
-	return out
-}
-
 func downAudioContent(in *mcp.AudioContent, out *AudioContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -65,22 +50,8 @@ func upAudioContent(in *AudioContent, out *mcp.AudioContent) {
 	out.MIMEType = in.MIMEType
 }
 
-// DowngradeAudioContent converts a hub AudioContent to its 2025-06-18 shape.
-func DowngradeAudioContent(in *mcp.AudioContent) *AudioContent {
-	out := new(AudioContent)
-	downAudioContent(in, out)
-	return out
-}
-
-// UpgradeAudioContent converts a 2025-06-18 AudioContent to the hub shape.
-func UpgradeAudioContent(in *AudioContent) *mcp.AudioContent {
-	out := new(mcp.AudioContent)
-	upAudioContent(in, out)
-	return out
-}
-
 func downBlobResourceContents(in *mcp.BlobResourceContents, out *BlobResourceContents) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Blob = in.Blob
 	out.MIMEType = in.MIMEType
 	out.URI = in.URI
@@ -91,20 +62,6 @@ func upBlobResourceContents(in *BlobResourceContents, out *mcp.BlobResourceConte
 	out.Blob = in.Blob
 	out.MIMEType = in.MIMEType
 	out.URI = in.URI
-}
-
-// DowngradeBlobResourceContents converts a hub BlobResourceContents to its 2025-06-18 shape.
-func DowngradeBlobResourceContents(in *mcp.BlobResourceContents) *BlobResourceContents {
-	out := new(BlobResourceContents)
-	downBlobResourceContents(in, out)
-	return out
-}
-
-// UpgradeBlobResourceContents converts a 2025-06-18 BlobResourceContents to the hub shape.
-func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceContents {
-	out := new(mcp.BlobResourceContents)
-	upBlobResourceContents(in, out)
-	return out
 }
 
 func downBooleanSchema(in *mcp.BooleanSchema, out *BooleanSchema) {
@@ -119,22 +76,8 @@ func upBooleanSchema(in *BooleanSchema, out *mcp.BooleanSchema) {
 	out.Title = in.Title
 }
 
-// DowngradeBooleanSchema converts a hub BooleanSchema to its 2025-06-18 shape.
-func DowngradeBooleanSchema(in *mcp.BooleanSchema) *BooleanSchema {
-	out := new(BooleanSchema)
-	downBooleanSchema(in, out)
-	return out
-}
-
-// UpgradeBooleanSchema converts a 2025-06-18 BooleanSchema to the hub shape.
-func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
-	out := new(mcp.BooleanSchema)
-	upBooleanSchema(in, out)
-	return out
-}
-
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 }
@@ -145,22 +88,8 @@ func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequest
 	out.Name = in.Name
 }
 
-// DowngradeCallToolRequestParams converts a hub CallToolRequestParams to its 2025-06-18 shape.
-func DowngradeCallToolRequestParams(in *mcp.CallToolRequestParams) *CallToolRequestParams {
-	out := new(CallToolRequestParams)
-	downCallToolRequestParams(in, out)
-	return out
-}
-
-// UpgradeCallToolRequestParams converts a 2025-06-18 CallToolRequestParams to the hub shape.
-func UpgradeCallToolRequestParams(in *CallToolRequestParams) *mcp.CallToolRequestParams {
-	out := new(mcp.CallToolRequestParams)
-	upCallToolRequestParams(in, out)
-	return out
-}
-
 func downCallToolResult(in *mcp.CallToolResult, out *CallToolResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Content = make([]ContentBlock, len(in.Content))
 	for i := range in.Content {
 		downContentBlock(&in.Content[i], &out.Content[i])
@@ -183,22 +112,8 @@ func upCallToolResult(in *CallToolResult, out *mcp.CallToolResult) {
 	out.StructuredContent = in.StructuredContent
 }
 
-// DowngradeCallToolResult converts a hub CallToolResult to its 2025-06-18 shape.
-func DowngradeCallToolResult(in *mcp.CallToolResult) *CallToolResult {
-	out := new(CallToolResult)
-	downCallToolResult(in, out)
-	return out
-}
-
-// UpgradeCallToolResult converts a 2025-06-18 CallToolResult to the hub shape.
-func UpgradeCallToolResult(in *CallToolResult) *mcp.CallToolResult {
-	out := new(mcp.CallToolResult)
-	upCallToolResult(in, out)
-	return out
-}
-
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -209,56 +124,32 @@ func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.Can
 	out.RequestID = in.RequestID
 }
 
-// DowngradeCancelledNotificationParams converts a hub CancelledNotificationParams to its 2025-06-18 shape.
-func DowngradeCancelledNotificationParams(in *mcp.CancelledNotificationParams) *CancelledNotificationParams {
-	out := new(CancelledNotificationParams)
-	downCancelledNotificationParams(in, out)
-	return out
-}
-
-// UpgradeCancelledNotificationParams converts a 2025-06-18 CancelledNotificationParams to the hub shape.
-func UpgradeCancelledNotificationParams(in *CancelledNotificationParams) *mcp.CancelledNotificationParams {
-	out := new(mcp.CancelledNotificationParams)
-	upCancelledNotificationParams(in, out)
-	return out
-}
-
 func downClientCapabilities(in *mcp.ClientCapabilities, out *ClientCapabilities) {
-	out.Elicitation = toRaw(in.Elicitation)
+	if in.Elicitation != nil {
+		out.Elicitation, _ = json.Marshal(in.Elicitation)
+	}
 	out.Experimental = in.Experimental
 	out.Roots = in.Roots
-	out.Sampling = toRaw(in.Sampling)
+	if in.Sampling != nil {
+		out.Sampling, _ = json.Marshal(in.Sampling)
+	}
 }
 
 func upClientCapabilities(in *ClientCapabilities, out *mcp.ClientCapabilities) {
 	if len(in.Elicitation) > 0 {
 		out.Elicitation = new(mcp.ClientCapabilitiesElicitation)
-		fromRaw(in.Elicitation, out.Elicitation)
+		_ = mcpjson.Unmarshal(in.Elicitation, out.Elicitation)
 	}
 	out.Experimental = in.Experimental
 	out.Roots = in.Roots
 	if len(in.Sampling) > 0 {
 		out.Sampling = new(mcp.ClientCapabilitiesSampling)
-		fromRaw(in.Sampling, out.Sampling)
+		_ = mcpjson.Unmarshal(in.Sampling, out.Sampling)
 	}
 }
 
-// DowngradeClientCapabilities converts a hub ClientCapabilities to its 2025-06-18 shape.
-func DowngradeClientCapabilities(in *mcp.ClientCapabilities) *ClientCapabilities {
-	out := new(ClientCapabilities)
-	downClientCapabilities(in, out)
-	return out
-}
-
-// UpgradeClientCapabilities converts a 2025-06-18 ClientCapabilities to the hub shape.
-func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
-	out := new(mcp.ClientCapabilities)
-	upClientCapabilities(in, out)
-	return out
-}
-
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	if in.Context != nil {
 		out.Context = new(CompleteRequestParamsContext)
@@ -277,20 +168,6 @@ func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequest
 	upCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
 
-// DowngradeCompleteRequestParams converts a hub CompleteRequestParams to its 2025-06-18 shape.
-func DowngradeCompleteRequestParams(in *mcp.CompleteRequestParams) *CompleteRequestParams {
-	out := new(CompleteRequestParams)
-	downCompleteRequestParams(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParams converts a 2025-06-18 CompleteRequestParams to the hub shape.
-func UpgradeCompleteRequestParams(in *CompleteRequestParams) *mcp.CompleteRequestParams {
-	out := new(mcp.CompleteRequestParams)
-	upCompleteRequestParams(in, out)
-	return out
-}
-
 func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, out *CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
@@ -299,20 +176,6 @@ func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, ou
 func upCompleteRequestParamsArgument(in *CompleteRequestParamsArgument, out *mcp.CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
-}
-
-// DowngradeCompleteRequestParamsArgument converts a hub CompleteRequestParamsArgument to its 2025-06-18 shape.
-func DowngradeCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument) *CompleteRequestParamsArgument {
-	out := new(CompleteRequestParamsArgument)
-	downCompleteRequestParamsArgument(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsArgument converts a 2025-06-18 CompleteRequestParamsArgument to the hub shape.
-func UpgradeCompleteRequestParamsArgument(in *CompleteRequestParamsArgument) *mcp.CompleteRequestParamsArgument {
-	out := new(mcp.CompleteRequestParamsArgument)
-	upCompleteRequestParamsArgument(in, out)
-	return out
 }
 
 func downCompleteRequestParamsContext(in *mcp.CompleteRequestParamsContext, out *CompleteRequestParamsContext) {
@@ -335,20 +198,6 @@ func upCompleteRequestParamsContext(in *CompleteRequestParamsContext, out *mcp.C
 			out.Arguments[k] = e
 		}
 	}
-}
-
-// DowngradeCompleteRequestParamsContext converts a hub CompleteRequestParamsContext to its 2025-06-18 shape.
-func DowngradeCompleteRequestParamsContext(in *mcp.CompleteRequestParamsContext) *CompleteRequestParamsContext {
-	out := new(CompleteRequestParamsContext)
-	downCompleteRequestParamsContext(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsContext converts a 2025-06-18 CompleteRequestParamsContext to the hub shape.
-func UpgradeCompleteRequestParamsContext(in *CompleteRequestParamsContext) *mcp.CompleteRequestParamsContext {
-	out := new(mcp.CompleteRequestParamsContext)
-	upCompleteRequestParamsContext(in, out)
-	return out
 }
 
 func downCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef, out *CompleteRequestParamsRef) {
@@ -379,42 +228,14 @@ func upCompleteRequestParamsRef(in *CompleteRequestParamsRef, out *mcp.CompleteR
 	}
 }
 
-// DowngradeCompleteRequestParamsRef converts a hub CompleteRequestParamsRef to its 2025-06-18 shape.
-func DowngradeCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef) *CompleteRequestParamsRef {
-	out := new(CompleteRequestParamsRef)
-	downCompleteRequestParamsRef(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsRef converts a 2025-06-18 CompleteRequestParamsRef to the hub shape.
-func UpgradeCompleteRequestParamsRef(in *CompleteRequestParamsRef) *mcp.CompleteRequestParamsRef {
-	out := new(mcp.CompleteRequestParamsRef)
-	upCompleteRequestParamsRef(in, out)
-	return out
-}
-
 func downCompleteResult(in *mcp.CompleteResult, out *CompleteResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteResultCompletion(&in.Completion, &out.Completion)
 }
 
 func upCompleteResult(in *CompleteResult, out *mcp.CompleteResult) {
 	out.Meta = in.Meta
 	upCompleteResultCompletion(&in.Completion, &out.Completion)
-}
-
-// DowngradeCompleteResult converts a hub CompleteResult to its 2025-06-18 shape.
-func DowngradeCompleteResult(in *mcp.CompleteResult) *CompleteResult {
-	out := new(CompleteResult)
-	downCompleteResult(in, out)
-	return out
-}
-
-// UpgradeCompleteResult converts a 2025-06-18 CompleteResult to the hub shape.
-func UpgradeCompleteResult(in *CompleteResult) *mcp.CompleteResult {
-	out := new(mcp.CompleteResult)
-	upCompleteResult(in, out)
-	return out
 }
 
 func downCompleteResultCompletion(in *mcp.CompleteResultCompletion, out *CompleteResultCompletion) {
@@ -431,20 +252,6 @@ func upCompleteResultCompletion(in *CompleteResultCompletion, out *mcp.CompleteR
 		out.Values = make([]string, len(in.Values))
 		copy(out.Values, in.Values)
 	}
-}
-
-// DowngradeCompleteResultCompletion converts a hub CompleteResultCompletion to its 2025-06-18 shape.
-func DowngradeCompleteResultCompletion(in *mcp.CompleteResultCompletion) *CompleteResultCompletion {
-	out := new(CompleteResultCompletion)
-	downCompleteResultCompletion(in, out)
-	return out
-}
-
-// UpgradeCompleteResultCompletion converts a 2025-06-18 CompleteResultCompletion to the hub shape.
-func UpgradeCompleteResultCompletion(in *CompleteResultCompletion) *mcp.CompleteResultCompletion {
-	out := new(mcp.CompleteResultCompletion)
-	upCompleteResultCompletion(in, out)
-	return out
 }
 
 func downContentBlock(in *mcp.ContentBlock, out *ContentBlock) {
@@ -499,22 +306,8 @@ func upContentBlock(in *ContentBlock, out *mcp.ContentBlock) {
 	}
 }
 
-// DowngradeContentBlock converts a hub ContentBlock to its 2025-06-18 shape.
-func DowngradeContentBlock(in *mcp.ContentBlock) *ContentBlock {
-	out := new(ContentBlock)
-	downContentBlock(in, out)
-	return out
-}
-
-// UpgradeContentBlock converts a 2025-06-18 ContentBlock to the hub shape.
-func UpgradeContentBlock(in *ContentBlock) *mcp.ContentBlock {
-	out := new(mcp.ContentBlock)
-	upContentBlock(in, out)
-	return out
-}
-
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	out.Messages = make([]SamplingMessage, len(in.Messages))
@@ -557,22 +350,8 @@ func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.Creat
 	out.Temperature = in.Temperature
 }
 
-// DowngradeCreateMessageRequestParams converts a hub CreateMessageRequestParams to its 2025-06-18 shape.
-func DowngradeCreateMessageRequestParams(in *mcp.CreateMessageRequestParams) *CreateMessageRequestParams {
-	out := new(CreateMessageRequestParams)
-	downCreateMessageRequestParams(in, out)
-	return out
-}
-
-// UpgradeCreateMessageRequestParams converts a 2025-06-18 CreateMessageRequestParams to the hub shape.
-func UpgradeCreateMessageRequestParams(in *CreateMessageRequestParams) *mcp.CreateMessageRequestParams {
-	out := new(mcp.CreateMessageRequestParams)
-	upCreateMessageRequestParams(in, out)
-	return out
-}
-
 func downCreateMessageResult(in *mcp.CreateMessageResult, out *CreateMessageResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCreateMessageResultContent(&in.Content, &out.Content)
 	out.Model = in.Model
 	out.Role = in.Role
@@ -585,20 +364,6 @@ func upCreateMessageResult(in *CreateMessageResult, out *mcp.CreateMessageResult
 	out.Model = in.Model
 	out.Role = in.Role
 	out.StopReason = in.StopReason
-}
-
-// DowngradeCreateMessageResult converts a hub CreateMessageResult to its 2025-06-18 shape.
-func DowngradeCreateMessageResult(in *mcp.CreateMessageResult) *CreateMessageResult {
-	out := new(CreateMessageResult)
-	downCreateMessageResult(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResult converts a 2025-06-18 CreateMessageResult to the hub shape.
-func UpgradeCreateMessageResult(in *CreateMessageResult) *mcp.CreateMessageResult {
-	out := new(mcp.CreateMessageResult)
-	upCreateMessageResult(in, out)
-	return out
 }
 
 func downCreateMessageResultContent(in *mcp.CreateMessageResultContent, out *CreateMessageResultContent) {
@@ -643,22 +408,8 @@ func upCreateMessageResultContent(in *CreateMessageResultContent, out *mcp.Creat
 	}
 }
 
-// DowngradeCreateMessageResultContent converts a hub CreateMessageResultContent to its 2025-06-18 shape.
-func DowngradeCreateMessageResultContent(in *mcp.CreateMessageResultContent) *CreateMessageResultContent {
-	out := new(CreateMessageResultContent)
-	downCreateMessageResultContent(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResultContent converts a 2025-06-18 CreateMessageResultContent to the hub shape.
-func UpgradeCreateMessageResultContent(in *CreateMessageResultContent) *mcp.CreateMessageResultContent {
-	out := new(mcp.CreateMessageResultContent)
-	upCreateMessageResultContent(in, out)
-	return out
-}
-
 func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitRequestFormParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Message = in.Message
 	out.RequestedSchema = in.RequestedSchema
 }
@@ -667,20 +418,6 @@ func upElicitRequestFormParams(in *ElicitRequestFormParams, out *mcp.ElicitReque
 	out.Meta = in.Meta
 	out.Message = in.Message
 	out.RequestedSchema = in.RequestedSchema
-}
-
-// DowngradeElicitRequestFormParams converts a hub ElicitRequestFormParams to its 2025-06-18 shape.
-func DowngradeElicitRequestFormParams(in *mcp.ElicitRequestFormParams) *ElicitRequestFormParams {
-	out := new(ElicitRequestFormParams)
-	downElicitRequestFormParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestFormParams converts a 2025-06-18 ElicitRequestFormParams to the hub shape.
-func UpgradeElicitRequestFormParams(in *ElicitRequestFormParams) *mcp.ElicitRequestFormParams {
-	out := new(mcp.ElicitRequestFormParams)
-	upElicitRequestFormParams(in, out)
-	return out
 }
 
 func downElicitRequestParams(in *mcp.ElicitRequestParams, out *ElicitRequestParams) {
@@ -705,22 +442,8 @@ func upElicitRequestParams(in *ElicitRequestParams, out *mcp.ElicitRequestParams
 	}
 }
 
-// DowngradeElicitRequestParams converts a hub ElicitRequestParams to its 2025-06-18 shape.
-func DowngradeElicitRequestParams(in *mcp.ElicitRequestParams) *ElicitRequestParams {
-	out := new(ElicitRequestParams)
-	downElicitRequestParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestParams converts a 2025-06-18 ElicitRequestParams to the hub shape.
-func UpgradeElicitRequestParams(in *ElicitRequestParams) *mcp.ElicitRequestParams {
-	out := new(mcp.ElicitRequestParams)
-	upElicitRequestParams(in, out)
-	return out
-}
-
 func downElicitResult(in *mcp.ElicitResult, out *ElicitResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Action = in.Action
 	out.Content = in.Content
 }
@@ -731,22 +454,8 @@ func upElicitResult(in *ElicitResult, out *mcp.ElicitResult) {
 	out.Content = in.Content
 }
 
-// DowngradeElicitResult converts a hub ElicitResult to its 2025-06-18 shape.
-func DowngradeElicitResult(in *mcp.ElicitResult) *ElicitResult {
-	out := new(ElicitResult)
-	downElicitResult(in, out)
-	return out
-}
-
-// UpgradeElicitResult converts a 2025-06-18 ElicitResult to the hub shape.
-func UpgradeElicitResult(in *ElicitResult) *mcp.ElicitResult {
-	out := new(mcp.ElicitResult)
-	upElicitResult(in, out)
-	return out
-}
-
 func downEmbeddedResource(in *mcp.EmbeddedResource, out *EmbeddedResource) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -761,20 +470,6 @@ func upEmbeddedResource(in *EmbeddedResource, out *mcp.EmbeddedResource) {
 		upAnnotations(in.Annotations, out.Annotations)
 	}
 	upEmbeddedResourceResource(&in.Resource, &out.Resource)
-}
-
-// DowngradeEmbeddedResource converts a hub EmbeddedResource to its 2025-06-18 shape.
-func DowngradeEmbeddedResource(in *mcp.EmbeddedResource) *EmbeddedResource {
-	out := new(EmbeddedResource)
-	downEmbeddedResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResource converts a 2025-06-18 EmbeddedResource to the hub shape.
-func UpgradeEmbeddedResource(in *EmbeddedResource) *mcp.EmbeddedResource {
-	out := new(mcp.EmbeddedResource)
-	upEmbeddedResource(in, out)
-	return out
 }
 
 func downEmbeddedResourceResource(in *mcp.EmbeddedResourceResource, out *EmbeddedResourceResource) {
@@ -805,20 +500,6 @@ func upEmbeddedResourceResource(in *EmbeddedResourceResource, out *mcp.EmbeddedR
 	}
 }
 
-// DowngradeEmbeddedResourceResource converts a hub EmbeddedResourceResource to its 2025-06-18 shape.
-func DowngradeEmbeddedResourceResource(in *mcp.EmbeddedResourceResource) *EmbeddedResourceResource {
-	out := new(EmbeddedResourceResource)
-	downEmbeddedResourceResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResourceResource converts a 2025-06-18 EmbeddedResourceResource to the hub shape.
-func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.EmbeddedResourceResource {
-	out := new(mcp.EmbeddedResourceResource)
-	upEmbeddedResourceResource(in, out)
-	return out
-}
-
 func downEnumSchema(in *mcp.EnumSchema, out *EnumSchema) {
 	out.Description = in.Description
 	out.Enum = make([]string, len(in.Enum))
@@ -843,22 +524,8 @@ func upEnumSchema(in *EnumSchema, out *mcp.EnumSchema) {
 	out.Title = in.Title
 }
 
-// DowngradeEnumSchema converts a hub EnumSchema to its 2025-06-18 shape.
-func DowngradeEnumSchema(in *mcp.EnumSchema) *EnumSchema {
-	out := new(EnumSchema)
-	downEnumSchema(in, out)
-	return out
-}
-
-// UpgradeEnumSchema converts a 2025-06-18 EnumSchema to the hub shape.
-func UpgradeEnumSchema(in *EnumSchema) *mcp.EnumSchema {
-	out := new(mcp.EnumSchema)
-	upEnumSchema(in, out)
-	return out
-}
-
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -883,22 +550,8 @@ func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequ
 	out.Name = in.Name
 }
 
-// DowngradeGetPromptRequestParams converts a hub GetPromptRequestParams to its 2025-06-18 shape.
-func DowngradeGetPromptRequestParams(in *mcp.GetPromptRequestParams) *GetPromptRequestParams {
-	out := new(GetPromptRequestParams)
-	downGetPromptRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetPromptRequestParams converts a 2025-06-18 GetPromptRequestParams to the hub shape.
-func UpgradeGetPromptRequestParams(in *GetPromptRequestParams) *mcp.GetPromptRequestParams {
-	out := new(mcp.GetPromptRequestParams)
-	upGetPromptRequestParams(in, out)
-	return out
-}
-
 func downGetPromptResult(in *mcp.GetPromptResult, out *GetPromptResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Description = in.Description
 	out.Messages = make([]PromptMessage, len(in.Messages))
 	for i := range in.Messages {
@@ -917,22 +570,8 @@ func upGetPromptResult(in *GetPromptResult, out *mcp.GetPromptResult) {
 	}
 }
 
-// DowngradeGetPromptResult converts a hub GetPromptResult to its 2025-06-18 shape.
-func DowngradeGetPromptResult(in *mcp.GetPromptResult) *GetPromptResult {
-	out := new(GetPromptResult)
-	downGetPromptResult(in, out)
-	return out
-}
-
-// UpgradeGetPromptResult converts a 2025-06-18 GetPromptResult to the hub shape.
-func UpgradeGetPromptResult(in *GetPromptResult) *mcp.GetPromptResult {
-	out := new(mcp.GetPromptResult)
-	upGetPromptResult(in, out)
-	return out
-}
-
 func downImageContent(in *mcp.ImageContent, out *ImageContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -951,20 +590,6 @@ func upImageContent(in *ImageContent, out *mcp.ImageContent) {
 	out.MIMEType = in.MIMEType
 }
 
-// DowngradeImageContent converts a hub ImageContent to its 2025-06-18 shape.
-func DowngradeImageContent(in *mcp.ImageContent) *ImageContent {
-	out := new(ImageContent)
-	downImageContent(in, out)
-	return out
-}
-
-// UpgradeImageContent converts a 2025-06-18 ImageContent to the hub shape.
-func UpgradeImageContent(in *ImageContent) *mcp.ImageContent {
-	out := new(mcp.ImageContent)
-	upImageContent(in, out)
-	return out
-}
-
 func downImplementation(in *mcp.Implementation, out *Implementation) {
 	out.Name = in.Name
 	out.Title = in.Title
@@ -977,22 +602,8 @@ func upImplementation(in *Implementation, out *mcp.Implementation) {
 	out.Version = in.Version
 }
 
-// DowngradeImplementation converts a hub Implementation to its 2025-06-18 shape.
-func DowngradeImplementation(in *mcp.Implementation) *Implementation {
-	out := new(Implementation)
-	downImplementation(in, out)
-	return out
-}
-
-// UpgradeImplementation converts a 2025-06-18 Implementation to the hub shape.
-func UpgradeImplementation(in *Implementation) *mcp.Implementation {
-	out := new(mcp.Implementation)
-	upImplementation(in, out)
-	return out
-}
-
 func downInitializeRequestParams(in *mcp.InitializeRequestParams, out *InitializeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downClientCapabilities(&in.Capabilities, &out.Capabilities)
 	downImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
@@ -1005,22 +616,8 @@ func upInitializeRequestParams(in *InitializeRequestParams, out *mcp.InitializeR
 	out.ProtocolVersion = in.ProtocolVersion
 }
 
-// DowngradeInitializeRequestParams converts a hub InitializeRequestParams to its 2025-06-18 shape.
-func DowngradeInitializeRequestParams(in *mcp.InitializeRequestParams) *InitializeRequestParams {
-	out := new(InitializeRequestParams)
-	downInitializeRequestParams(in, out)
-	return out
-}
-
-// UpgradeInitializeRequestParams converts a 2025-06-18 InitializeRequestParams to the hub shape.
-func UpgradeInitializeRequestParams(in *InitializeRequestParams) *mcp.InitializeRequestParams {
-	out := new(mcp.InitializeRequestParams)
-	upInitializeRequestParams(in, out)
-	return out
-}
-
 func downInitializeResult(in *mcp.InitializeResult, out *InitializeResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downServerCapabilities(&in.Capabilities, &out.Capabilities)
 	out.Instructions = in.Instructions
 	out.ProtocolVersion = in.ProtocolVersion
@@ -1035,22 +632,8 @@ func upInitializeResult(in *InitializeResult, out *mcp.InitializeResult) {
 	upImplementation(&in.ServerInfo, &out.ServerInfo)
 }
 
-// DowngradeInitializeResult converts a hub InitializeResult to its 2025-06-18 shape.
-func DowngradeInitializeResult(in *mcp.InitializeResult) *InitializeResult {
-	out := new(InitializeResult)
-	downInitializeResult(in, out)
-	return out
-}
-
-// UpgradeInitializeResult converts a 2025-06-18 InitializeResult to the hub shape.
-func UpgradeInitializeResult(in *InitializeResult) *mcp.InitializeResult {
-	out := new(mcp.InitializeResult)
-	upInitializeResult(in, out)
-	return out
-}
-
 func downInitializedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *InitializedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotificationParams, out *mcp.NotificationParams) {
@@ -1058,7 +641,7 @@ func upInitializedNotificationParamsFromNotificationParams(in *InitializedNotifi
 }
 
 func downListPromptsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListPromptsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -1068,7 +651,7 @@ func upListPromptsRequestParamsFromPaginatedRequestParams(in *ListPromptsRequest
 }
 
 func downListPromptsResult(in *mcp.ListPromptsResult, out *ListPromptsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Prompts = make([]Prompt, len(in.Prompts))
 	for i := range in.Prompts {
@@ -1087,22 +670,8 @@ func upListPromptsResult(in *ListPromptsResult, out *mcp.ListPromptsResult) {
 	}
 }
 
-// DowngradeListPromptsResult converts a hub ListPromptsResult to its 2025-06-18 shape.
-func DowngradeListPromptsResult(in *mcp.ListPromptsResult) *ListPromptsResult {
-	out := new(ListPromptsResult)
-	downListPromptsResult(in, out)
-	return out
-}
-
-// UpgradeListPromptsResult converts a 2025-06-18 ListPromptsResult to the hub shape.
-func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
-	out := new(mcp.ListPromptsResult)
-	upListPromptsResult(in, out)
-	return out
-}
-
 func downListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourceTemplatesRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -1112,7 +681,7 @@ func upListResourceTemplatesRequestParamsFromPaginatedRequestParams(in *ListReso
 }
 
 func downListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult, out *ListResourceTemplatesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.ResourceTemplates = make([]ResourceTemplate, len(in.ResourceTemplates))
 	for i := range in.ResourceTemplates {
@@ -1131,22 +700,8 @@ func upListResourceTemplatesResult(in *ListResourceTemplatesResult, out *mcp.Lis
 	}
 }
 
-// DowngradeListResourceTemplatesResult converts a hub ListResourceTemplatesResult to its 2025-06-18 shape.
-func DowngradeListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult) *ListResourceTemplatesResult {
-	out := new(ListResourceTemplatesResult)
-	downListResourceTemplatesResult(in, out)
-	return out
-}
-
-// UpgradeListResourceTemplatesResult converts a 2025-06-18 ListResourceTemplatesResult to the hub shape.
-func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
-	out := new(mcp.ListResourceTemplatesResult)
-	upListResourceTemplatesResult(in, out)
-	return out
-}
-
 func downListResourcesRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListResourcesRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -1156,7 +711,7 @@ func upListResourcesRequestParamsFromPaginatedRequestParams(in *ListResourcesReq
 }
 
 func downListResourcesResult(in *mcp.ListResourcesResult, out *ListResourcesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Resources = make([]Resource, len(in.Resources))
 	for i := range in.Resources {
@@ -1175,22 +730,8 @@ func upListResourcesResult(in *ListResourcesResult, out *mcp.ListResourcesResult
 	}
 }
 
-// DowngradeListResourcesResult converts a hub ListResourcesResult to its 2025-06-18 shape.
-func DowngradeListResourcesResult(in *mcp.ListResourcesResult) *ListResourcesResult {
-	out := new(ListResourcesResult)
-	downListResourcesResult(in, out)
-	return out
-}
-
-// UpgradeListResourcesResult converts a 2025-06-18 ListResourcesResult to the hub shape.
-func UpgradeListResourcesResult(in *ListResourcesResult) *mcp.ListResourcesResult {
-	out := new(mcp.ListResourcesResult)
-	upListResourcesResult(in, out)
-	return out
-}
-
 func downListRootsRequestParamsFromRequestParams(in *mcp.RequestParams, out *ListRootsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upListRootsRequestParamsFromRequestParams(in *ListRootsRequestParams, out *mcp.RequestParams) {
@@ -1198,7 +739,7 @@ func upListRootsRequestParamsFromRequestParams(in *ListRootsRequestParams, out *
 }
 
 func downListRootsResult(in *mcp.ListRootsResult, out *ListRootsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Roots = make([]Root, len(in.Roots))
 	for i := range in.Roots {
 		downRoot(&in.Roots[i], &out.Roots[i])
@@ -1215,22 +756,8 @@ func upListRootsResult(in *ListRootsResult, out *mcp.ListRootsResult) {
 	}
 }
 
-// DowngradeListRootsResult converts a hub ListRootsResult to its 2025-06-18 shape.
-func DowngradeListRootsResult(in *mcp.ListRootsResult) *ListRootsResult {
-	out := new(ListRootsResult)
-	downListRootsResult(in, out)
-	return out
-}
-
-// UpgradeListRootsResult converts a 2025-06-18 ListRootsResult to the hub shape.
-func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
-	out := new(mcp.ListRootsResult)
-	upListRootsResult(in, out)
-	return out
-}
-
 func downListToolsRequestParamsFromPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *ListToolsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -1240,7 +767,7 @@ func upListToolsRequestParamsFromPaginatedRequestParams(in *ListToolsRequestPara
 }
 
 func downListToolsResult(in *mcp.ListToolsResult, out *ListToolsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Tools = make([]Tool, len(in.Tools))
 	for i := range in.Tools {
@@ -1259,22 +786,8 @@ func upListToolsResult(in *ListToolsResult, out *mcp.ListToolsResult) {
 	}
 }
 
-// DowngradeListToolsResult converts a hub ListToolsResult to its 2025-06-18 shape.
-func DowngradeListToolsResult(in *mcp.ListToolsResult) *ListToolsResult {
-	out := new(ListToolsResult)
-	downListToolsResult(in, out)
-	return out
-}
-
-// UpgradeListToolsResult converts a 2025-06-18 ListToolsResult to the hub shape.
-func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
-	out := new(mcp.ListToolsResult)
-	upListToolsResult(in, out)
-	return out
-}
-
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -1287,40 +800,12 @@ func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, ou
 	out.Logger = in.Logger
 }
 
-// DowngradeLoggingMessageNotificationParams converts a hub LoggingMessageNotificationParams to its 2025-06-18 shape.
-func DowngradeLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams) *LoggingMessageNotificationParams {
-	out := new(LoggingMessageNotificationParams)
-	downLoggingMessageNotificationParams(in, out)
-	return out
-}
-
-// UpgradeLoggingMessageNotificationParams converts a 2025-06-18 LoggingMessageNotificationParams to the hub shape.
-func UpgradeLoggingMessageNotificationParams(in *LoggingMessageNotificationParams) *mcp.LoggingMessageNotificationParams {
-	out := new(mcp.LoggingMessageNotificationParams)
-	upLoggingMessageNotificationParams(in, out)
-	return out
-}
-
 func downModelHint(in *mcp.ModelHint, out *ModelHint) {
 	out.Name = in.Name
 }
 
 func upModelHint(in *ModelHint, out *mcp.ModelHint) {
 	out.Name = in.Name
-}
-
-// DowngradeModelHint converts a hub ModelHint to its 2025-06-18 shape.
-func DowngradeModelHint(in *mcp.ModelHint) *ModelHint {
-	out := new(ModelHint)
-	downModelHint(in, out)
-	return out
-}
-
-// UpgradeModelHint converts a 2025-06-18 ModelHint to the hub shape.
-func UpgradeModelHint(in *ModelHint) *mcp.ModelHint {
-	out := new(mcp.ModelHint)
-	upModelHint(in, out)
-	return out
 }
 
 func downModelPreferences(in *mcp.ModelPreferences, out *ModelPreferences) {
@@ -1347,20 +832,6 @@ func upModelPreferences(in *ModelPreferences, out *mcp.ModelPreferences) {
 	out.SpeedPriority = in.SpeedPriority
 }
 
-// DowngradeModelPreferences converts a hub ModelPreferences to its 2025-06-18 shape.
-func DowngradeModelPreferences(in *mcp.ModelPreferences) *ModelPreferences {
-	out := new(ModelPreferences)
-	downModelPreferences(in, out)
-	return out
-}
-
-// UpgradeModelPreferences converts a 2025-06-18 ModelPreferences to the hub shape.
-func UpgradeModelPreferences(in *ModelPreferences) *mcp.ModelPreferences {
-	out := new(mcp.ModelPreferences)
-	upModelPreferences(in, out)
-	return out
-}
-
 func downNumberSchema(in *mcp.NumberSchema, out *NumberSchema) {
 	out.Description = in.Description
 	out.Maximum = in.Maximum
@@ -1377,22 +848,8 @@ func upNumberSchema(in *NumberSchema, out *mcp.NumberSchema) {
 	out.Type = in.Type
 }
 
-// DowngradeNumberSchema converts a hub NumberSchema to its 2025-06-18 shape.
-func DowngradeNumberSchema(in *mcp.NumberSchema) *NumberSchema {
-	out := new(NumberSchema)
-	downNumberSchema(in, out)
-	return out
-}
-
-// UpgradeNumberSchema converts a 2025-06-18 NumberSchema to the hub shape.
-func UpgradeNumberSchema(in *NumberSchema) *mcp.NumberSchema {
-	out := new(mcp.NumberSchema)
-	upNumberSchema(in, out)
-	return out
-}
-
 func downPaginatedResult(in *mcp.PaginatedResult, out *PaginatedResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 }
 
@@ -1401,22 +858,8 @@ func upPaginatedResult(in *PaginatedResult, out *mcp.PaginatedResult) {
 	out.NextCursor = in.NextCursor
 }
 
-// DowngradePaginatedResult converts a hub PaginatedResult to its 2025-06-18 shape.
-func DowngradePaginatedResult(in *mcp.PaginatedResult) *PaginatedResult {
-	out := new(PaginatedResult)
-	downPaginatedResult(in, out)
-	return out
-}
-
-// UpgradePaginatedResult converts a 2025-06-18 PaginatedResult to the hub shape.
-func UpgradePaginatedResult(in *PaginatedResult) *mcp.PaginatedResult {
-	out := new(mcp.PaginatedResult)
-	upPaginatedResult(in, out)
-	return out
-}
-
 func downPingRequestParamsFromRequestParams(in *mcp.RequestParams, out *PingRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.RequestParams) {
@@ -1424,7 +867,7 @@ func upPingRequestParamsFromRequestParams(in *PingRequestParams, out *mcp.Reques
 }
 
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -1439,22 +882,8 @@ func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.Progr
 	out.Total = in.Total
 }
 
-// DowngradeProgressNotificationParams converts a hub ProgressNotificationParams to its 2025-06-18 shape.
-func DowngradeProgressNotificationParams(in *mcp.ProgressNotificationParams) *ProgressNotificationParams {
-	out := new(ProgressNotificationParams)
-	downProgressNotificationParams(in, out)
-	return out
-}
-
-// UpgradeProgressNotificationParams converts a 2025-06-18 ProgressNotificationParams to the hub shape.
-func UpgradeProgressNotificationParams(in *ProgressNotificationParams) *mcp.ProgressNotificationParams {
-	out := new(mcp.ProgressNotificationParams)
-	upProgressNotificationParams(in, out)
-	return out
-}
-
 func downPrompt(in *mcp.Prompt, out *Prompt) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make([]PromptArgument, len(in.Arguments))
 		for i := range in.Arguments {
@@ -1479,20 +908,6 @@ func upPrompt(in *Prompt, out *mcp.Prompt) {
 	out.Title = in.Title
 }
 
-// DowngradePrompt converts a hub Prompt to its 2025-06-18 shape.
-func DowngradePrompt(in *mcp.Prompt) *Prompt {
-	out := new(Prompt)
-	downPrompt(in, out)
-	return out
-}
-
-// UpgradePrompt converts a 2025-06-18 Prompt to the hub shape.
-func UpgradePrompt(in *Prompt) *mcp.Prompt {
-	out := new(mcp.Prompt)
-	upPrompt(in, out)
-	return out
-}
-
 func downPromptArgument(in *mcp.PromptArgument, out *PromptArgument) {
 	out.Description = in.Description
 	out.Name = in.Name
@@ -1507,22 +922,8 @@ func upPromptArgument(in *PromptArgument, out *mcp.PromptArgument) {
 	out.Title = in.Title
 }
 
-// DowngradePromptArgument converts a hub PromptArgument to its 2025-06-18 shape.
-func DowngradePromptArgument(in *mcp.PromptArgument) *PromptArgument {
-	out := new(PromptArgument)
-	downPromptArgument(in, out)
-	return out
-}
-
-// UpgradePromptArgument converts a 2025-06-18 PromptArgument to the hub shape.
-func UpgradePromptArgument(in *PromptArgument) *mcp.PromptArgument {
-	out := new(mcp.PromptArgument)
-	upPromptArgument(in, out)
-	return out
-}
-
 func downPromptListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *PromptListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upPromptListChangedNotificationParamsFromNotificationParams(in *PromptListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1539,20 +940,6 @@ func upPromptMessage(in *PromptMessage, out *mcp.PromptMessage) {
 	out.Role = in.Role
 }
 
-// DowngradePromptMessage converts a hub PromptMessage to its 2025-06-18 shape.
-func DowngradePromptMessage(in *mcp.PromptMessage) *PromptMessage {
-	out := new(PromptMessage)
-	downPromptMessage(in, out)
-	return out
-}
-
-// UpgradePromptMessage converts a 2025-06-18 PromptMessage to the hub shape.
-func UpgradePromptMessage(in *PromptMessage) *mcp.PromptMessage {
-	out := new(mcp.PromptMessage)
-	upPromptMessage(in, out)
-	return out
-}
-
 func downPromptReference(in *mcp.PromptReference, out *PromptReference) {
 	out.Name = in.Name
 	out.Title = in.Title
@@ -1563,22 +950,8 @@ func upPromptReference(in *PromptReference, out *mcp.PromptReference) {
 	out.Title = in.Title
 }
 
-// DowngradePromptReference converts a hub PromptReference to its 2025-06-18 shape.
-func DowngradePromptReference(in *mcp.PromptReference) *PromptReference {
-	out := new(PromptReference)
-	downPromptReference(in, out)
-	return out
-}
-
-// UpgradePromptReference converts a 2025-06-18 PromptReference to the hub shape.
-func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
-	out := new(mcp.PromptReference)
-	upPromptReference(in, out)
-	return out
-}
-
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -1587,22 +960,8 @@ func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadRes
 	out.URI = in.URI
 }
 
-// DowngradeReadResourceRequestParams converts a hub ReadResourceRequestParams to its 2025-06-18 shape.
-func DowngradeReadResourceRequestParams(in *mcp.ReadResourceRequestParams) *ReadResourceRequestParams {
-	out := new(ReadResourceRequestParams)
-	downReadResourceRequestParams(in, out)
-	return out
-}
-
-// UpgradeReadResourceRequestParams converts a 2025-06-18 ReadResourceRequestParams to the hub shape.
-func UpgradeReadResourceRequestParams(in *ReadResourceRequestParams) *mcp.ReadResourceRequestParams {
-	out := new(mcp.ReadResourceRequestParams)
-	upReadResourceRequestParams(in, out)
-	return out
-}
-
 func downReadResourceResult(in *mcp.ReadResourceResult, out *ReadResourceResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Contents = make([]ReadResourceResultContentsItem, len(in.Contents))
 	for i := range in.Contents {
 		downReadResourceResultContentsItem(&in.Contents[i], &out.Contents[i])
@@ -1617,20 +976,6 @@ func upReadResourceResult(in *ReadResourceResult, out *mcp.ReadResourceResult) {
 			upReadResourceResultContentsItem(&in.Contents[i], &out.Contents[i])
 		}
 	}
-}
-
-// DowngradeReadResourceResult converts a hub ReadResourceResult to its 2025-06-18 shape.
-func DowngradeReadResourceResult(in *mcp.ReadResourceResult) *ReadResourceResult {
-	out := new(ReadResourceResult)
-	downReadResourceResult(in, out)
-	return out
-}
-
-// UpgradeReadResourceResult converts a 2025-06-18 ReadResourceResult to the hub shape.
-func UpgradeReadResourceResult(in *ReadResourceResult) *mcp.ReadResourceResult {
-	out := new(mcp.ReadResourceResult)
-	upReadResourceResult(in, out)
-	return out
 }
 
 func downReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem, out *ReadResourceResultContentsItem) {
@@ -1661,22 +1006,8 @@ func upReadResourceResultContentsItem(in *ReadResourceResultContentsItem, out *m
 	}
 }
 
-// DowngradeReadResourceResultContentsItem converts a hub ReadResourceResultContentsItem to its 2025-06-18 shape.
-func DowngradeReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem) *ReadResourceResultContentsItem {
-	out := new(ReadResourceResultContentsItem)
-	downReadResourceResultContentsItem(in, out)
-	return out
-}
-
-// UpgradeReadResourceResultContentsItem converts a 2025-06-18 ReadResourceResultContentsItem to the hub shape.
-func UpgradeReadResourceResultContentsItem(in *ReadResourceResultContentsItem) *mcp.ReadResourceResultContentsItem {
-	out := new(mcp.ReadResourceResultContentsItem)
-	upReadResourceResultContentsItem(in, out)
-	return out
-}
-
 func downResource(in *mcp.Resource, out *Resource) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1703,22 +1034,8 @@ func upResource(in *Resource, out *mcp.Resource) {
 	out.URI = in.URI
 }
 
-// DowngradeResource converts a hub Resource to its 2025-06-18 shape.
-func DowngradeResource(in *mcp.Resource) *Resource {
-	out := new(Resource)
-	downResource(in, out)
-	return out
-}
-
-// UpgradeResource converts a 2025-06-18 Resource to the hub shape.
-func UpgradeResource(in *Resource) *mcp.Resource {
-	out := new(mcp.Resource)
-	upResource(in, out)
-	return out
-}
-
 func downResourceLink(in *mcp.ResourceLink, out *ResourceLink) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1745,22 +1062,8 @@ func upResourceLink(in *ResourceLink, out *mcp.ResourceLink) {
 	out.URI = in.URI
 }
 
-// DowngradeResourceLink converts a hub ResourceLink to its 2025-06-18 shape.
-func DowngradeResourceLink(in *mcp.ResourceLink) *ResourceLink {
-	out := new(ResourceLink)
-	downResourceLink(in, out)
-	return out
-}
-
-// UpgradeResourceLink converts a 2025-06-18 ResourceLink to the hub shape.
-func UpgradeResourceLink(in *ResourceLink) *mcp.ResourceLink {
-	out := new(mcp.ResourceLink)
-	upResourceLink(in, out)
-	return out
-}
-
 func downResourceListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *ResourceListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upResourceListChangedNotificationParamsFromNotificationParams(in *ResourceListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1768,7 +1071,7 @@ func upResourceListChangedNotificationParamsFromNotificationParams(in *ResourceL
 }
 
 func downResourceTemplate(in *mcp.ResourceTemplate, out *ResourceTemplate) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1793,20 +1096,6 @@ func upResourceTemplate(in *ResourceTemplate, out *mcp.ResourceTemplate) {
 	out.URITemplate = in.URITemplate
 }
 
-// DowngradeResourceTemplate converts a hub ResourceTemplate to its 2025-06-18 shape.
-func DowngradeResourceTemplate(in *mcp.ResourceTemplate) *ResourceTemplate {
-	out := new(ResourceTemplate)
-	downResourceTemplate(in, out)
-	return out
-}
-
-// UpgradeResourceTemplate converts a 2025-06-18 ResourceTemplate to the hub shape.
-func UpgradeResourceTemplate(in *ResourceTemplate) *mcp.ResourceTemplate {
-	out := new(mcp.ResourceTemplate)
-	upResourceTemplate(in, out)
-	return out
-}
-
 func downResourceTemplateReference(in *mcp.ResourceTemplateReference, out *ResourceTemplateReference) {
 	out.URI = in.URI
 }
@@ -1815,22 +1104,8 @@ func upResourceTemplateReference(in *ResourceTemplateReference, out *mcp.Resourc
 	out.URI = in.URI
 }
 
-// DowngradeResourceTemplateReference converts a hub ResourceTemplateReference to its 2025-06-18 shape.
-func DowngradeResourceTemplateReference(in *mcp.ResourceTemplateReference) *ResourceTemplateReference {
-	out := new(ResourceTemplateReference)
-	downResourceTemplateReference(in, out)
-	return out
-}
-
-// UpgradeResourceTemplateReference converts a 2025-06-18 ResourceTemplateReference to the hub shape.
-func UpgradeResourceTemplateReference(in *ResourceTemplateReference) *mcp.ResourceTemplateReference {
-	out := new(mcp.ResourceTemplateReference)
-	upResourceTemplateReference(in, out)
-	return out
-}
-
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -1839,44 +1114,16 @@ func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, 
 	out.URI = in.URI
 }
 
-// DowngradeResourceUpdatedNotificationParams converts a hub ResourceUpdatedNotificationParams to its 2025-06-18 shape.
-func DowngradeResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams) *ResourceUpdatedNotificationParams {
-	out := new(ResourceUpdatedNotificationParams)
-	downResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
-// UpgradeResourceUpdatedNotificationParams converts a 2025-06-18 ResourceUpdatedNotificationParams to the hub shape.
-func UpgradeResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams) *mcp.ResourceUpdatedNotificationParams {
-	out := new(mcp.ResourceUpdatedNotificationParams)
-	upResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
 func downResult(in *mcp.Result, out *Result) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upResult(in *Result, out *mcp.Result) {
 	out.Meta = in.Meta
 }
 
-// DowngradeResult converts a hub Result to its 2025-06-18 shape.
-func DowngradeResult(in *mcp.Result) *Result {
-	out := new(Result)
-	downResult(in, out)
-	return out
-}
-
-// UpgradeResult converts a 2025-06-18 Result to the hub shape.
-func UpgradeResult(in *Result) *mcp.Result {
-	out := new(mcp.Result)
-	upResult(in, out)
-	return out
-}
-
 func downRoot(in *mcp.Root, out *Root) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Name = in.Name
 	out.URI = in.URI
 }
@@ -1887,22 +1134,8 @@ func upRoot(in *Root, out *mcp.Root) {
 	out.URI = in.URI
 }
 
-// DowngradeRoot converts a hub Root to its 2025-06-18 shape.
-func DowngradeRoot(in *mcp.Root) *Root {
-	out := new(Root)
-	downRoot(in, out)
-	return out
-}
-
-// UpgradeRoot converts a 2025-06-18 Root to the hub shape.
-func UpgradeRoot(in *Root) *mcp.Root {
-	out := new(mcp.Root)
-	upRoot(in, out)
-	return out
-}
-
 func downRootsListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *RootsListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upRootsListChangedNotificationParamsFromNotificationParams(in *RootsListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -1917,20 +1150,6 @@ func downSamplingMessage(in *mcp.SamplingMessage, out *SamplingMessage) {
 func upSamplingMessage(in *SamplingMessage, out *mcp.SamplingMessage) {
 	upSamplingMessageContent(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradeSamplingMessage converts a hub SamplingMessage to its 2025-06-18 shape.
-func DowngradeSamplingMessage(in *mcp.SamplingMessage) *SamplingMessage {
-	out := new(SamplingMessage)
-	downSamplingMessage(in, out)
-	return out
-}
-
-// UpgradeSamplingMessage converts a 2025-06-18 SamplingMessage to the hub shape.
-func UpgradeSamplingMessage(in *SamplingMessage) *mcp.SamplingMessage {
-	out := new(mcp.SamplingMessage)
-	upSamplingMessage(in, out)
-	return out
 }
 
 func downSamplingMessageContent(in *mcp.SamplingMessageContent, out *SamplingMessageContent) {
@@ -1975,20 +1194,6 @@ func upSamplingMessageContent(in *SamplingMessageContent, out *mcp.SamplingMessa
 	}
 }
 
-// DowngradeSamplingMessageContent converts a hub SamplingMessageContent to its 2025-06-18 shape.
-func DowngradeSamplingMessageContent(in *mcp.SamplingMessageContent) *SamplingMessageContent {
-	out := new(SamplingMessageContent)
-	downSamplingMessageContent(in, out)
-	return out
-}
-
-// UpgradeSamplingMessageContent converts a 2025-06-18 SamplingMessageContent to the hub shape.
-func UpgradeSamplingMessageContent(in *SamplingMessageContent) *mcp.SamplingMessageContent {
-	out := new(mcp.SamplingMessageContent)
-	upSamplingMessageContent(in, out)
-	return out
-}
-
 func downServerCapabilities(in *mcp.ServerCapabilities, out *ServerCapabilities) {
 	out.Completions = in.Completions
 	out.Experimental = in.Experimental
@@ -2025,40 +1230,12 @@ func upServerCapabilities(in *ServerCapabilities, out *mcp.ServerCapabilities) {
 	}
 }
 
-// DowngradeServerCapabilities converts a hub ServerCapabilities to its 2025-06-18 shape.
-func DowngradeServerCapabilities(in *mcp.ServerCapabilities) *ServerCapabilities {
-	out := new(ServerCapabilities)
-	downServerCapabilities(in, out)
-	return out
-}
-
-// UpgradeServerCapabilities converts a 2025-06-18 ServerCapabilities to the hub shape.
-func UpgradeServerCapabilities(in *ServerCapabilities) *mcp.ServerCapabilities {
-	out := new(mcp.ServerCapabilities)
-	upServerCapabilities(in, out)
-	return out
-}
-
 func downServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts, out *ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
 }
 
 func upServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts, out *mcp.ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
-}
-
-// DowngradeServerCapabilitiesPrompts converts a hub ServerCapabilitiesPrompts to its 2025-06-18 shape.
-func DowngradeServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts) *ServerCapabilitiesPrompts {
-	out := new(ServerCapabilitiesPrompts)
-	downServerCapabilitiesPrompts(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesPrompts converts a 2025-06-18 ServerCapabilitiesPrompts to the hub shape.
-func UpgradeServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts) *mcp.ServerCapabilitiesPrompts {
-	out := new(mcp.ServerCapabilitiesPrompts)
-	upServerCapabilitiesPrompts(in, out)
-	return out
 }
 
 func downServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources, out *ServerCapabilitiesResources) {
@@ -2071,20 +1248,6 @@ func upServerCapabilitiesResources(in *ServerCapabilitiesResources, out *mcp.Ser
 	out.Subscribe = in.Subscribe
 }
 
-// DowngradeServerCapabilitiesResources converts a hub ServerCapabilitiesResources to its 2025-06-18 shape.
-func DowngradeServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources) *ServerCapabilitiesResources {
-	out := new(ServerCapabilitiesResources)
-	downServerCapabilitiesResources(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesResources converts a 2025-06-18 ServerCapabilitiesResources to the hub shape.
-func UpgradeServerCapabilitiesResources(in *ServerCapabilitiesResources) *mcp.ServerCapabilitiesResources {
-	out := new(mcp.ServerCapabilitiesResources)
-	upServerCapabilitiesResources(in, out)
-	return out
-}
-
 func downServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools, out *ServerCapabilitiesTools) {
 	out.ListChanged = in.ListChanged
 }
@@ -2093,42 +1256,14 @@ func upServerCapabilitiesTools(in *ServerCapabilitiesTools, out *mcp.ServerCapab
 	out.ListChanged = in.ListChanged
 }
 
-// DowngradeServerCapabilitiesTools converts a hub ServerCapabilitiesTools to its 2025-06-18 shape.
-func DowngradeServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools) *ServerCapabilitiesTools {
-	out := new(ServerCapabilitiesTools)
-	downServerCapabilitiesTools(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTools converts a 2025-06-18 ServerCapabilitiesTools to the hub shape.
-func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapabilitiesTools {
-	out := new(mcp.ServerCapabilitiesTools)
-	upServerCapabilitiesTools(in, out)
-	return out
-}
-
 func downSetLevelRequestParams(in *mcp.SetLevelRequestParams, out *SetLevelRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Level = in.Level
 }
 
 func upSetLevelRequestParams(in *SetLevelRequestParams, out *mcp.SetLevelRequestParams) {
 	out.Meta = in.Meta
 	out.Level = in.Level
-}
-
-// DowngradeSetLevelRequestParams converts a hub SetLevelRequestParams to its 2025-06-18 shape.
-func DowngradeSetLevelRequestParams(in *mcp.SetLevelRequestParams) *SetLevelRequestParams {
-	out := new(SetLevelRequestParams)
-	downSetLevelRequestParams(in, out)
-	return out
-}
-
-// UpgradeSetLevelRequestParams converts a 2025-06-18 SetLevelRequestParams to the hub shape.
-func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelRequestParams {
-	out := new(mcp.SetLevelRequestParams)
-	upSetLevelRequestParams(in, out)
-	return out
 }
 
 func downStringSchema(in *mcp.StringSchema, out *StringSchema) {
@@ -2147,22 +1282,8 @@ func upStringSchema(in *StringSchema, out *mcp.StringSchema) {
 	out.Title = in.Title
 }
 
-// DowngradeStringSchema converts a hub StringSchema to its 2025-06-18 shape.
-func DowngradeStringSchema(in *mcp.StringSchema) *StringSchema {
-	out := new(StringSchema)
-	downStringSchema(in, out)
-	return out
-}
-
-// UpgradeStringSchema converts a 2025-06-18 StringSchema to the hub shape.
-func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
-	out := new(mcp.StringSchema)
-	upStringSchema(in, out)
-	return out
-}
-
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -2171,22 +1292,8 @@ func upSubscribeRequestParams(in *SubscribeRequestParams, out *mcp.SubscribeRequ
 	out.URI = in.URI
 }
 
-// DowngradeSubscribeRequestParams converts a hub SubscribeRequestParams to its 2025-06-18 shape.
-func DowngradeSubscribeRequestParams(in *mcp.SubscribeRequestParams) *SubscribeRequestParams {
-	out := new(SubscribeRequestParams)
-	downSubscribeRequestParams(in, out)
-	return out
-}
-
-// UpgradeSubscribeRequestParams converts a 2025-06-18 SubscribeRequestParams to the hub shape.
-func UpgradeSubscribeRequestParams(in *SubscribeRequestParams) *mcp.SubscribeRequestParams {
-	out := new(mcp.SubscribeRequestParams)
-	upSubscribeRequestParams(in, out)
-	return out
-}
-
 func downTextContent(in *mcp.TextContent, out *TextContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2203,22 +1310,8 @@ func upTextContent(in *TextContent, out *mcp.TextContent) {
 	out.Text = in.Text
 }
 
-// DowngradeTextContent converts a hub TextContent to its 2025-06-18 shape.
-func DowngradeTextContent(in *mcp.TextContent) *TextContent {
-	out := new(TextContent)
-	downTextContent(in, out)
-	return out
-}
-
-// UpgradeTextContent converts a 2025-06-18 TextContent to the hub shape.
-func UpgradeTextContent(in *TextContent) *mcp.TextContent {
-	out := new(mcp.TextContent)
-	upTextContent(in, out)
-	return out
-}
-
 func downTextResourceContents(in *mcp.TextResourceContents, out *TextResourceContents) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.MIMEType = in.MIMEType
 	out.Text = in.Text
 	out.URI = in.URI
@@ -2231,22 +1324,8 @@ func upTextResourceContents(in *TextResourceContents, out *mcp.TextResourceConte
 	out.URI = in.URI
 }
 
-// DowngradeTextResourceContents converts a hub TextResourceContents to its 2025-06-18 shape.
-func DowngradeTextResourceContents(in *mcp.TextResourceContents) *TextResourceContents {
-	out := new(TextResourceContents)
-	downTextResourceContents(in, out)
-	return out
-}
-
-// UpgradeTextResourceContents converts a 2025-06-18 TextResourceContents to the hub shape.
-func UpgradeTextResourceContents(in *TextResourceContents) *mcp.TextResourceContents {
-	out := new(mcp.TextResourceContents)
-	upTextResourceContents(in, out)
-	return out
-}
-
 func downTool(in *mcp.Tool, out *Tool) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(ToolAnnotations)
 		downToolAnnotations(in.Annotations, out.Annotations)
@@ -2273,20 +1352,6 @@ func upTool(in *Tool, out *mcp.Tool) {
 	out.Title = in.Title
 }
 
-// DowngradeTool converts a hub Tool to its 2025-06-18 shape.
-func DowngradeTool(in *mcp.Tool) *Tool {
-	out := new(Tool)
-	downTool(in, out)
-	return out
-}
-
-// UpgradeTool converts a 2025-06-18 Tool to the hub shape.
-func UpgradeTool(in *Tool) *mcp.Tool {
-	out := new(mcp.Tool)
-	upTool(in, out)
-	return out
-}
-
 func downToolAnnotations(in *mcp.ToolAnnotations, out *ToolAnnotations) {
 	out.DestructiveHint = in.DestructiveHint
 	out.IdempotentHint = in.IdempotentHint
@@ -2303,22 +1368,8 @@ func upToolAnnotations(in *ToolAnnotations, out *mcp.ToolAnnotations) {
 	out.Title = in.Title
 }
 
-// DowngradeToolAnnotations converts a hub ToolAnnotations to its 2025-06-18 shape.
-func DowngradeToolAnnotations(in *mcp.ToolAnnotations) *ToolAnnotations {
-	out := new(ToolAnnotations)
-	downToolAnnotations(in, out)
-	return out
-}
-
-// UpgradeToolAnnotations converts a 2025-06-18 ToolAnnotations to the hub shape.
-func UpgradeToolAnnotations(in *ToolAnnotations) *mcp.ToolAnnotations {
-	out := new(mcp.ToolAnnotations)
-	upToolAnnotations(in, out)
-	return out
-}
-
 func downToolListChangedNotificationParamsFromNotificationParams(in *mcp.NotificationParams, out *ToolListChangedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChangedNotificationParams, out *mcp.NotificationParams) {
@@ -2326,7 +1377,7 @@ func upToolListChangedNotificationParamsFromNotificationParams(in *ToolListChang
 }
 
 func downUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams, out *UnsubscribeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -2335,57 +1386,9 @@ func upUnsubscribeRequestParams(in *UnsubscribeRequestParams, out *mcp.Unsubscri
 	out.URI = in.URI
 }
 
-// DowngradeUnsubscribeRequestParams converts a hub UnsubscribeRequestParams to its 2025-06-18 shape.
-func DowngradeUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams) *UnsubscribeRequestParams {
-	out := new(UnsubscribeRequestParams)
-	downUnsubscribeRequestParams(in, out)
-	return out
-}
-
-// UpgradeUnsubscribeRequestParams converts a 2025-06-18 UnsubscribeRequestParams to the hub shape.
-func UpgradeUnsubscribeRequestParams(in *UnsubscribeRequestParams) *mcp.UnsubscribeRequestParams {
-	out := new(mcp.UnsubscribeRequestParams)
-	upUnsubscribeRequestParams(in, out)
-	return out
-}
-
 // foreignMetaKeys are the reserved _meta keys that other revisions define and
-// 2025-06-18 does not: they never reach a 2025-06-18 peer.
+// 2025-06-18 does not: every downgrade removes them, so they never reach a 2025-06-18 peer.
 var foreignMetaKeys = []string{"io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel", "io.modelcontextprotocol/model-immediate-response", "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/related-task", "io.modelcontextprotocol/serverInfo", "io.modelcontextprotocol/subscriptionId"}
-
-// filterMeta returns m without foreignMetaKeys, copying only when one is there.
-func filterMeta(m mcp.Meta) mcp.Meta {
-	for _, k := range foreignMetaKeys {
-		if _, ok := m[k]; ok {
-			out := make(mcp.Meta, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-			for _, k := range foreignMetaKeys {
-				delete(out, k)
-			}
-			return out
-		}
-	}
-	return m
-}
-
-// toRaw encodes a hub value for a place this revision leaves open.
-func toRaw(v any) json.RawMessage {
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	return b
-}
-
-// fromRaw decodes what this revision leaves open into a hub value; JSON
-// that does not fit the hub's shape leaves v as it was.
-func fromRaw(b json.RawMessage, v any) {
-	if len(b) > 0 {
-		_ = mcpjson.Unmarshal(b, v)
-	}
-}
 
 // Downgrade converts v, a pointer to a hub type, to its 2025-06-18 shape; ok is
 // false when this revision has no such type.

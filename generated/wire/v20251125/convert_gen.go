@@ -28,22 +28,8 @@ func upAnnotations(in *Annotations, out *mcp.Annotations) {
 	out.Priority = in.Priority
 }
 
-// DowngradeAnnotations converts a hub Annotations to its 2025-11-25 shape.
-func DowngradeAnnotations(in *mcp.Annotations) *Annotations {
-	out := new(Annotations)
-	downAnnotations(in, out)
-	return out
-}
-
-// UpgradeAnnotations converts a 2025-11-25 Annotations to the hub shape.
-func UpgradeAnnotations(in *Annotations) *mcp.Annotations {
-	out := new(mcp.Annotations)
-	upAnnotations(in, out)
-	return out
-}
-
 func downAudioContent(in *mcp.AudioContent, out *AudioContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -62,22 +48,8 @@ func upAudioContent(in *AudioContent, out *mcp.AudioContent) {
 	out.MIMEType = in.MIMEType
 }
 
-// DowngradeAudioContent converts a hub AudioContent to its 2025-11-25 shape.
-func DowngradeAudioContent(in *mcp.AudioContent) *AudioContent {
-	out := new(AudioContent)
-	downAudioContent(in, out)
-	return out
-}
-
-// UpgradeAudioContent converts a 2025-11-25 AudioContent to the hub shape.
-func UpgradeAudioContent(in *AudioContent) *mcp.AudioContent {
-	out := new(mcp.AudioContent)
-	upAudioContent(in, out)
-	return out
-}
-
 func downBlobResourceContents(in *mcp.BlobResourceContents, out *BlobResourceContents) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Blob = in.Blob
 	out.MIMEType = in.MIMEType
 	out.URI = in.URI
@@ -88,20 +60,6 @@ func upBlobResourceContents(in *BlobResourceContents, out *mcp.BlobResourceConte
 	out.Blob = in.Blob
 	out.MIMEType = in.MIMEType
 	out.URI = in.URI
-}
-
-// DowngradeBlobResourceContents converts a hub BlobResourceContents to its 2025-11-25 shape.
-func DowngradeBlobResourceContents(in *mcp.BlobResourceContents) *BlobResourceContents {
-	out := new(BlobResourceContents)
-	downBlobResourceContents(in, out)
-	return out
-}
-
-// UpgradeBlobResourceContents converts a 2025-11-25 BlobResourceContents to the hub shape.
-func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceContents {
-	out := new(mcp.BlobResourceContents)
-	upBlobResourceContents(in, out)
-	return out
 }
 
 func downBooleanSchema(in *mcp.BooleanSchema, out *BooleanSchema) {
@@ -116,22 +74,8 @@ func upBooleanSchema(in *BooleanSchema, out *mcp.BooleanSchema) {
 	out.Title = in.Title
 }
 
-// DowngradeBooleanSchema converts a hub BooleanSchema to its 2025-11-25 shape.
-func DowngradeBooleanSchema(in *mcp.BooleanSchema) *BooleanSchema {
-	out := new(BooleanSchema)
-	downBooleanSchema(in, out)
-	return out
-}
-
-// UpgradeBooleanSchema converts a 2025-11-25 BooleanSchema to the hub shape.
-func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
-	out := new(mcp.BooleanSchema)
-	upBooleanSchema(in, out)
-	return out
-}
-
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Arguments = in.Arguments
 	out.Name = in.Name
 	if in.Task != nil {
@@ -150,22 +94,8 @@ func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequest
 	}
 }
 
-// DowngradeCallToolRequestParams converts a hub CallToolRequestParams to its 2025-11-25 shape.
-func DowngradeCallToolRequestParams(in *mcp.CallToolRequestParams) *CallToolRequestParams {
-	out := new(CallToolRequestParams)
-	downCallToolRequestParams(in, out)
-	return out
-}
-
-// UpgradeCallToolRequestParams converts a 2025-11-25 CallToolRequestParams to the hub shape.
-func UpgradeCallToolRequestParams(in *CallToolRequestParams) *mcp.CallToolRequestParams {
-	out := new(mcp.CallToolRequestParams)
-	upCallToolRequestParams(in, out)
-	return out
-}
-
 func downCallToolResult(in *mcp.CallToolResult, out *CallToolResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Content = make([]ContentBlock, len(in.Content))
 	for i := range in.Content {
 		downContentBlock(&in.Content[i], &out.Content[i])
@@ -188,20 +118,6 @@ func upCallToolResult(in *CallToolResult, out *mcp.CallToolResult) {
 	out.StructuredContent = in.StructuredContent
 }
 
-// DowngradeCallToolResult converts a hub CallToolResult to its 2025-11-25 shape.
-func DowngradeCallToolResult(in *mcp.CallToolResult) *CallToolResult {
-	out := new(CallToolResult)
-	downCallToolResult(in, out)
-	return out
-}
-
-// UpgradeCallToolResult converts a 2025-11-25 CallToolResult to the hub shape.
-func UpgradeCallToolResult(in *CallToolResult) *mcp.CallToolResult {
-	out := new(mcp.CallToolResult)
-	upCallToolResult(in, out)
-	return out
-}
-
 func downCancelTaskRequestParams(in *mcp.CancelTaskRequestParams, out *CancelTaskRequestParams) {
 	out.TaskID = in.TaskID
 }
@@ -210,22 +126,8 @@ func upCancelTaskRequestParams(in *CancelTaskRequestParams, out *mcp.CancelTaskR
 	out.TaskID = in.TaskID
 }
 
-// DowngradeCancelTaskRequestParams converts a hub CancelTaskRequestParams to its 2025-11-25 shape.
-func DowngradeCancelTaskRequestParams(in *mcp.CancelTaskRequestParams) *CancelTaskRequestParams {
-	out := new(CancelTaskRequestParams)
-	downCancelTaskRequestParams(in, out)
-	return out
-}
-
-// UpgradeCancelTaskRequestParams converts a 2025-11-25 CancelTaskRequestParams to the hub shape.
-func UpgradeCancelTaskRequestParams(in *CancelTaskRequestParams) *mcp.CancelTaskRequestParams {
-	out := new(mcp.CancelTaskRequestParams)
-	upCancelTaskRequestParams(in, out)
-	return out
-}
-
 func downCancelTaskResult(in *mcp.CancelTaskResult, out *CancelTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CreatedAt = in.CreatedAt
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollInterval = in.PollInterval
@@ -246,22 +148,8 @@ func upCancelTaskResult(in *CancelTaskResult, out *mcp.CancelTaskResult) {
 	out.TTL = in.TTL
 }
 
-// DowngradeCancelTaskResult converts a hub CancelTaskResult to its 2025-11-25 shape.
-func DowngradeCancelTaskResult(in *mcp.CancelTaskResult) *CancelTaskResult {
-	out := new(CancelTaskResult)
-	downCancelTaskResult(in, out)
-	return out
-}
-
-// UpgradeCancelTaskResult converts a 2025-11-25 CancelTaskResult to the hub shape.
-func UpgradeCancelTaskResult(in *CancelTaskResult) *mcp.CancelTaskResult {
-	out := new(mcp.CancelTaskResult)
-	upCancelTaskResult(in, out)
-	return out
-}
-
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -270,20 +158,6 @@ func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.Can
 	out.Meta = in.Meta
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
-}
-
-// DowngradeCancelledNotificationParams converts a hub CancelledNotificationParams to its 2025-11-25 shape.
-func DowngradeCancelledNotificationParams(in *mcp.CancelledNotificationParams) *CancelledNotificationParams {
-	out := new(CancelledNotificationParams)
-	downCancelledNotificationParams(in, out)
-	return out
-}
-
-// UpgradeCancelledNotificationParams converts a 2025-11-25 CancelledNotificationParams to the hub shape.
-func UpgradeCancelledNotificationParams(in *CancelledNotificationParams) *mcp.CancelledNotificationParams {
-	out := new(mcp.CancelledNotificationParams)
-	upCancelledNotificationParams(in, out)
-	return out
 }
 
 func downClientCapabilities(in *mcp.ClientCapabilities, out *ClientCapabilities) {
@@ -320,20 +194,6 @@ func upClientCapabilities(in *ClientCapabilities, out *mcp.ClientCapabilities) {
 	}
 }
 
-// DowngradeClientCapabilities converts a hub ClientCapabilities to its 2025-11-25 shape.
-func DowngradeClientCapabilities(in *mcp.ClientCapabilities) *ClientCapabilities {
-	out := new(ClientCapabilities)
-	downClientCapabilities(in, out)
-	return out
-}
-
-// UpgradeClientCapabilities converts a 2025-11-25 ClientCapabilities to the hub shape.
-func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
-	out := new(mcp.ClientCapabilities)
-	upClientCapabilities(in, out)
-	return out
-}
-
 func downClientCapabilitiesElicitation(in *mcp.ClientCapabilitiesElicitation, out *ClientCapabilitiesElicitation) {
 	out.Form = in.Form
 	out.URL = in.URL
@@ -344,20 +204,6 @@ func upClientCapabilitiesElicitation(in *ClientCapabilitiesElicitation, out *mcp
 	out.URL = in.URL
 }
 
-// DowngradeClientCapabilitiesElicitation converts a hub ClientCapabilitiesElicitation to its 2025-11-25 shape.
-func DowngradeClientCapabilitiesElicitation(in *mcp.ClientCapabilitiesElicitation) *ClientCapabilitiesElicitation {
-	out := new(ClientCapabilitiesElicitation)
-	downClientCapabilitiesElicitation(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesElicitation converts a 2025-11-25 ClientCapabilitiesElicitation to the hub shape.
-func UpgradeClientCapabilitiesElicitation(in *ClientCapabilitiesElicitation) *mcp.ClientCapabilitiesElicitation {
-	out := new(mcp.ClientCapabilitiesElicitation)
-	upClientCapabilitiesElicitation(in, out)
-	return out
-}
-
 func downClientCapabilitiesSampling(in *mcp.ClientCapabilitiesSampling, out *ClientCapabilitiesSampling) {
 	out.Context = in.Context
 	out.Tools = in.Tools
@@ -366,20 +212,6 @@ func downClientCapabilitiesSampling(in *mcp.ClientCapabilitiesSampling, out *Cli
 func upClientCapabilitiesSampling(in *ClientCapabilitiesSampling, out *mcp.ClientCapabilitiesSampling) {
 	out.Context = in.Context
 	out.Tools = in.Tools
-}
-
-// DowngradeClientCapabilitiesSampling converts a hub ClientCapabilitiesSampling to its 2025-11-25 shape.
-func DowngradeClientCapabilitiesSampling(in *mcp.ClientCapabilitiesSampling) *ClientCapabilitiesSampling {
-	out := new(ClientCapabilitiesSampling)
-	downClientCapabilitiesSampling(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesSampling converts a 2025-11-25 ClientCapabilitiesSampling to the hub shape.
-func UpgradeClientCapabilitiesSampling(in *ClientCapabilitiesSampling) *mcp.ClientCapabilitiesSampling {
-	out := new(mcp.ClientCapabilitiesSampling)
-	upClientCapabilitiesSampling(in, out)
-	return out
 }
 
 func downClientCapabilitiesTasks(in *mcp.ClientCapabilitiesTasks, out *ClientCapabilitiesTasks) {
@@ -398,20 +230,6 @@ func upClientCapabilitiesTasks(in *ClientCapabilitiesTasks, out *mcp.ClientCapab
 		out.Requests = new(mcp.ClientCapabilitiesTasksRequests)
 		upClientCapabilitiesTasksRequests(in.Requests, out.Requests)
 	}
-}
-
-// DowngradeClientCapabilitiesTasks converts a hub ClientCapabilitiesTasks to its 2025-11-25 shape.
-func DowngradeClientCapabilitiesTasks(in *mcp.ClientCapabilitiesTasks) *ClientCapabilitiesTasks {
-	out := new(ClientCapabilitiesTasks)
-	downClientCapabilitiesTasks(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesTasks converts a 2025-11-25 ClientCapabilitiesTasks to the hub shape.
-func UpgradeClientCapabilitiesTasks(in *ClientCapabilitiesTasks) *mcp.ClientCapabilitiesTasks {
-	out := new(mcp.ClientCapabilitiesTasks)
-	upClientCapabilitiesTasks(in, out)
-	return out
 }
 
 func downClientCapabilitiesTasksRequests(in *mcp.ClientCapabilitiesTasksRequests, out *ClientCapabilitiesTasksRequests) {
@@ -436,40 +254,12 @@ func upClientCapabilitiesTasksRequests(in *ClientCapabilitiesTasksRequests, out 
 	}
 }
 
-// DowngradeClientCapabilitiesTasksRequests converts a hub ClientCapabilitiesTasksRequests to its 2025-11-25 shape.
-func DowngradeClientCapabilitiesTasksRequests(in *mcp.ClientCapabilitiesTasksRequests) *ClientCapabilitiesTasksRequests {
-	out := new(ClientCapabilitiesTasksRequests)
-	downClientCapabilitiesTasksRequests(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesTasksRequests converts a 2025-11-25 ClientCapabilitiesTasksRequests to the hub shape.
-func UpgradeClientCapabilitiesTasksRequests(in *ClientCapabilitiesTasksRequests) *mcp.ClientCapabilitiesTasksRequests {
-	out := new(mcp.ClientCapabilitiesTasksRequests)
-	upClientCapabilitiesTasksRequests(in, out)
-	return out
-}
-
 func downClientCapabilitiesTasksRequestsElicitation(in *mcp.ClientCapabilitiesTasksRequestsElicitation, out *ClientCapabilitiesTasksRequestsElicitation) {
 	out.Create = in.Create
 }
 
 func upClientCapabilitiesTasksRequestsElicitation(in *ClientCapabilitiesTasksRequestsElicitation, out *mcp.ClientCapabilitiesTasksRequestsElicitation) {
 	out.Create = in.Create
-}
-
-// DowngradeClientCapabilitiesTasksRequestsElicitation converts a hub ClientCapabilitiesTasksRequestsElicitation to its 2025-11-25 shape.
-func DowngradeClientCapabilitiesTasksRequestsElicitation(in *mcp.ClientCapabilitiesTasksRequestsElicitation) *ClientCapabilitiesTasksRequestsElicitation {
-	out := new(ClientCapabilitiesTasksRequestsElicitation)
-	downClientCapabilitiesTasksRequestsElicitation(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesTasksRequestsElicitation converts a 2025-11-25 ClientCapabilitiesTasksRequestsElicitation to the hub shape.
-func UpgradeClientCapabilitiesTasksRequestsElicitation(in *ClientCapabilitiesTasksRequestsElicitation) *mcp.ClientCapabilitiesTasksRequestsElicitation {
-	out := new(mcp.ClientCapabilitiesTasksRequestsElicitation)
-	upClientCapabilitiesTasksRequestsElicitation(in, out)
-	return out
 }
 
 func downClientCapabilitiesTasksRequestsSampling(in *mcp.ClientCapabilitiesTasksRequestsSampling, out *ClientCapabilitiesTasksRequestsSampling) {
@@ -480,22 +270,8 @@ func upClientCapabilitiesTasksRequestsSampling(in *ClientCapabilitiesTasksReques
 	out.CreateMessage = in.CreateMessage
 }
 
-// DowngradeClientCapabilitiesTasksRequestsSampling converts a hub ClientCapabilitiesTasksRequestsSampling to its 2025-11-25 shape.
-func DowngradeClientCapabilitiesTasksRequestsSampling(in *mcp.ClientCapabilitiesTasksRequestsSampling) *ClientCapabilitiesTasksRequestsSampling {
-	out := new(ClientCapabilitiesTasksRequestsSampling)
-	downClientCapabilitiesTasksRequestsSampling(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesTasksRequestsSampling converts a 2025-11-25 ClientCapabilitiesTasksRequestsSampling to the hub shape.
-func UpgradeClientCapabilitiesTasksRequestsSampling(in *ClientCapabilitiesTasksRequestsSampling) *mcp.ClientCapabilitiesTasksRequestsSampling {
-	out := new(mcp.ClientCapabilitiesTasksRequestsSampling)
-	upClientCapabilitiesTasksRequestsSampling(in, out)
-	return out
-}
-
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	if in.Context != nil {
 		out.Context = new(CompleteRequestParamsContext)
@@ -514,20 +290,6 @@ func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequest
 	upCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
 
-// DowngradeCompleteRequestParams converts a hub CompleteRequestParams to its 2025-11-25 shape.
-func DowngradeCompleteRequestParams(in *mcp.CompleteRequestParams) *CompleteRequestParams {
-	out := new(CompleteRequestParams)
-	downCompleteRequestParams(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParams converts a 2025-11-25 CompleteRequestParams to the hub shape.
-func UpgradeCompleteRequestParams(in *CompleteRequestParams) *mcp.CompleteRequestParams {
-	out := new(mcp.CompleteRequestParams)
-	upCompleteRequestParams(in, out)
-	return out
-}
-
 func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, out *CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
@@ -536,20 +298,6 @@ func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, ou
 func upCompleteRequestParamsArgument(in *CompleteRequestParamsArgument, out *mcp.CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
-}
-
-// DowngradeCompleteRequestParamsArgument converts a hub CompleteRequestParamsArgument to its 2025-11-25 shape.
-func DowngradeCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument) *CompleteRequestParamsArgument {
-	out := new(CompleteRequestParamsArgument)
-	downCompleteRequestParamsArgument(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsArgument converts a 2025-11-25 CompleteRequestParamsArgument to the hub shape.
-func UpgradeCompleteRequestParamsArgument(in *CompleteRequestParamsArgument) *mcp.CompleteRequestParamsArgument {
-	out := new(mcp.CompleteRequestParamsArgument)
-	upCompleteRequestParamsArgument(in, out)
-	return out
 }
 
 func downCompleteRequestParamsContext(in *mcp.CompleteRequestParamsContext, out *CompleteRequestParamsContext) {
@@ -572,20 +320,6 @@ func upCompleteRequestParamsContext(in *CompleteRequestParamsContext, out *mcp.C
 			out.Arguments[k] = e
 		}
 	}
-}
-
-// DowngradeCompleteRequestParamsContext converts a hub CompleteRequestParamsContext to its 2025-11-25 shape.
-func DowngradeCompleteRequestParamsContext(in *mcp.CompleteRequestParamsContext) *CompleteRequestParamsContext {
-	out := new(CompleteRequestParamsContext)
-	downCompleteRequestParamsContext(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsContext converts a 2025-11-25 CompleteRequestParamsContext to the hub shape.
-func UpgradeCompleteRequestParamsContext(in *CompleteRequestParamsContext) *mcp.CompleteRequestParamsContext {
-	out := new(mcp.CompleteRequestParamsContext)
-	upCompleteRequestParamsContext(in, out)
-	return out
 }
 
 func downCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef, out *CompleteRequestParamsRef) {
@@ -616,42 +350,14 @@ func upCompleteRequestParamsRef(in *CompleteRequestParamsRef, out *mcp.CompleteR
 	}
 }
 
-// DowngradeCompleteRequestParamsRef converts a hub CompleteRequestParamsRef to its 2025-11-25 shape.
-func DowngradeCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef) *CompleteRequestParamsRef {
-	out := new(CompleteRequestParamsRef)
-	downCompleteRequestParamsRef(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsRef converts a 2025-11-25 CompleteRequestParamsRef to the hub shape.
-func UpgradeCompleteRequestParamsRef(in *CompleteRequestParamsRef) *mcp.CompleteRequestParamsRef {
-	out := new(mcp.CompleteRequestParamsRef)
-	upCompleteRequestParamsRef(in, out)
-	return out
-}
-
 func downCompleteResult(in *mcp.CompleteResult, out *CompleteResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteResultCompletion(&in.Completion, &out.Completion)
 }
 
 func upCompleteResult(in *CompleteResult, out *mcp.CompleteResult) {
 	out.Meta = in.Meta
 	upCompleteResultCompletion(&in.Completion, &out.Completion)
-}
-
-// DowngradeCompleteResult converts a hub CompleteResult to its 2025-11-25 shape.
-func DowngradeCompleteResult(in *mcp.CompleteResult) *CompleteResult {
-	out := new(CompleteResult)
-	downCompleteResult(in, out)
-	return out
-}
-
-// UpgradeCompleteResult converts a 2025-11-25 CompleteResult to the hub shape.
-func UpgradeCompleteResult(in *CompleteResult) *mcp.CompleteResult {
-	out := new(mcp.CompleteResult)
-	upCompleteResult(in, out)
-	return out
 }
 
 func downCompleteResultCompletion(in *mcp.CompleteResultCompletion, out *CompleteResultCompletion) {
@@ -668,20 +374,6 @@ func upCompleteResultCompletion(in *CompleteResultCompletion, out *mcp.CompleteR
 		out.Values = make([]string, len(in.Values))
 		copy(out.Values, in.Values)
 	}
-}
-
-// DowngradeCompleteResultCompletion converts a hub CompleteResultCompletion to its 2025-11-25 shape.
-func DowngradeCompleteResultCompletion(in *mcp.CompleteResultCompletion) *CompleteResultCompletion {
-	out := new(CompleteResultCompletion)
-	downCompleteResultCompletion(in, out)
-	return out
-}
-
-// UpgradeCompleteResultCompletion converts a 2025-11-25 CompleteResultCompletion to the hub shape.
-func UpgradeCompleteResultCompletion(in *CompleteResultCompletion) *mcp.CompleteResultCompletion {
-	out := new(mcp.CompleteResultCompletion)
-	upCompleteResultCompletion(in, out)
-	return out
 }
 
 func downContentBlock(in *mcp.ContentBlock, out *ContentBlock) {
@@ -736,22 +428,8 @@ func upContentBlock(in *ContentBlock, out *mcp.ContentBlock) {
 	}
 }
 
-// DowngradeContentBlock converts a hub ContentBlock to its 2025-11-25 shape.
-func DowngradeContentBlock(in *mcp.ContentBlock) *ContentBlock {
-	out := new(ContentBlock)
-	downContentBlock(in, out)
-	return out
-}
-
-// UpgradeContentBlock converts a 2025-11-25 ContentBlock to the hub shape.
-func UpgradeContentBlock(in *ContentBlock) *mcp.ContentBlock {
-	out := new(mcp.ContentBlock)
-	upContentBlock(in, out)
-	return out
-}
-
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.IncludeContext = in.IncludeContext
 	out.MaxTokens = in.MaxTokens
 	out.Messages = make([]SamplingMessage, len(in.Messages))
@@ -822,22 +500,8 @@ func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.Creat
 	}
 }
 
-// DowngradeCreateMessageRequestParams converts a hub CreateMessageRequestParams to its 2025-11-25 shape.
-func DowngradeCreateMessageRequestParams(in *mcp.CreateMessageRequestParams) *CreateMessageRequestParams {
-	out := new(CreateMessageRequestParams)
-	downCreateMessageRequestParams(in, out)
-	return out
-}
-
-// UpgradeCreateMessageRequestParams converts a 2025-11-25 CreateMessageRequestParams to the hub shape.
-func UpgradeCreateMessageRequestParams(in *CreateMessageRequestParams) *mcp.CreateMessageRequestParams {
-	out := new(mcp.CreateMessageRequestParams)
-	upCreateMessageRequestParams(in, out)
-	return out
-}
-
 func downCreateMessageResult(in *mcp.CreateMessageResult, out *CreateMessageResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCreateMessageResultContent(&in.Content, &out.Content)
 	out.Model = in.Model
 	out.Role = in.Role
@@ -850,20 +514,6 @@ func upCreateMessageResult(in *CreateMessageResult, out *mcp.CreateMessageResult
 	out.Model = in.Model
 	out.Role = in.Role
 	out.StopReason = in.StopReason
-}
-
-// DowngradeCreateMessageResult converts a hub CreateMessageResult to its 2025-11-25 shape.
-func DowngradeCreateMessageResult(in *mcp.CreateMessageResult) *CreateMessageResult {
-	out := new(CreateMessageResult)
-	downCreateMessageResult(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResult converts a 2025-11-25 CreateMessageResult to the hub shape.
-func UpgradeCreateMessageResult(in *CreateMessageResult) *mcp.CreateMessageResult {
-	out := new(mcp.CreateMessageResult)
-	upCreateMessageResult(in, out)
-	return out
 }
 
 func downCreateMessageResultContent(in *mcp.CreateMessageResultContent, out *CreateMessageResultContent) {
@@ -930,22 +580,8 @@ func upCreateMessageResultContent(in *CreateMessageResultContent, out *mcp.Creat
 	}
 }
 
-// DowngradeCreateMessageResultContent converts a hub CreateMessageResultContent to its 2025-11-25 shape.
-func DowngradeCreateMessageResultContent(in *mcp.CreateMessageResultContent) *CreateMessageResultContent {
-	out := new(CreateMessageResultContent)
-	downCreateMessageResultContent(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResultContent converts a 2025-11-25 CreateMessageResultContent to the hub shape.
-func UpgradeCreateMessageResultContent(in *CreateMessageResultContent) *mcp.CreateMessageResultContent {
-	out := new(mcp.CreateMessageResultContent)
-	upCreateMessageResultContent(in, out)
-	return out
-}
-
 func downCreateTaskResult(in *mcp.CreateTaskResult, out *CreateTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in != nil {
 		downTaskFromCreateTaskResult(in, &out.Task)
 	}
@@ -956,22 +592,8 @@ func upCreateTaskResult(in *CreateTaskResult, out *mcp.CreateTaskResult) {
 	upTaskFromCreateTaskResult(&in.Task, out)
 }
 
-// DowngradeCreateTaskResult converts a hub CreateTaskResult to its 2025-11-25 shape.
-func DowngradeCreateTaskResult(in *mcp.CreateTaskResult) *CreateTaskResult {
-	out := new(CreateTaskResult)
-	downCreateTaskResult(in, out)
-	return out
-}
-
-// UpgradeCreateTaskResult converts a 2025-11-25 CreateTaskResult to the hub shape.
-func UpgradeCreateTaskResult(in *CreateTaskResult) *mcp.CreateTaskResult {
-	out := new(mcp.CreateTaskResult)
-	upCreateTaskResult(in, out)
-	return out
-}
-
 func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitRequestFormParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Message = in.Message
 	out.Mode = in.Mode
 	out.RequestedSchema = in.RequestedSchema
@@ -990,20 +612,6 @@ func upElicitRequestFormParams(in *ElicitRequestFormParams, out *mcp.ElicitReque
 		out.Task = new(mcp.TaskMetadata)
 		upTaskMetadata(in.Task, out.Task)
 	}
-}
-
-// DowngradeElicitRequestFormParams converts a hub ElicitRequestFormParams to its 2025-11-25 shape.
-func DowngradeElicitRequestFormParams(in *mcp.ElicitRequestFormParams) *ElicitRequestFormParams {
-	out := new(ElicitRequestFormParams)
-	downElicitRequestFormParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestFormParams converts a 2025-11-25 ElicitRequestFormParams to the hub shape.
-func UpgradeElicitRequestFormParams(in *ElicitRequestFormParams) *mcp.ElicitRequestFormParams {
-	out := new(mcp.ElicitRequestFormParams)
-	upElicitRequestFormParams(in, out)
-	return out
 }
 
 func downElicitRequestParams(in *mcp.ElicitRequestParams, out *ElicitRequestParams) {
@@ -1034,22 +642,8 @@ func upElicitRequestParams(in *ElicitRequestParams, out *mcp.ElicitRequestParams
 	}
 }
 
-// DowngradeElicitRequestParams converts a hub ElicitRequestParams to its 2025-11-25 shape.
-func DowngradeElicitRequestParams(in *mcp.ElicitRequestParams) *ElicitRequestParams {
-	out := new(ElicitRequestParams)
-	downElicitRequestParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestParams converts a 2025-11-25 ElicitRequestParams to the hub shape.
-func UpgradeElicitRequestParams(in *ElicitRequestParams) *mcp.ElicitRequestParams {
-	out := new(mcp.ElicitRequestParams)
-	upElicitRequestParams(in, out)
-	return out
-}
-
 func downElicitRequestURLParams(in *mcp.ElicitRequestURLParams, out *ElicitRequestURLParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.ElicitationID = in.ElicitationID
 	out.Message = in.Message
 	if in.Task != nil {
@@ -1070,22 +664,8 @@ func upElicitRequestURLParams(in *ElicitRequestURLParams, out *mcp.ElicitRequest
 	out.URL = in.URL
 }
 
-// DowngradeElicitRequestURLParams converts a hub ElicitRequestURLParams to its 2025-11-25 shape.
-func DowngradeElicitRequestURLParams(in *mcp.ElicitRequestURLParams) *ElicitRequestURLParams {
-	out := new(ElicitRequestURLParams)
-	downElicitRequestURLParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestURLParams converts a 2025-11-25 ElicitRequestURLParams to the hub shape.
-func UpgradeElicitRequestURLParams(in *ElicitRequestURLParams) *mcp.ElicitRequestURLParams {
-	out := new(mcp.ElicitRequestURLParams)
-	upElicitRequestURLParams(in, out)
-	return out
-}
-
 func downElicitResult(in *mcp.ElicitResult, out *ElicitResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Action = in.Action
 	out.Content = in.Content
 }
@@ -1096,20 +676,6 @@ func upElicitResult(in *ElicitResult, out *mcp.ElicitResult) {
 	out.Content = in.Content
 }
 
-// DowngradeElicitResult converts a hub ElicitResult to its 2025-11-25 shape.
-func DowngradeElicitResult(in *mcp.ElicitResult) *ElicitResult {
-	out := new(ElicitResult)
-	downElicitResult(in, out)
-	return out
-}
-
-// UpgradeElicitResult converts a 2025-11-25 ElicitResult to the hub shape.
-func UpgradeElicitResult(in *ElicitResult) *mcp.ElicitResult {
-	out := new(mcp.ElicitResult)
-	upElicitResult(in, out)
-	return out
-}
-
 func downElicitationCompleteNotificationParams(in *mcp.ElicitationCompleteNotificationParams, out *ElicitationCompleteNotificationParams) {
 	out.ElicitationID = in.ElicitationID
 }
@@ -1118,22 +684,8 @@ func upElicitationCompleteNotificationParams(in *ElicitationCompleteNotification
 	out.ElicitationID = in.ElicitationID
 }
 
-// DowngradeElicitationCompleteNotificationParams converts a hub ElicitationCompleteNotificationParams to its 2025-11-25 shape.
-func DowngradeElicitationCompleteNotificationParams(in *mcp.ElicitationCompleteNotificationParams) *ElicitationCompleteNotificationParams {
-	out := new(ElicitationCompleteNotificationParams)
-	downElicitationCompleteNotificationParams(in, out)
-	return out
-}
-
-// UpgradeElicitationCompleteNotificationParams converts a 2025-11-25 ElicitationCompleteNotificationParams to the hub shape.
-func UpgradeElicitationCompleteNotificationParams(in *ElicitationCompleteNotificationParams) *mcp.ElicitationCompleteNotificationParams {
-	out := new(mcp.ElicitationCompleteNotificationParams)
-	upElicitationCompleteNotificationParams(in, out)
-	return out
-}
-
 func downEmbeddedResource(in *mcp.EmbeddedResource, out *EmbeddedResource) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1148,20 +700,6 @@ func upEmbeddedResource(in *EmbeddedResource, out *mcp.EmbeddedResource) {
 		upAnnotations(in.Annotations, out.Annotations)
 	}
 	upEmbeddedResourceResource(&in.Resource, &out.Resource)
-}
-
-// DowngradeEmbeddedResource converts a hub EmbeddedResource to its 2025-11-25 shape.
-func DowngradeEmbeddedResource(in *mcp.EmbeddedResource) *EmbeddedResource {
-	out := new(EmbeddedResource)
-	downEmbeddedResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResource converts a 2025-11-25 EmbeddedResource to the hub shape.
-func UpgradeEmbeddedResource(in *EmbeddedResource) *mcp.EmbeddedResource {
-	out := new(mcp.EmbeddedResource)
-	upEmbeddedResource(in, out)
-	return out
 }
 
 func downEmbeddedResourceResource(in *mcp.EmbeddedResourceResource, out *EmbeddedResourceResource) {
@@ -1192,20 +730,6 @@ func upEmbeddedResourceResource(in *EmbeddedResourceResource, out *mcp.EmbeddedR
 	}
 }
 
-// DowngradeEmbeddedResourceResource converts a hub EmbeddedResourceResource to its 2025-11-25 shape.
-func DowngradeEmbeddedResourceResource(in *mcp.EmbeddedResourceResource) *EmbeddedResourceResource {
-	out := new(EmbeddedResourceResource)
-	downEmbeddedResourceResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResourceResource converts a 2025-11-25 EmbeddedResourceResource to the hub shape.
-func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.EmbeddedResourceResource {
-	out := new(mcp.EmbeddedResourceResource)
-	upEmbeddedResourceResource(in, out)
-	return out
-}
-
 func downError(in *mcp.Error, out *Error) {
 	out.Code = in.Code
 	out.Data = in.Data
@@ -1218,22 +742,8 @@ func upError(in *Error, out *mcp.Error) {
 	out.Message = in.Message
 }
 
-// DowngradeError converts a hub Error to its 2025-11-25 shape.
-func DowngradeError(in *mcp.Error) *Error {
-	out := new(Error)
-	downError(in, out)
-	return out
-}
-
-// UpgradeError converts a 2025-11-25 Error to the hub shape.
-func UpgradeError(in *Error) *mcp.Error {
-	out := new(mcp.Error)
-	upError(in, out)
-	return out
-}
-
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -1258,22 +768,8 @@ func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequ
 	out.Name = in.Name
 }
 
-// DowngradeGetPromptRequestParams converts a hub GetPromptRequestParams to its 2025-11-25 shape.
-func DowngradeGetPromptRequestParams(in *mcp.GetPromptRequestParams) *GetPromptRequestParams {
-	out := new(GetPromptRequestParams)
-	downGetPromptRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetPromptRequestParams converts a 2025-11-25 GetPromptRequestParams to the hub shape.
-func UpgradeGetPromptRequestParams(in *GetPromptRequestParams) *mcp.GetPromptRequestParams {
-	out := new(mcp.GetPromptRequestParams)
-	upGetPromptRequestParams(in, out)
-	return out
-}
-
 func downGetPromptResult(in *mcp.GetPromptResult, out *GetPromptResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Description = in.Description
 	out.Messages = make([]PromptMessage, len(in.Messages))
 	for i := range in.Messages {
@@ -1292,20 +788,6 @@ func upGetPromptResult(in *GetPromptResult, out *mcp.GetPromptResult) {
 	}
 }
 
-// DowngradeGetPromptResult converts a hub GetPromptResult to its 2025-11-25 shape.
-func DowngradeGetPromptResult(in *mcp.GetPromptResult) *GetPromptResult {
-	out := new(GetPromptResult)
-	downGetPromptResult(in, out)
-	return out
-}
-
-// UpgradeGetPromptResult converts a 2025-11-25 GetPromptResult to the hub shape.
-func UpgradeGetPromptResult(in *GetPromptResult) *mcp.GetPromptResult {
-	out := new(mcp.GetPromptResult)
-	upGetPromptResult(in, out)
-	return out
-}
-
 func downGetTaskPayloadRequestParams(in *mcp.GetTaskPayloadRequestParams, out *GetTaskPayloadRequestParams) {
 	out.TaskID = in.TaskID
 }
@@ -1314,40 +796,12 @@ func upGetTaskPayloadRequestParams(in *GetTaskPayloadRequestParams, out *mcp.Get
 	out.TaskID = in.TaskID
 }
 
-// DowngradeGetTaskPayloadRequestParams converts a hub GetTaskPayloadRequestParams to its 2025-11-25 shape.
-func DowngradeGetTaskPayloadRequestParams(in *mcp.GetTaskPayloadRequestParams) *GetTaskPayloadRequestParams {
-	out := new(GetTaskPayloadRequestParams)
-	downGetTaskPayloadRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetTaskPayloadRequestParams converts a 2025-11-25 GetTaskPayloadRequestParams to the hub shape.
-func UpgradeGetTaskPayloadRequestParams(in *GetTaskPayloadRequestParams) *mcp.GetTaskPayloadRequestParams {
-	out := new(mcp.GetTaskPayloadRequestParams)
-	upGetTaskPayloadRequestParams(in, out)
-	return out
-}
-
 func downGetTaskPayloadResult(in *mcp.GetTaskPayloadResult, out *GetTaskPayloadResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upGetTaskPayloadResult(in *GetTaskPayloadResult, out *mcp.GetTaskPayloadResult) {
 	out.Meta = in.Meta
-}
-
-// DowngradeGetTaskPayloadResult converts a hub GetTaskPayloadResult to its 2025-11-25 shape.
-func DowngradeGetTaskPayloadResult(in *mcp.GetTaskPayloadResult) *GetTaskPayloadResult {
-	out := new(GetTaskPayloadResult)
-	downGetTaskPayloadResult(in, out)
-	return out
-}
-
-// UpgradeGetTaskPayloadResult converts a 2025-11-25 GetTaskPayloadResult to the hub shape.
-func UpgradeGetTaskPayloadResult(in *GetTaskPayloadResult) *mcp.GetTaskPayloadResult {
-	out := new(mcp.GetTaskPayloadResult)
-	upGetTaskPayloadResult(in, out)
-	return out
 }
 
 func downGetTaskRequestParams(in *mcp.GetTaskRequestParams, out *GetTaskRequestParams) {
@@ -1358,22 +812,8 @@ func upGetTaskRequestParams(in *GetTaskRequestParams, out *mcp.GetTaskRequestPar
 	out.TaskID = in.TaskID
 }
 
-// DowngradeGetTaskRequestParams converts a hub GetTaskRequestParams to its 2025-11-25 shape.
-func DowngradeGetTaskRequestParams(in *mcp.GetTaskRequestParams) *GetTaskRequestParams {
-	out := new(GetTaskRequestParams)
-	downGetTaskRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetTaskRequestParams converts a 2025-11-25 GetTaskRequestParams to the hub shape.
-func UpgradeGetTaskRequestParams(in *GetTaskRequestParams) *mcp.GetTaskRequestParams {
-	out := new(mcp.GetTaskRequestParams)
-	upGetTaskRequestParams(in, out)
-	return out
-}
-
 func downGetTaskResult(in *mcp.GetTaskResult, out *GetTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CreatedAt = in.CreatedAt
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollInterval = in.PollInterval
@@ -1392,20 +832,6 @@ func upGetTaskResult(in *GetTaskResult, out *mcp.GetTaskResult) {
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
 	out.TTL = in.TTL
-}
-
-// DowngradeGetTaskResult converts a hub GetTaskResult to its 2025-11-25 shape.
-func DowngradeGetTaskResult(in *mcp.GetTaskResult) *GetTaskResult {
-	out := new(GetTaskResult)
-	downGetTaskResult(in, out)
-	return out
-}
-
-// UpgradeGetTaskResult converts a 2025-11-25 GetTaskResult to the hub shape.
-func UpgradeGetTaskResult(in *GetTaskResult) *mcp.GetTaskResult {
-	out := new(mcp.GetTaskResult)
-	upGetTaskResult(in, out)
-	return out
 }
 
 func downIcon(in *mcp.Icon, out *Icon) {
@@ -1428,22 +854,8 @@ func upIcon(in *Icon, out *mcp.Icon) {
 	out.Theme = in.Theme
 }
 
-// DowngradeIcon converts a hub Icon to its 2025-11-25 shape.
-func DowngradeIcon(in *mcp.Icon) *Icon {
-	out := new(Icon)
-	downIcon(in, out)
-	return out
-}
-
-// UpgradeIcon converts a 2025-11-25 Icon to the hub shape.
-func UpgradeIcon(in *Icon) *mcp.Icon {
-	out := new(mcp.Icon)
-	upIcon(in, out)
-	return out
-}
-
 func downImageContent(in *mcp.ImageContent, out *ImageContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1460,20 +872,6 @@ func upImageContent(in *ImageContent, out *mcp.ImageContent) {
 	}
 	out.Data = in.Data
 	out.MIMEType = in.MIMEType
-}
-
-// DowngradeImageContent converts a hub ImageContent to its 2025-11-25 shape.
-func DowngradeImageContent(in *mcp.ImageContent) *ImageContent {
-	out := new(ImageContent)
-	downImageContent(in, out)
-	return out
-}
-
-// UpgradeImageContent converts a 2025-11-25 ImageContent to the hub shape.
-func UpgradeImageContent(in *ImageContent) *mcp.ImageContent {
-	out := new(mcp.ImageContent)
-	upImageContent(in, out)
-	return out
 }
 
 func downImplementation(in *mcp.Implementation, out *Implementation) {
@@ -1504,22 +902,8 @@ func upImplementation(in *Implementation, out *mcp.Implementation) {
 	out.WebsiteURL = in.WebsiteURL
 }
 
-// DowngradeImplementation converts a hub Implementation to its 2025-11-25 shape.
-func DowngradeImplementation(in *mcp.Implementation) *Implementation {
-	out := new(Implementation)
-	downImplementation(in, out)
-	return out
-}
-
-// UpgradeImplementation converts a 2025-11-25 Implementation to the hub shape.
-func UpgradeImplementation(in *Implementation) *mcp.Implementation {
-	out := new(mcp.Implementation)
-	upImplementation(in, out)
-	return out
-}
-
 func downInitializeRequestParams(in *mcp.InitializeRequestParams, out *InitializeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downClientCapabilities(&in.Capabilities, &out.Capabilities)
 	downImplementation(&in.ClientInfo, &out.ClientInfo)
 	out.ProtocolVersion = in.ProtocolVersion
@@ -1532,22 +916,8 @@ func upInitializeRequestParams(in *InitializeRequestParams, out *mcp.InitializeR
 	out.ProtocolVersion = in.ProtocolVersion
 }
 
-// DowngradeInitializeRequestParams converts a hub InitializeRequestParams to its 2025-11-25 shape.
-func DowngradeInitializeRequestParams(in *mcp.InitializeRequestParams) *InitializeRequestParams {
-	out := new(InitializeRequestParams)
-	downInitializeRequestParams(in, out)
-	return out
-}
-
-// UpgradeInitializeRequestParams converts a 2025-11-25 InitializeRequestParams to the hub shape.
-func UpgradeInitializeRequestParams(in *InitializeRequestParams) *mcp.InitializeRequestParams {
-	out := new(mcp.InitializeRequestParams)
-	upInitializeRequestParams(in, out)
-	return out
-}
-
 func downInitializeResult(in *mcp.InitializeResult, out *InitializeResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downServerCapabilities(&in.Capabilities, &out.Capabilities)
 	out.Instructions = in.Instructions
 	out.ProtocolVersion = in.ProtocolVersion
@@ -1560,20 +930,6 @@ func upInitializeResult(in *InitializeResult, out *mcp.InitializeResult) {
 	out.Instructions = in.Instructions
 	out.ProtocolVersion = in.ProtocolVersion
 	upImplementation(&in.ServerInfo, &out.ServerInfo)
-}
-
-// DowngradeInitializeResult converts a hub InitializeResult to its 2025-11-25 shape.
-func DowngradeInitializeResult(in *mcp.InitializeResult) *InitializeResult {
-	out := new(InitializeResult)
-	downInitializeResult(in, out)
-	return out
-}
-
-// UpgradeInitializeResult converts a 2025-11-25 InitializeResult to the hub shape.
-func UpgradeInitializeResult(in *InitializeResult) *mcp.InitializeResult {
-	out := new(mcp.InitializeResult)
-	upInitializeResult(in, out)
-	return out
 }
 
 func downLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema, out *LegacyTitledEnumSchema) {
@@ -1602,22 +958,8 @@ func upLegacyTitledEnumSchema(in *LegacyTitledEnumSchema, out *mcp.LegacyTitledE
 	out.Title = in.Title
 }
 
-// DowngradeLegacyTitledEnumSchema converts a hub LegacyTitledEnumSchema to its 2025-11-25 shape.
-func DowngradeLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema) *LegacyTitledEnumSchema {
-	out := new(LegacyTitledEnumSchema)
-	downLegacyTitledEnumSchema(in, out)
-	return out
-}
-
-// UpgradeLegacyTitledEnumSchema converts a 2025-11-25 LegacyTitledEnumSchema to the hub shape.
-func UpgradeLegacyTitledEnumSchema(in *LegacyTitledEnumSchema) *mcp.LegacyTitledEnumSchema {
-	out := new(mcp.LegacyTitledEnumSchema)
-	upLegacyTitledEnumSchema(in, out)
-	return out
-}
-
 func downListPromptsResult(in *mcp.ListPromptsResult, out *ListPromptsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Prompts = make([]Prompt, len(in.Prompts))
 	for i := range in.Prompts {
@@ -1636,22 +978,8 @@ func upListPromptsResult(in *ListPromptsResult, out *mcp.ListPromptsResult) {
 	}
 }
 
-// DowngradeListPromptsResult converts a hub ListPromptsResult to its 2025-11-25 shape.
-func DowngradeListPromptsResult(in *mcp.ListPromptsResult) *ListPromptsResult {
-	out := new(ListPromptsResult)
-	downListPromptsResult(in, out)
-	return out
-}
-
-// UpgradeListPromptsResult converts a 2025-11-25 ListPromptsResult to the hub shape.
-func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
-	out := new(mcp.ListPromptsResult)
-	upListPromptsResult(in, out)
-	return out
-}
-
 func downListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult, out *ListResourceTemplatesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.ResourceTemplates = make([]ResourceTemplate, len(in.ResourceTemplates))
 	for i := range in.ResourceTemplates {
@@ -1670,22 +998,8 @@ func upListResourceTemplatesResult(in *ListResourceTemplatesResult, out *mcp.Lis
 	}
 }
 
-// DowngradeListResourceTemplatesResult converts a hub ListResourceTemplatesResult to its 2025-11-25 shape.
-func DowngradeListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult) *ListResourceTemplatesResult {
-	out := new(ListResourceTemplatesResult)
-	downListResourceTemplatesResult(in, out)
-	return out
-}
-
-// UpgradeListResourceTemplatesResult converts a 2025-11-25 ListResourceTemplatesResult to the hub shape.
-func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
-	out := new(mcp.ListResourceTemplatesResult)
-	upListResourceTemplatesResult(in, out)
-	return out
-}
-
 func downListResourcesResult(in *mcp.ListResourcesResult, out *ListResourcesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Resources = make([]Resource, len(in.Resources))
 	for i := range in.Resources {
@@ -1704,22 +1018,8 @@ func upListResourcesResult(in *ListResourcesResult, out *mcp.ListResourcesResult
 	}
 }
 
-// DowngradeListResourcesResult converts a hub ListResourcesResult to its 2025-11-25 shape.
-func DowngradeListResourcesResult(in *mcp.ListResourcesResult) *ListResourcesResult {
-	out := new(ListResourcesResult)
-	downListResourcesResult(in, out)
-	return out
-}
-
-// UpgradeListResourcesResult converts a 2025-11-25 ListResourcesResult to the hub shape.
-func UpgradeListResourcesResult(in *ListResourcesResult) *mcp.ListResourcesResult {
-	out := new(mcp.ListResourcesResult)
-	upListResourcesResult(in, out)
-	return out
-}
-
 func downListRootsResult(in *mcp.ListRootsResult, out *ListRootsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Roots = make([]Root, len(in.Roots))
 	for i := range in.Roots {
 		downRoot(&in.Roots[i], &out.Roots[i])
@@ -1736,22 +1036,8 @@ func upListRootsResult(in *ListRootsResult, out *mcp.ListRootsResult) {
 	}
 }
 
-// DowngradeListRootsResult converts a hub ListRootsResult to its 2025-11-25 shape.
-func DowngradeListRootsResult(in *mcp.ListRootsResult) *ListRootsResult {
-	out := new(ListRootsResult)
-	downListRootsResult(in, out)
-	return out
-}
-
-// UpgradeListRootsResult converts a 2025-11-25 ListRootsResult to the hub shape.
-func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
-	out := new(mcp.ListRootsResult)
-	upListRootsResult(in, out)
-	return out
-}
-
 func downListTasksResult(in *mcp.ListTasksResult, out *ListTasksResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Tasks = make([]Task, len(in.Tasks))
 	for i := range in.Tasks {
@@ -1770,22 +1056,8 @@ func upListTasksResult(in *ListTasksResult, out *mcp.ListTasksResult) {
 	}
 }
 
-// DowngradeListTasksResult converts a hub ListTasksResult to its 2025-11-25 shape.
-func DowngradeListTasksResult(in *mcp.ListTasksResult) *ListTasksResult {
-	out := new(ListTasksResult)
-	downListTasksResult(in, out)
-	return out
-}
-
-// UpgradeListTasksResult converts a 2025-11-25 ListTasksResult to the hub shape.
-func UpgradeListTasksResult(in *ListTasksResult) *mcp.ListTasksResult {
-	out := new(mcp.ListTasksResult)
-	upListTasksResult(in, out)
-	return out
-}
-
 func downListToolsResult(in *mcp.ListToolsResult, out *ListToolsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.Tools = make([]Tool, len(in.Tools))
 	for i := range in.Tools {
@@ -1804,22 +1076,8 @@ func upListToolsResult(in *ListToolsResult, out *mcp.ListToolsResult) {
 	}
 }
 
-// DowngradeListToolsResult converts a hub ListToolsResult to its 2025-11-25 shape.
-func DowngradeListToolsResult(in *mcp.ListToolsResult) *ListToolsResult {
-	out := new(ListToolsResult)
-	downListToolsResult(in, out)
-	return out
-}
-
-// UpgradeListToolsResult converts a 2025-11-25 ListToolsResult to the hub shape.
-func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
-	out := new(mcp.ListToolsResult)
-	upListToolsResult(in, out)
-	return out
-}
-
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -1832,40 +1090,12 @@ func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, ou
 	out.Logger = in.Logger
 }
 
-// DowngradeLoggingMessageNotificationParams converts a hub LoggingMessageNotificationParams to its 2025-11-25 shape.
-func DowngradeLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams) *LoggingMessageNotificationParams {
-	out := new(LoggingMessageNotificationParams)
-	downLoggingMessageNotificationParams(in, out)
-	return out
-}
-
-// UpgradeLoggingMessageNotificationParams converts a 2025-11-25 LoggingMessageNotificationParams to the hub shape.
-func UpgradeLoggingMessageNotificationParams(in *LoggingMessageNotificationParams) *mcp.LoggingMessageNotificationParams {
-	out := new(mcp.LoggingMessageNotificationParams)
-	upLoggingMessageNotificationParams(in, out)
-	return out
-}
-
 func downModelHint(in *mcp.ModelHint, out *ModelHint) {
 	out.Name = in.Name
 }
 
 func upModelHint(in *ModelHint, out *mcp.ModelHint) {
 	out.Name = in.Name
-}
-
-// DowngradeModelHint converts a hub ModelHint to its 2025-11-25 shape.
-func DowngradeModelHint(in *mcp.ModelHint) *ModelHint {
-	out := new(ModelHint)
-	downModelHint(in, out)
-	return out
-}
-
-// UpgradeModelHint converts a 2025-11-25 ModelHint to the hub shape.
-func UpgradeModelHint(in *ModelHint) *mcp.ModelHint {
-	out := new(mcp.ModelHint)
-	upModelHint(in, out)
-	return out
 }
 
 func downModelPreferences(in *mcp.ModelPreferences, out *ModelPreferences) {
@@ -1892,40 +1122,12 @@ func upModelPreferences(in *ModelPreferences, out *mcp.ModelPreferences) {
 	out.SpeedPriority = in.SpeedPriority
 }
 
-// DowngradeModelPreferences converts a hub ModelPreferences to its 2025-11-25 shape.
-func DowngradeModelPreferences(in *mcp.ModelPreferences) *ModelPreferences {
-	out := new(ModelPreferences)
-	downModelPreferences(in, out)
-	return out
-}
-
-// UpgradeModelPreferences converts a 2025-11-25 ModelPreferences to the hub shape.
-func UpgradeModelPreferences(in *ModelPreferences) *mcp.ModelPreferences {
-	out := new(mcp.ModelPreferences)
-	upModelPreferences(in, out)
-	return out
-}
-
 func downNotificationParams(in *mcp.NotificationParams, out *NotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upNotificationParams(in *NotificationParams, out *mcp.NotificationParams) {
 	out.Meta = in.Meta
-}
-
-// DowngradeNotificationParams converts a hub NotificationParams to its 2025-11-25 shape.
-func DowngradeNotificationParams(in *mcp.NotificationParams) *NotificationParams {
-	out := new(NotificationParams)
-	downNotificationParams(in, out)
-	return out
-}
-
-// UpgradeNotificationParams converts a 2025-11-25 NotificationParams to the hub shape.
-func UpgradeNotificationParams(in *NotificationParams) *mcp.NotificationParams {
-	out := new(mcp.NotificationParams)
-	upNotificationParams(in, out)
-	return out
 }
 
 func downNumberSchema(in *mcp.NumberSchema, out *NumberSchema) {
@@ -1946,22 +1148,8 @@ func upNumberSchema(in *NumberSchema, out *mcp.NumberSchema) {
 	out.Type = in.Type
 }
 
-// DowngradeNumberSchema converts a hub NumberSchema to its 2025-11-25 shape.
-func DowngradeNumberSchema(in *mcp.NumberSchema) *NumberSchema {
-	out := new(NumberSchema)
-	downNumberSchema(in, out)
-	return out
-}
-
-// UpgradeNumberSchema converts a 2025-11-25 NumberSchema to the hub shape.
-func UpgradeNumberSchema(in *NumberSchema) *mcp.NumberSchema {
-	out := new(mcp.NumberSchema)
-	upNumberSchema(in, out)
-	return out
-}
-
 func downPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *PaginatedRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -1970,22 +1158,8 @@ func upPaginatedRequestParams(in *PaginatedRequestParams, out *mcp.PaginatedRequ
 	out.Cursor = in.Cursor
 }
 
-// DowngradePaginatedRequestParams converts a hub PaginatedRequestParams to its 2025-11-25 shape.
-func DowngradePaginatedRequestParams(in *mcp.PaginatedRequestParams) *PaginatedRequestParams {
-	out := new(PaginatedRequestParams)
-	downPaginatedRequestParams(in, out)
-	return out
-}
-
-// UpgradePaginatedRequestParams converts a 2025-11-25 PaginatedRequestParams to the hub shape.
-func UpgradePaginatedRequestParams(in *PaginatedRequestParams) *mcp.PaginatedRequestParams {
-	out := new(mcp.PaginatedRequestParams)
-	upPaginatedRequestParams(in, out)
-	return out
-}
-
 func downPaginatedResult(in *mcp.PaginatedResult, out *PaginatedResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 }
 
@@ -1994,22 +1168,8 @@ func upPaginatedResult(in *PaginatedResult, out *mcp.PaginatedResult) {
 	out.NextCursor = in.NextCursor
 }
 
-// DowngradePaginatedResult converts a hub PaginatedResult to its 2025-11-25 shape.
-func DowngradePaginatedResult(in *mcp.PaginatedResult) *PaginatedResult {
-	out := new(PaginatedResult)
-	downPaginatedResult(in, out)
-	return out
-}
-
-// UpgradePaginatedResult converts a 2025-11-25 PaginatedResult to the hub shape.
-func UpgradePaginatedResult(in *PaginatedResult) *mcp.PaginatedResult {
-	out := new(mcp.PaginatedResult)
-	upPaginatedResult(in, out)
-	return out
-}
-
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -2024,22 +1184,8 @@ func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.Progr
 	out.Total = in.Total
 }
 
-// DowngradeProgressNotificationParams converts a hub ProgressNotificationParams to its 2025-11-25 shape.
-func DowngradeProgressNotificationParams(in *mcp.ProgressNotificationParams) *ProgressNotificationParams {
-	out := new(ProgressNotificationParams)
-	downProgressNotificationParams(in, out)
-	return out
-}
-
-// UpgradeProgressNotificationParams converts a 2025-11-25 ProgressNotificationParams to the hub shape.
-func UpgradeProgressNotificationParams(in *ProgressNotificationParams) *mcp.ProgressNotificationParams {
-	out := new(mcp.ProgressNotificationParams)
-	upProgressNotificationParams(in, out)
-	return out
-}
-
 func downPrompt(in *mcp.Prompt, out *Prompt) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make([]PromptArgument, len(in.Arguments))
 		for i := range in.Arguments {
@@ -2076,20 +1222,6 @@ func upPrompt(in *Prompt, out *mcp.Prompt) {
 	out.Title = in.Title
 }
 
-// DowngradePrompt converts a hub Prompt to its 2025-11-25 shape.
-func DowngradePrompt(in *mcp.Prompt) *Prompt {
-	out := new(Prompt)
-	downPrompt(in, out)
-	return out
-}
-
-// UpgradePrompt converts a 2025-11-25 Prompt to the hub shape.
-func UpgradePrompt(in *Prompt) *mcp.Prompt {
-	out := new(mcp.Prompt)
-	upPrompt(in, out)
-	return out
-}
-
 func downPromptArgument(in *mcp.PromptArgument, out *PromptArgument) {
 	out.Description = in.Description
 	out.Name = in.Name
@@ -2104,20 +1236,6 @@ func upPromptArgument(in *PromptArgument, out *mcp.PromptArgument) {
 	out.Title = in.Title
 }
 
-// DowngradePromptArgument converts a hub PromptArgument to its 2025-11-25 shape.
-func DowngradePromptArgument(in *mcp.PromptArgument) *PromptArgument {
-	out := new(PromptArgument)
-	downPromptArgument(in, out)
-	return out
-}
-
-// UpgradePromptArgument converts a 2025-11-25 PromptArgument to the hub shape.
-func UpgradePromptArgument(in *PromptArgument) *mcp.PromptArgument {
-	out := new(mcp.PromptArgument)
-	upPromptArgument(in, out)
-	return out
-}
-
 func downPromptMessage(in *mcp.PromptMessage, out *PromptMessage) {
 	downContentBlock(&in.Content, &out.Content)
 	out.Role = in.Role
@@ -2126,20 +1244,6 @@ func downPromptMessage(in *mcp.PromptMessage, out *PromptMessage) {
 func upPromptMessage(in *PromptMessage, out *mcp.PromptMessage) {
 	upContentBlock(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradePromptMessage converts a hub PromptMessage to its 2025-11-25 shape.
-func DowngradePromptMessage(in *mcp.PromptMessage) *PromptMessage {
-	out := new(PromptMessage)
-	downPromptMessage(in, out)
-	return out
-}
-
-// UpgradePromptMessage converts a 2025-11-25 PromptMessage to the hub shape.
-func UpgradePromptMessage(in *PromptMessage) *mcp.PromptMessage {
-	out := new(mcp.PromptMessage)
-	upPromptMessage(in, out)
-	return out
 }
 
 func downPromptReference(in *mcp.PromptReference, out *PromptReference) {
@@ -2152,22 +1256,8 @@ func upPromptReference(in *PromptReference, out *mcp.PromptReference) {
 	out.Title = in.Title
 }
 
-// DowngradePromptReference converts a hub PromptReference to its 2025-11-25 shape.
-func DowngradePromptReference(in *mcp.PromptReference) *PromptReference {
-	out := new(PromptReference)
-	downPromptReference(in, out)
-	return out
-}
-
-// UpgradePromptReference converts a 2025-11-25 PromptReference to the hub shape.
-func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
-	out := new(mcp.PromptReference)
-	upPromptReference(in, out)
-	return out
-}
-
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -2176,22 +1266,8 @@ func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadRes
 	out.URI = in.URI
 }
 
-// DowngradeReadResourceRequestParams converts a hub ReadResourceRequestParams to its 2025-11-25 shape.
-func DowngradeReadResourceRequestParams(in *mcp.ReadResourceRequestParams) *ReadResourceRequestParams {
-	out := new(ReadResourceRequestParams)
-	downReadResourceRequestParams(in, out)
-	return out
-}
-
-// UpgradeReadResourceRequestParams converts a 2025-11-25 ReadResourceRequestParams to the hub shape.
-func UpgradeReadResourceRequestParams(in *ReadResourceRequestParams) *mcp.ReadResourceRequestParams {
-	out := new(mcp.ReadResourceRequestParams)
-	upReadResourceRequestParams(in, out)
-	return out
-}
-
 func downReadResourceResult(in *mcp.ReadResourceResult, out *ReadResourceResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Contents = make([]ReadResourceResultContentsItem, len(in.Contents))
 	for i := range in.Contents {
 		downReadResourceResultContentsItem(&in.Contents[i], &out.Contents[i])
@@ -2206,20 +1282,6 @@ func upReadResourceResult(in *ReadResourceResult, out *mcp.ReadResourceResult) {
 			upReadResourceResultContentsItem(&in.Contents[i], &out.Contents[i])
 		}
 	}
-}
-
-// DowngradeReadResourceResult converts a hub ReadResourceResult to its 2025-11-25 shape.
-func DowngradeReadResourceResult(in *mcp.ReadResourceResult) *ReadResourceResult {
-	out := new(ReadResourceResult)
-	downReadResourceResult(in, out)
-	return out
-}
-
-// UpgradeReadResourceResult converts a 2025-11-25 ReadResourceResult to the hub shape.
-func UpgradeReadResourceResult(in *ReadResourceResult) *mcp.ReadResourceResult {
-	out := new(mcp.ReadResourceResult)
-	upReadResourceResult(in, out)
-	return out
 }
 
 func downReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem, out *ReadResourceResultContentsItem) {
@@ -2250,44 +1312,16 @@ func upReadResourceResultContentsItem(in *ReadResourceResultContentsItem, out *m
 	}
 }
 
-// DowngradeReadResourceResultContentsItem converts a hub ReadResourceResultContentsItem to its 2025-11-25 shape.
-func DowngradeReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem) *ReadResourceResultContentsItem {
-	out := new(ReadResourceResultContentsItem)
-	downReadResourceResultContentsItem(in, out)
-	return out
-}
-
-// UpgradeReadResourceResultContentsItem converts a 2025-11-25 ReadResourceResultContentsItem to the hub shape.
-func UpgradeReadResourceResultContentsItem(in *ReadResourceResultContentsItem) *mcp.ReadResourceResultContentsItem {
-	out := new(mcp.ReadResourceResultContentsItem)
-	upReadResourceResultContentsItem(in, out)
-	return out
-}
-
 func downRequestParams(in *mcp.RequestParams, out *RequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upRequestParams(in *RequestParams, out *mcp.RequestParams) {
 	out.Meta = in.Meta
 }
 
-// DowngradeRequestParams converts a hub RequestParams to its 2025-11-25 shape.
-func DowngradeRequestParams(in *mcp.RequestParams) *RequestParams {
-	out := new(RequestParams)
-	downRequestParams(in, out)
-	return out
-}
-
-// UpgradeRequestParams converts a 2025-11-25 RequestParams to the hub shape.
-func UpgradeRequestParams(in *RequestParams) *mcp.RequestParams {
-	out := new(mcp.RequestParams)
-	upRequestParams(in, out)
-	return out
-}
-
 func downResource(in *mcp.Resource, out *Resource) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2326,22 +1360,8 @@ func upResource(in *Resource, out *mcp.Resource) {
 	out.URI = in.URI
 }
 
-// DowngradeResource converts a hub Resource to its 2025-11-25 shape.
-func DowngradeResource(in *mcp.Resource) *Resource {
-	out := new(Resource)
-	downResource(in, out)
-	return out
-}
-
-// UpgradeResource converts a 2025-11-25 Resource to the hub shape.
-func UpgradeResource(in *Resource) *mcp.Resource {
-	out := new(mcp.Resource)
-	upResource(in, out)
-	return out
-}
-
 func downResourceLink(in *mcp.ResourceLink, out *ResourceLink) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2380,22 +1400,8 @@ func upResourceLink(in *ResourceLink, out *mcp.ResourceLink) {
 	out.URI = in.URI
 }
 
-// DowngradeResourceLink converts a hub ResourceLink to its 2025-11-25 shape.
-func DowngradeResourceLink(in *mcp.ResourceLink) *ResourceLink {
-	out := new(ResourceLink)
-	downResourceLink(in, out)
-	return out
-}
-
-// UpgradeResourceLink converts a 2025-11-25 ResourceLink to the hub shape.
-func UpgradeResourceLink(in *ResourceLink) *mcp.ResourceLink {
-	out := new(mcp.ResourceLink)
-	upResourceLink(in, out)
-	return out
-}
-
 func downResourceTemplate(in *mcp.ResourceTemplate, out *ResourceTemplate) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2432,20 +1438,6 @@ func upResourceTemplate(in *ResourceTemplate, out *mcp.ResourceTemplate) {
 	out.URITemplate = in.URITemplate
 }
 
-// DowngradeResourceTemplate converts a hub ResourceTemplate to its 2025-11-25 shape.
-func DowngradeResourceTemplate(in *mcp.ResourceTemplate) *ResourceTemplate {
-	out := new(ResourceTemplate)
-	downResourceTemplate(in, out)
-	return out
-}
-
-// UpgradeResourceTemplate converts a 2025-11-25 ResourceTemplate to the hub shape.
-func UpgradeResourceTemplate(in *ResourceTemplate) *mcp.ResourceTemplate {
-	out := new(mcp.ResourceTemplate)
-	upResourceTemplate(in, out)
-	return out
-}
-
 func downResourceTemplateReference(in *mcp.ResourceTemplateReference, out *ResourceTemplateReference) {
 	out.URI = in.URI
 }
@@ -2454,22 +1446,8 @@ func upResourceTemplateReference(in *ResourceTemplateReference, out *mcp.Resourc
 	out.URI = in.URI
 }
 
-// DowngradeResourceTemplateReference converts a hub ResourceTemplateReference to its 2025-11-25 shape.
-func DowngradeResourceTemplateReference(in *mcp.ResourceTemplateReference) *ResourceTemplateReference {
-	out := new(ResourceTemplateReference)
-	downResourceTemplateReference(in, out)
-	return out
-}
-
-// UpgradeResourceTemplateReference converts a 2025-11-25 ResourceTemplateReference to the hub shape.
-func UpgradeResourceTemplateReference(in *ResourceTemplateReference) *mcp.ResourceTemplateReference {
-	out := new(mcp.ResourceTemplateReference)
-	upResourceTemplateReference(in, out)
-	return out
-}
-
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -2478,44 +1456,16 @@ func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, 
 	out.URI = in.URI
 }
 
-// DowngradeResourceUpdatedNotificationParams converts a hub ResourceUpdatedNotificationParams to its 2025-11-25 shape.
-func DowngradeResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams) *ResourceUpdatedNotificationParams {
-	out := new(ResourceUpdatedNotificationParams)
-	downResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
-// UpgradeResourceUpdatedNotificationParams converts a 2025-11-25 ResourceUpdatedNotificationParams to the hub shape.
-func UpgradeResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams) *mcp.ResourceUpdatedNotificationParams {
-	out := new(mcp.ResourceUpdatedNotificationParams)
-	upResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
 func downResult(in *mcp.Result, out *Result) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upResult(in *Result, out *mcp.Result) {
 	out.Meta = in.Meta
 }
 
-// DowngradeResult converts a hub Result to its 2025-11-25 shape.
-func DowngradeResult(in *mcp.Result) *Result {
-	out := new(Result)
-	downResult(in, out)
-	return out
-}
-
-// UpgradeResult converts a 2025-11-25 Result to the hub shape.
-func UpgradeResult(in *Result) *mcp.Result {
-	out := new(mcp.Result)
-	upResult(in, out)
-	return out
-}
-
 func downRoot(in *mcp.Root, out *Root) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Name = in.Name
 	out.URI = in.URI
 }
@@ -2526,22 +1476,8 @@ func upRoot(in *Root, out *mcp.Root) {
 	out.URI = in.URI
 }
 
-// DowngradeRoot converts a hub Root to its 2025-11-25 shape.
-func DowngradeRoot(in *mcp.Root) *Root {
-	out := new(Root)
-	downRoot(in, out)
-	return out
-}
-
-// UpgradeRoot converts a 2025-11-25 Root to the hub shape.
-func UpgradeRoot(in *Root) *mcp.Root {
-	out := new(mcp.Root)
-	upRoot(in, out)
-	return out
-}
-
 func downSamplingMessage(in *mcp.SamplingMessage, out *SamplingMessage) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downSamplingMessageContent(&in.Content, &out.Content)
 	out.Role = in.Role
 }
@@ -2550,20 +1486,6 @@ func upSamplingMessage(in *SamplingMessage, out *mcp.SamplingMessage) {
 	out.Meta = in.Meta
 	upSamplingMessageContent(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradeSamplingMessage converts a hub SamplingMessage to its 2025-11-25 shape.
-func DowngradeSamplingMessage(in *mcp.SamplingMessage) *SamplingMessage {
-	out := new(SamplingMessage)
-	downSamplingMessage(in, out)
-	return out
-}
-
-// UpgradeSamplingMessage converts a 2025-11-25 SamplingMessage to the hub shape.
-func UpgradeSamplingMessage(in *SamplingMessage) *mcp.SamplingMessage {
-	out := new(mcp.SamplingMessage)
-	upSamplingMessage(in, out)
-	return out
 }
 
 func downSamplingMessageContent(in *mcp.SamplingMessageContent, out *SamplingMessageContent) {
@@ -2630,20 +1552,6 @@ func upSamplingMessageContent(in *SamplingMessageContent, out *mcp.SamplingMessa
 	}
 }
 
-// DowngradeSamplingMessageContent converts a hub SamplingMessageContent to its 2025-11-25 shape.
-func DowngradeSamplingMessageContent(in *mcp.SamplingMessageContent) *SamplingMessageContent {
-	out := new(SamplingMessageContent)
-	downSamplingMessageContent(in, out)
-	return out
-}
-
-// UpgradeSamplingMessageContent converts a 2025-11-25 SamplingMessageContent to the hub shape.
-func UpgradeSamplingMessageContent(in *SamplingMessageContent) *mcp.SamplingMessageContent {
-	out := new(mcp.SamplingMessageContent)
-	upSamplingMessageContent(in, out)
-	return out
-}
-
 func downSamplingMessageContentBlock(in *mcp.SamplingMessageContentBlock, out *SamplingMessageContentBlock) {
 	switch x := in.Value.(type) {
 	case *mcp.TextContent:
@@ -2696,20 +1604,6 @@ func upSamplingMessageContentBlock(in *SamplingMessageContentBlock, out *mcp.Sam
 	}
 }
 
-// DowngradeSamplingMessageContentBlock converts a hub SamplingMessageContentBlock to its 2025-11-25 shape.
-func DowngradeSamplingMessageContentBlock(in *mcp.SamplingMessageContentBlock) *SamplingMessageContentBlock {
-	out := new(SamplingMessageContentBlock)
-	downSamplingMessageContentBlock(in, out)
-	return out
-}
-
-// UpgradeSamplingMessageContentBlock converts a 2025-11-25 SamplingMessageContentBlock to the hub shape.
-func UpgradeSamplingMessageContentBlock(in *SamplingMessageContentBlock) *mcp.SamplingMessageContentBlock {
-	out := new(mcp.SamplingMessageContentBlock)
-	upSamplingMessageContentBlock(in, out)
-	return out
-}
-
 func downServerCapabilities(in *mcp.ServerCapabilities, out *ServerCapabilities) {
 	out.Completions = in.Completions
 	out.Experimental = in.Experimental
@@ -2754,40 +1648,12 @@ func upServerCapabilities(in *ServerCapabilities, out *mcp.ServerCapabilities) {
 	}
 }
 
-// DowngradeServerCapabilities converts a hub ServerCapabilities to its 2025-11-25 shape.
-func DowngradeServerCapabilities(in *mcp.ServerCapabilities) *ServerCapabilities {
-	out := new(ServerCapabilities)
-	downServerCapabilities(in, out)
-	return out
-}
-
-// UpgradeServerCapabilities converts a 2025-11-25 ServerCapabilities to the hub shape.
-func UpgradeServerCapabilities(in *ServerCapabilities) *mcp.ServerCapabilities {
-	out := new(mcp.ServerCapabilities)
-	upServerCapabilities(in, out)
-	return out
-}
-
 func downServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts, out *ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
 }
 
 func upServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts, out *mcp.ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
-}
-
-// DowngradeServerCapabilitiesPrompts converts a hub ServerCapabilitiesPrompts to its 2025-11-25 shape.
-func DowngradeServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts) *ServerCapabilitiesPrompts {
-	out := new(ServerCapabilitiesPrompts)
-	downServerCapabilitiesPrompts(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesPrompts converts a 2025-11-25 ServerCapabilitiesPrompts to the hub shape.
-func UpgradeServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts) *mcp.ServerCapabilitiesPrompts {
-	out := new(mcp.ServerCapabilitiesPrompts)
-	upServerCapabilitiesPrompts(in, out)
-	return out
 }
 
 func downServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources, out *ServerCapabilitiesResources) {
@@ -2798,20 +1664,6 @@ func downServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources, out *S
 func upServerCapabilitiesResources(in *ServerCapabilitiesResources, out *mcp.ServerCapabilitiesResources) {
 	out.ListChanged = in.ListChanged
 	out.Subscribe = in.Subscribe
-}
-
-// DowngradeServerCapabilitiesResources converts a hub ServerCapabilitiesResources to its 2025-11-25 shape.
-func DowngradeServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources) *ServerCapabilitiesResources {
-	out := new(ServerCapabilitiesResources)
-	downServerCapabilitiesResources(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesResources converts a 2025-11-25 ServerCapabilitiesResources to the hub shape.
-func UpgradeServerCapabilitiesResources(in *ServerCapabilitiesResources) *mcp.ServerCapabilitiesResources {
-	out := new(mcp.ServerCapabilitiesResources)
-	upServerCapabilitiesResources(in, out)
-	return out
 }
 
 func downServerCapabilitiesTasks(in *mcp.ServerCapabilitiesTasks, out *ServerCapabilitiesTasks) {
@@ -2832,20 +1684,6 @@ func upServerCapabilitiesTasks(in *ServerCapabilitiesTasks, out *mcp.ServerCapab
 	}
 }
 
-// DowngradeServerCapabilitiesTasks converts a hub ServerCapabilitiesTasks to its 2025-11-25 shape.
-func DowngradeServerCapabilitiesTasks(in *mcp.ServerCapabilitiesTasks) *ServerCapabilitiesTasks {
-	out := new(ServerCapabilitiesTasks)
-	downServerCapabilitiesTasks(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTasks converts a 2025-11-25 ServerCapabilitiesTasks to the hub shape.
-func UpgradeServerCapabilitiesTasks(in *ServerCapabilitiesTasks) *mcp.ServerCapabilitiesTasks {
-	out := new(mcp.ServerCapabilitiesTasks)
-	upServerCapabilitiesTasks(in, out)
-	return out
-}
-
 func downServerCapabilitiesTasksRequests(in *mcp.ServerCapabilitiesTasksRequests, out *ServerCapabilitiesTasksRequests) {
 	if in.Tools != nil {
 		out.Tools = new(ServerCapabilitiesTasksRequestsTools)
@@ -2860,40 +1698,12 @@ func upServerCapabilitiesTasksRequests(in *ServerCapabilitiesTasksRequests, out 
 	}
 }
 
-// DowngradeServerCapabilitiesTasksRequests converts a hub ServerCapabilitiesTasksRequests to its 2025-11-25 shape.
-func DowngradeServerCapabilitiesTasksRequests(in *mcp.ServerCapabilitiesTasksRequests) *ServerCapabilitiesTasksRequests {
-	out := new(ServerCapabilitiesTasksRequests)
-	downServerCapabilitiesTasksRequests(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTasksRequests converts a 2025-11-25 ServerCapabilitiesTasksRequests to the hub shape.
-func UpgradeServerCapabilitiesTasksRequests(in *ServerCapabilitiesTasksRequests) *mcp.ServerCapabilitiesTasksRequests {
-	out := new(mcp.ServerCapabilitiesTasksRequests)
-	upServerCapabilitiesTasksRequests(in, out)
-	return out
-}
-
 func downServerCapabilitiesTasksRequestsTools(in *mcp.ServerCapabilitiesTasksRequestsTools, out *ServerCapabilitiesTasksRequestsTools) {
 	out.Call = in.Call
 }
 
 func upServerCapabilitiesTasksRequestsTools(in *ServerCapabilitiesTasksRequestsTools, out *mcp.ServerCapabilitiesTasksRequestsTools) {
 	out.Call = in.Call
-}
-
-// DowngradeServerCapabilitiesTasksRequestsTools converts a hub ServerCapabilitiesTasksRequestsTools to its 2025-11-25 shape.
-func DowngradeServerCapabilitiesTasksRequestsTools(in *mcp.ServerCapabilitiesTasksRequestsTools) *ServerCapabilitiesTasksRequestsTools {
-	out := new(ServerCapabilitiesTasksRequestsTools)
-	downServerCapabilitiesTasksRequestsTools(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTasksRequestsTools converts a 2025-11-25 ServerCapabilitiesTasksRequestsTools to the hub shape.
-func UpgradeServerCapabilitiesTasksRequestsTools(in *ServerCapabilitiesTasksRequestsTools) *mcp.ServerCapabilitiesTasksRequestsTools {
-	out := new(mcp.ServerCapabilitiesTasksRequestsTools)
-	upServerCapabilitiesTasksRequestsTools(in, out)
-	return out
 }
 
 func downServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools, out *ServerCapabilitiesTools) {
@@ -2904,42 +1714,14 @@ func upServerCapabilitiesTools(in *ServerCapabilitiesTools, out *mcp.ServerCapab
 	out.ListChanged = in.ListChanged
 }
 
-// DowngradeServerCapabilitiesTools converts a hub ServerCapabilitiesTools to its 2025-11-25 shape.
-func DowngradeServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools) *ServerCapabilitiesTools {
-	out := new(ServerCapabilitiesTools)
-	downServerCapabilitiesTools(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTools converts a 2025-11-25 ServerCapabilitiesTools to the hub shape.
-func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapabilitiesTools {
-	out := new(mcp.ServerCapabilitiesTools)
-	upServerCapabilitiesTools(in, out)
-	return out
-}
-
 func downSetLevelRequestParams(in *mcp.SetLevelRequestParams, out *SetLevelRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Level = in.Level
 }
 
 func upSetLevelRequestParams(in *SetLevelRequestParams, out *mcp.SetLevelRequestParams) {
 	out.Meta = in.Meta
 	out.Level = in.Level
-}
-
-// DowngradeSetLevelRequestParams converts a hub SetLevelRequestParams to its 2025-11-25 shape.
-func DowngradeSetLevelRequestParams(in *mcp.SetLevelRequestParams) *SetLevelRequestParams {
-	out := new(SetLevelRequestParams)
-	downSetLevelRequestParams(in, out)
-	return out
-}
-
-// UpgradeSetLevelRequestParams converts a 2025-11-25 SetLevelRequestParams to the hub shape.
-func UpgradeSetLevelRequestParams(in *SetLevelRequestParams) *mcp.SetLevelRequestParams {
-	out := new(mcp.SetLevelRequestParams)
-	upSetLevelRequestParams(in, out)
-	return out
 }
 
 func downStringSchema(in *mcp.StringSchema, out *StringSchema) {
@@ -2960,42 +1742,14 @@ func upStringSchema(in *StringSchema, out *mcp.StringSchema) {
 	out.Title = in.Title
 }
 
-// DowngradeStringSchema converts a hub StringSchema to its 2025-11-25 shape.
-func DowngradeStringSchema(in *mcp.StringSchema) *StringSchema {
-	out := new(StringSchema)
-	downStringSchema(in, out)
-	return out
-}
-
-// UpgradeStringSchema converts a 2025-11-25 StringSchema to the hub shape.
-func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
-	out := new(mcp.StringSchema)
-	upStringSchema(in, out)
-	return out
-}
-
 func downSubscribeRequestParams(in *mcp.SubscribeRequestParams, out *SubscribeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
 func upSubscribeRequestParams(in *SubscribeRequestParams, out *mcp.SubscribeRequestParams) {
 	out.Meta = in.Meta
 	out.URI = in.URI
-}
-
-// DowngradeSubscribeRequestParams converts a hub SubscribeRequestParams to its 2025-11-25 shape.
-func DowngradeSubscribeRequestParams(in *mcp.SubscribeRequestParams) *SubscribeRequestParams {
-	out := new(SubscribeRequestParams)
-	downSubscribeRequestParams(in, out)
-	return out
-}
-
-// UpgradeSubscribeRequestParams converts a 2025-11-25 SubscribeRequestParams to the hub shape.
-func UpgradeSubscribeRequestParams(in *SubscribeRequestParams) *mcp.SubscribeRequestParams {
-	out := new(mcp.SubscribeRequestParams)
-	upSubscribeRequestParams(in, out)
-	return out
 }
 
 func downTaskFromCreateTaskResult(in *mcp.CreateTaskResult, out *Task) {
@@ -3062,20 +1816,6 @@ func upTask(in *Task, out *mcp.Task) {
 	}
 }
 
-// DowngradeTask converts a hub Task to its 2025-11-25 shape.
-func DowngradeTask(in *mcp.Task) *Task {
-	out := new(Task)
-	downTask(in, out)
-	return out
-}
-
-// UpgradeTask converts a 2025-11-25 Task to the hub shape.
-func UpgradeTask(in *Task) *mcp.Task {
-	out := new(mcp.Task)
-	upTask(in, out)
-	return out
-}
-
 func downTaskMetadata(in *mcp.TaskMetadata, out *TaskMetadata) {
 	out.TTL = in.TTL
 }
@@ -3084,22 +1824,8 @@ func upTaskMetadata(in *TaskMetadata, out *mcp.TaskMetadata) {
 	out.TTL = in.TTL
 }
 
-// DowngradeTaskMetadata converts a hub TaskMetadata to its 2025-11-25 shape.
-func DowngradeTaskMetadata(in *mcp.TaskMetadata) *TaskMetadata {
-	out := new(TaskMetadata)
-	downTaskMetadata(in, out)
-	return out
-}
-
-// UpgradeTaskMetadata converts a 2025-11-25 TaskMetadata to the hub shape.
-func UpgradeTaskMetadata(in *TaskMetadata) *mcp.TaskMetadata {
-	out := new(mcp.TaskMetadata)
-	upTaskMetadata(in, out)
-	return out
-}
-
 func downTaskStatusNotificationParams(in *mcp.TaskStatusNotificationParams, out *TaskStatusNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CreatedAt = in.CreatedAt
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollInterval = in.PollInterval
@@ -3120,22 +1846,8 @@ func upTaskStatusNotificationParams(in *TaskStatusNotificationParams, out *mcp.T
 	out.TTL = in.TTL
 }
 
-// DowngradeTaskStatusNotificationParams converts a hub TaskStatusNotificationParams to its 2025-11-25 shape.
-func DowngradeTaskStatusNotificationParams(in *mcp.TaskStatusNotificationParams) *TaskStatusNotificationParams {
-	out := new(TaskStatusNotificationParams)
-	downTaskStatusNotificationParams(in, out)
-	return out
-}
-
-// UpgradeTaskStatusNotificationParams converts a 2025-11-25 TaskStatusNotificationParams to the hub shape.
-func UpgradeTaskStatusNotificationParams(in *TaskStatusNotificationParams) *mcp.TaskStatusNotificationParams {
-	out := new(mcp.TaskStatusNotificationParams)
-	upTaskStatusNotificationParams(in, out)
-	return out
-}
-
 func downTextContent(in *mcp.TextContent, out *TextContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -3152,22 +1864,8 @@ func upTextContent(in *TextContent, out *mcp.TextContent) {
 	out.Text = in.Text
 }
 
-// DowngradeTextContent converts a hub TextContent to its 2025-11-25 shape.
-func DowngradeTextContent(in *mcp.TextContent) *TextContent {
-	out := new(TextContent)
-	downTextContent(in, out)
-	return out
-}
-
-// UpgradeTextContent converts a 2025-11-25 TextContent to the hub shape.
-func UpgradeTextContent(in *TextContent) *mcp.TextContent {
-	out := new(mcp.TextContent)
-	upTextContent(in, out)
-	return out
-}
-
 func downTextResourceContents(in *mcp.TextResourceContents, out *TextResourceContents) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.MIMEType = in.MIMEType
 	out.Text = in.Text
 	out.URI = in.URI
@@ -3178,20 +1876,6 @@ func upTextResourceContents(in *TextResourceContents, out *mcp.TextResourceConte
 	out.MIMEType = in.MIMEType
 	out.Text = in.Text
 	out.URI = in.URI
-}
-
-// DowngradeTextResourceContents converts a hub TextResourceContents to its 2025-11-25 shape.
-func DowngradeTextResourceContents(in *mcp.TextResourceContents) *TextResourceContents {
-	out := new(TextResourceContents)
-	downTextResourceContents(in, out)
-	return out
-}
-
-// UpgradeTextResourceContents converts a 2025-11-25 TextResourceContents to the hub shape.
-func UpgradeTextResourceContents(in *TextResourceContents) *mcp.TextResourceContents {
-	out := new(mcp.TextResourceContents)
-	upTextResourceContents(in, out)
-	return out
 }
 
 func downTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema, out *TitledMultiSelectEnumSchema) {
@@ -3218,20 +1902,6 @@ func upTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema, out *mcp.Tit
 	out.Title = in.Title
 }
 
-// DowngradeTitledMultiSelectEnumSchema converts a hub TitledMultiSelectEnumSchema to its 2025-11-25 shape.
-func DowngradeTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema) *TitledMultiSelectEnumSchema {
-	out := new(TitledMultiSelectEnumSchema)
-	downTitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeTitledMultiSelectEnumSchema converts a 2025-11-25 TitledMultiSelectEnumSchema to the hub shape.
-func UpgradeTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema) *mcp.TitledMultiSelectEnumSchema {
-	out := new(mcp.TitledMultiSelectEnumSchema)
-	upTitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
 func downTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems, out *TitledMultiSelectEnumSchemaItems) {
 	out.AnyOf = make([]TitledMultiSelectEnumSchemaItemsAnyOfItem, len(in.AnyOf))
 	for i := range in.AnyOf {
@@ -3248,20 +1918,6 @@ func upTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems, ou
 	}
 }
 
-// DowngradeTitledMultiSelectEnumSchemaItems converts a hub TitledMultiSelectEnumSchemaItems to its 2025-11-25 shape.
-func DowngradeTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems) *TitledMultiSelectEnumSchemaItems {
-	out := new(TitledMultiSelectEnumSchemaItems)
-	downTitledMultiSelectEnumSchemaItems(in, out)
-	return out
-}
-
-// UpgradeTitledMultiSelectEnumSchemaItems converts a 2025-11-25 TitledMultiSelectEnumSchemaItems to the hub shape.
-func UpgradeTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems) *mcp.TitledMultiSelectEnumSchemaItems {
-	out := new(mcp.TitledMultiSelectEnumSchemaItems)
-	upTitledMultiSelectEnumSchemaItems(in, out)
-	return out
-}
-
 func downTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem, out *TitledMultiSelectEnumSchemaItemsAnyOfItem) {
 	out.Const = in.Const
 	out.Title = in.Title
@@ -3270,20 +1926,6 @@ func downTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnum
 func upTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem, out *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) {
 	out.Const = in.Const
 	out.Title = in.Title
-}
-
-// DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a hub TitledMultiSelectEnumSchemaItemsAnyOfItem to its 2025-11-25 shape.
-func DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) *TitledMultiSelectEnumSchemaItemsAnyOfItem {
-	out := new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-	downTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
-	return out
-}
-
-// UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a 2025-11-25 TitledMultiSelectEnumSchemaItemsAnyOfItem to the hub shape.
-func UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem) *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem {
-	out := new(mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem)
-	upTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
-	return out
 }
 
 func downTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema, out *TitledSingleSelectEnumSchema) {
@@ -3308,20 +1950,6 @@ func upTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema, out *mcp.T
 	out.Title = in.Title
 }
 
-// DowngradeTitledSingleSelectEnumSchema converts a hub TitledSingleSelectEnumSchema to its 2025-11-25 shape.
-func DowngradeTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema) *TitledSingleSelectEnumSchema {
-	out := new(TitledSingleSelectEnumSchema)
-	downTitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeTitledSingleSelectEnumSchema converts a 2025-11-25 TitledSingleSelectEnumSchema to the hub shape.
-func UpgradeTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema) *mcp.TitledSingleSelectEnumSchema {
-	out := new(mcp.TitledSingleSelectEnumSchema)
-	upTitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
 func downTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem, out *TitledSingleSelectEnumSchemaOneOfItem) {
 	out.Const = in.Const
 	out.Title = in.Title
@@ -3332,22 +1960,8 @@ func upTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOne
 	out.Title = in.Title
 }
 
-// DowngradeTitledSingleSelectEnumSchemaOneOfItem converts a hub TitledSingleSelectEnumSchemaOneOfItem to its 2025-11-25 shape.
-func DowngradeTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem) *TitledSingleSelectEnumSchemaOneOfItem {
-	out := new(TitledSingleSelectEnumSchemaOneOfItem)
-	downTitledSingleSelectEnumSchemaOneOfItem(in, out)
-	return out
-}
-
-// UpgradeTitledSingleSelectEnumSchemaOneOfItem converts a 2025-11-25 TitledSingleSelectEnumSchemaOneOfItem to the hub shape.
-func UpgradeTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOneOfItem) *mcp.TitledSingleSelectEnumSchemaOneOfItem {
-	out := new(mcp.TitledSingleSelectEnumSchemaOneOfItem)
-	upTitledSingleSelectEnumSchemaOneOfItem(in, out)
-	return out
-}
-
 func downTool(in *mcp.Tool, out *Tool) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(ToolAnnotations)
 		downToolAnnotations(in.Annotations, out.Annotations)
@@ -3394,20 +2008,6 @@ func upTool(in *Tool, out *mcp.Tool) {
 	out.Title = in.Title
 }
 
-// DowngradeTool converts a hub Tool to its 2025-11-25 shape.
-func DowngradeTool(in *mcp.Tool) *Tool {
-	out := new(Tool)
-	downTool(in, out)
-	return out
-}
-
-// UpgradeTool converts a 2025-11-25 Tool to the hub shape.
-func UpgradeTool(in *Tool) *mcp.Tool {
-	out := new(mcp.Tool)
-	upTool(in, out)
-	return out
-}
-
 func downToolAnnotations(in *mcp.ToolAnnotations, out *ToolAnnotations) {
 	out.DestructiveHint = in.DestructiveHint
 	out.IdempotentHint = in.IdempotentHint
@@ -3424,40 +2024,12 @@ func upToolAnnotations(in *ToolAnnotations, out *mcp.ToolAnnotations) {
 	out.Title = in.Title
 }
 
-// DowngradeToolAnnotations converts a hub ToolAnnotations to its 2025-11-25 shape.
-func DowngradeToolAnnotations(in *mcp.ToolAnnotations) *ToolAnnotations {
-	out := new(ToolAnnotations)
-	downToolAnnotations(in, out)
-	return out
-}
-
-// UpgradeToolAnnotations converts a 2025-11-25 ToolAnnotations to the hub shape.
-func UpgradeToolAnnotations(in *ToolAnnotations) *mcp.ToolAnnotations {
-	out := new(mcp.ToolAnnotations)
-	upToolAnnotations(in, out)
-	return out
-}
-
 func downToolChoice(in *mcp.ToolChoice, out *ToolChoice) {
 	out.Mode = in.Mode
 }
 
 func upToolChoice(in *ToolChoice, out *mcp.ToolChoice) {
 	out.Mode = in.Mode
-}
-
-// DowngradeToolChoice converts a hub ToolChoice to its 2025-11-25 shape.
-func DowngradeToolChoice(in *mcp.ToolChoice) *ToolChoice {
-	out := new(ToolChoice)
-	downToolChoice(in, out)
-	return out
-}
-
-// UpgradeToolChoice converts a 2025-11-25 ToolChoice to the hub shape.
-func UpgradeToolChoice(in *ToolChoice) *mcp.ToolChoice {
-	out := new(mcp.ToolChoice)
-	upToolChoice(in, out)
-	return out
 }
 
 func downToolExecution(in *mcp.ToolExecution, out *ToolExecution) {
@@ -3468,22 +2040,8 @@ func upToolExecution(in *ToolExecution, out *mcp.ToolExecution) {
 	out.TaskSupport = in.TaskSupport
 }
 
-// DowngradeToolExecution converts a hub ToolExecution to its 2025-11-25 shape.
-func DowngradeToolExecution(in *mcp.ToolExecution) *ToolExecution {
-	out := new(ToolExecution)
-	downToolExecution(in, out)
-	return out
-}
-
-// UpgradeToolExecution converts a 2025-11-25 ToolExecution to the hub shape.
-func UpgradeToolExecution(in *ToolExecution) *mcp.ToolExecution {
-	out := new(mcp.ToolExecution)
-	upToolExecution(in, out)
-	return out
-}
-
 func downToolResultContent(in *mcp.ToolResultContent, out *ToolResultContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Content = make([]ContentBlock, len(in.Content))
 	for i := range in.Content {
 		downContentBlock(&in.Content[i], &out.Content[i])
@@ -3506,22 +2064,8 @@ func upToolResultContent(in *ToolResultContent, out *mcp.ToolResultContent) {
 	out.ToolUseID = in.ToolUseID
 }
 
-// DowngradeToolResultContent converts a hub ToolResultContent to its 2025-11-25 shape.
-func DowngradeToolResultContent(in *mcp.ToolResultContent) *ToolResultContent {
-	out := new(ToolResultContent)
-	downToolResultContent(in, out)
-	return out
-}
-
-// UpgradeToolResultContent converts a 2025-11-25 ToolResultContent to the hub shape.
-func UpgradeToolResultContent(in *ToolResultContent) *mcp.ToolResultContent {
-	out := new(mcp.ToolResultContent)
-	upToolResultContent(in, out)
-	return out
-}
-
 func downToolUseContent(in *mcp.ToolUseContent, out *ToolUseContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.ID = in.ID
 	out.Input = in.Input
 	out.Name = in.Name
@@ -3534,42 +2078,14 @@ func upToolUseContent(in *ToolUseContent, out *mcp.ToolUseContent) {
 	out.Name = in.Name
 }
 
-// DowngradeToolUseContent converts a hub ToolUseContent to its 2025-11-25 shape.
-func DowngradeToolUseContent(in *mcp.ToolUseContent) *ToolUseContent {
-	out := new(ToolUseContent)
-	downToolUseContent(in, out)
-	return out
-}
-
-// UpgradeToolUseContent converts a 2025-11-25 ToolUseContent to the hub shape.
-func UpgradeToolUseContent(in *ToolUseContent) *mcp.ToolUseContent {
-	out := new(mcp.ToolUseContent)
-	upToolUseContent(in, out)
-	return out
-}
-
 func downUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams, out *UnsubscribeRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
 func upUnsubscribeRequestParams(in *UnsubscribeRequestParams, out *mcp.UnsubscribeRequestParams) {
 	out.Meta = in.Meta
 	out.URI = in.URI
-}
-
-// DowngradeUnsubscribeRequestParams converts a hub UnsubscribeRequestParams to its 2025-11-25 shape.
-func DowngradeUnsubscribeRequestParams(in *mcp.UnsubscribeRequestParams) *UnsubscribeRequestParams {
-	out := new(UnsubscribeRequestParams)
-	downUnsubscribeRequestParams(in, out)
-	return out
-}
-
-// UpgradeUnsubscribeRequestParams converts a 2025-11-25 UnsubscribeRequestParams to the hub shape.
-func UpgradeUnsubscribeRequestParams(in *UnsubscribeRequestParams) *mcp.UnsubscribeRequestParams {
-	out := new(mcp.UnsubscribeRequestParams)
-	upUnsubscribeRequestParams(in, out)
-	return out
 }
 
 func downUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema, out *UntitledMultiSelectEnumSchema) {
@@ -3596,20 +2112,6 @@ func upUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema, out *mcp
 	out.Title = in.Title
 }
 
-// DowngradeUntitledMultiSelectEnumSchema converts a hub UntitledMultiSelectEnumSchema to its 2025-11-25 shape.
-func DowngradeUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema) *UntitledMultiSelectEnumSchema {
-	out := new(UntitledMultiSelectEnumSchema)
-	downUntitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeUntitledMultiSelectEnumSchema converts a 2025-11-25 UntitledMultiSelectEnumSchema to the hub shape.
-func UpgradeUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema) *mcp.UntitledMultiSelectEnumSchema {
-	out := new(mcp.UntitledMultiSelectEnumSchema)
-	upUntitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
 func downUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems, out *UntitledMultiSelectEnumSchemaItems) {
 	out.Enum = make([]string, len(in.Enum))
 	copy(out.Enum, in.Enum)
@@ -3620,20 +2122,6 @@ func upUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems
 		out.Enum = make([]string, len(in.Enum))
 		copy(out.Enum, in.Enum)
 	}
-}
-
-// DowngradeUntitledMultiSelectEnumSchemaItems converts a hub UntitledMultiSelectEnumSchemaItems to its 2025-11-25 shape.
-func DowngradeUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems) *UntitledMultiSelectEnumSchemaItems {
-	out := new(UntitledMultiSelectEnumSchemaItems)
-	downUntitledMultiSelectEnumSchemaItems(in, out)
-	return out
-}
-
-// UpgradeUntitledMultiSelectEnumSchemaItems converts a 2025-11-25 UntitledMultiSelectEnumSchemaItems to the hub shape.
-func UpgradeUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems) *mcp.UntitledMultiSelectEnumSchemaItems {
-	out := new(mcp.UntitledMultiSelectEnumSchemaItems)
-	upUntitledMultiSelectEnumSchemaItems(in, out)
-	return out
 }
 
 func downUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema, out *UntitledSingleSelectEnumSchema) {
@@ -3654,40 +2142,9 @@ func upUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema, out *m
 	out.Title = in.Title
 }
 
-// DowngradeUntitledSingleSelectEnumSchema converts a hub UntitledSingleSelectEnumSchema to its 2025-11-25 shape.
-func DowngradeUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema) *UntitledSingleSelectEnumSchema {
-	out := new(UntitledSingleSelectEnumSchema)
-	downUntitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeUntitledSingleSelectEnumSchema converts a 2025-11-25 UntitledSingleSelectEnumSchema to the hub shape.
-func UpgradeUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema) *mcp.UntitledSingleSelectEnumSchema {
-	out := new(mcp.UntitledSingleSelectEnumSchema)
-	upUntitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
 // foreignMetaKeys are the reserved _meta keys that other revisions define and
-// 2025-11-25 does not: they never reach a 2025-11-25 peer.
+// 2025-11-25 does not: every downgrade removes them, so they never reach a 2025-11-25 peer.
 var foreignMetaKeys = []string{"io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel", "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/serverInfo", "io.modelcontextprotocol/subscriptionId"}
-
-// filterMeta returns m without foreignMetaKeys, copying only when one is there.
-func filterMeta(m mcp.Meta) mcp.Meta {
-	for _, k := range foreignMetaKeys {
-		if _, ok := m[k]; ok {
-			out := make(mcp.Meta, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-			for _, k := range foreignMetaKeys {
-				delete(out, k)
-			}
-			return out
-		}
-	}
-	return m
-}
 
 // Downgrade converts v, a pointer to a hub type, to its 2025-11-25 shape; ok is
 // false when this revision has no such type.

@@ -441,7 +441,7 @@ type CreateMessageRequestParams struct {
 	Temperature *float64      `json:"temperature,omitempty"`
 	// ToolChoice: Controls how the model uses tools.
 	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	// Default is `{ mode: "auto" `.
+	// Default is `{ mode: "auto" }`.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
 	// Tools: Tools that the model may use during generation.
 	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.

@@ -27,22 +27,8 @@ func upAnnotations(in *Annotations, out *mcp.Annotations) {
 	out.Priority = in.Priority
 }
 
-// DowngradeAnnotations converts a hub Annotations to its 2026-07-28 shape.
-func DowngradeAnnotations(in *mcp.Annotations) *Annotations {
-	out := new(Annotations)
-	downAnnotations(in, out)
-	return out
-}
-
-// UpgradeAnnotations converts a 2026-07-28 Annotations to the hub shape.
-func UpgradeAnnotations(in *Annotations) *mcp.Annotations {
-	out := new(mcp.Annotations)
-	upAnnotations(in, out)
-	return out
-}
-
 func downAudioContent(in *mcp.AudioContent, out *AudioContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -61,22 +47,8 @@ func upAudioContent(in *AudioContent, out *mcp.AudioContent) {
 	out.MIMEType = in.MIMEType
 }
 
-// DowngradeAudioContent converts a hub AudioContent to its 2026-07-28 shape.
-func DowngradeAudioContent(in *mcp.AudioContent) *AudioContent {
-	out := new(AudioContent)
-	downAudioContent(in, out)
-	return out
-}
-
-// UpgradeAudioContent converts a 2026-07-28 AudioContent to the hub shape.
-func UpgradeAudioContent(in *AudioContent) *mcp.AudioContent {
-	out := new(mcp.AudioContent)
-	upAudioContent(in, out)
-	return out
-}
-
 func downBlobResourceContents(in *mcp.BlobResourceContents, out *BlobResourceContents) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Blob = in.Blob
 	out.MIMEType = in.MIMEType
 	out.URI = in.URI
@@ -87,20 +59,6 @@ func upBlobResourceContents(in *BlobResourceContents, out *mcp.BlobResourceConte
 	out.Blob = in.Blob
 	out.MIMEType = in.MIMEType
 	out.URI = in.URI
-}
-
-// DowngradeBlobResourceContents converts a hub BlobResourceContents to its 2026-07-28 shape.
-func DowngradeBlobResourceContents(in *mcp.BlobResourceContents) *BlobResourceContents {
-	out := new(BlobResourceContents)
-	downBlobResourceContents(in, out)
-	return out
-}
-
-// UpgradeBlobResourceContents converts a 2026-07-28 BlobResourceContents to the hub shape.
-func UpgradeBlobResourceContents(in *BlobResourceContents) *mcp.BlobResourceContents {
-	out := new(mcp.BlobResourceContents)
-	upBlobResourceContents(in, out)
-	return out
 }
 
 func downBooleanSchema(in *mcp.BooleanSchema, out *BooleanSchema) {
@@ -115,22 +73,8 @@ func upBooleanSchema(in *BooleanSchema, out *mcp.BooleanSchema) {
 	out.Title = in.Title
 }
 
-// DowngradeBooleanSchema converts a hub BooleanSchema to its 2026-07-28 shape.
-func DowngradeBooleanSchema(in *mcp.BooleanSchema) *BooleanSchema {
-	out := new(BooleanSchema)
-	downBooleanSchema(in, out)
-	return out
-}
-
-// UpgradeBooleanSchema converts a 2026-07-28 BooleanSchema to the hub shape.
-func UpgradeBooleanSchema(in *BooleanSchema) *mcp.BooleanSchema {
-	out := new(mcp.BooleanSchema)
-	upBooleanSchema(in, out)
-	return out
-}
-
 func downCacheableResult(in *mcp.CacheableResult, out *CacheableResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	out.ResultType = in.ResultType
 	out.TTLMs = in.TTLMs
@@ -143,22 +87,8 @@ func upCacheableResult(in *CacheableResult, out *mcp.CacheableResult) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeCacheableResult converts a hub CacheableResult to its 2026-07-28 shape.
-func DowngradeCacheableResult(in *mcp.CacheableResult) *CacheableResult {
-	out := new(CacheableResult)
-	downCacheableResult(in, out)
-	return out
-}
-
-// UpgradeCacheableResult converts a 2026-07-28 CacheableResult to the hub shape.
-func UpgradeCacheableResult(in *CacheableResult) *mcp.CacheableResult {
-	out := new(mcp.CacheableResult)
-	upCacheableResult(in, out)
-	return out
-}
-
 func downCallToolRequestParams(in *mcp.CallToolRequestParams, out *CallToolRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Arguments = in.Arguments
 	if in.InputResponses != nil {
 		out.InputResponses = make(map[string]InputResponse, len(in.InputResponses))
@@ -187,22 +117,8 @@ func upCallToolRequestParams(in *CallToolRequestParams, out *mcp.CallToolRequest
 	out.RequestState = in.RequestState
 }
 
-// DowngradeCallToolRequestParams converts a hub CallToolRequestParams to its 2026-07-28 shape.
-func DowngradeCallToolRequestParams(in *mcp.CallToolRequestParams) *CallToolRequestParams {
-	out := new(CallToolRequestParams)
-	downCallToolRequestParams(in, out)
-	return out
-}
-
-// UpgradeCallToolRequestParams converts a 2026-07-28 CallToolRequestParams to the hub shape.
-func UpgradeCallToolRequestParams(in *CallToolRequestParams) *mcp.CallToolRequestParams {
-	out := new(mcp.CallToolRequestParams)
-	upCallToolRequestParams(in, out)
-	return out
-}
-
 func downCallToolResult(in *mcp.CallToolResult, out *CallToolResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Content = make([]ContentBlock, len(in.Content))
 	for i := range in.Content {
 		downContentBlock(&in.Content[i], &out.Content[i])
@@ -225,22 +141,8 @@ func upCallToolResult(in *CallToolResult, out *mcp.CallToolResult) {
 	out.StructuredContent = in.StructuredContent
 }
 
-// DowngradeCallToolResult converts a hub CallToolResult to its 2026-07-28 shape.
-func DowngradeCallToolResult(in *mcp.CallToolResult) *CallToolResult {
-	out := new(CallToolResult)
-	downCallToolResult(in, out)
-	return out
-}
-
-// UpgradeCallToolResult converts a 2026-07-28 CallToolResult to the hub shape.
-func UpgradeCallToolResult(in *CallToolResult) *mcp.CallToolResult {
-	out := new(mcp.CallToolResult)
-	upCallToolResult(in, out)
-	return out
-}
-
 func downCancelTaskRequestParams(in *mcp.CancelTaskRequestParams, out *CancelTaskRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.TaskID = in.TaskID
 }
 
@@ -249,44 +151,16 @@ func upCancelTaskRequestParams(in *CancelTaskRequestParams, out *mcp.CancelTaskR
 	out.TaskID = in.TaskID
 }
 
-// DowngradeCancelTaskRequestParams converts a hub CancelTaskRequestParams to its 2026-07-28 shape.
-func DowngradeCancelTaskRequestParams(in *mcp.CancelTaskRequestParams) *CancelTaskRequestParams {
-	out := new(CancelTaskRequestParams)
-	downCancelTaskRequestParams(in, out)
-	return out
-}
-
-// UpgradeCancelTaskRequestParams converts a 2026-07-28 CancelTaskRequestParams to the hub shape.
-func UpgradeCancelTaskRequestParams(in *CancelTaskRequestParams) *mcp.CancelTaskRequestParams {
-	out := new(mcp.CancelTaskRequestParams)
-	upCancelTaskRequestParams(in, out)
-	return out
-}
-
 func downCancelTaskResult(in *mcp.CancelTaskResult, out *CancelTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upCancelTaskResult(in *CancelTaskResult, out *mcp.CancelTaskResult) {
 	out.Meta = in.Meta
 }
 
-// DowngradeCancelTaskResult converts a hub CancelTaskResult to its 2026-07-28 shape.
-func DowngradeCancelTaskResult(in *mcp.CancelTaskResult) *CancelTaskResult {
-	out := new(CancelTaskResult)
-	downCancelTaskResult(in, out)
-	return out
-}
-
-// UpgradeCancelTaskResult converts a 2026-07-28 CancelTaskResult to the hub shape.
-func UpgradeCancelTaskResult(in *CancelTaskResult) *mcp.CancelTaskResult {
-	out := new(mcp.CancelTaskResult)
-	upCancelTaskResult(in, out)
-	return out
-}
-
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
 }
@@ -295,20 +169,6 @@ func upCancelledNotificationParams(in *CancelledNotificationParams, out *mcp.Can
 	out.Meta = in.Meta
 	out.Reason = in.Reason
 	out.RequestID = in.RequestID
-}
-
-// DowngradeCancelledNotificationParams converts a hub CancelledNotificationParams to its 2026-07-28 shape.
-func DowngradeCancelledNotificationParams(in *mcp.CancelledNotificationParams) *CancelledNotificationParams {
-	out := new(CancelledNotificationParams)
-	downCancelledNotificationParams(in, out)
-	return out
-}
-
-// UpgradeCancelledNotificationParams converts a 2026-07-28 CancelledNotificationParams to the hub shape.
-func UpgradeCancelledNotificationParams(in *CancelledNotificationParams) *mcp.CancelledNotificationParams {
-	out := new(mcp.CancelledNotificationParams)
-	upCancelledNotificationParams(in, out)
-	return out
 }
 
 func downCancelledTask(in *mcp.CancelledTask, out *CancelledTask) {
@@ -327,20 +187,6 @@ func upCancelledTask(in *CancelledTask, out *mcp.CancelledTask) {
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
 	out.TTLMs = in.TTLMs
-}
-
-// DowngradeCancelledTask converts a hub CancelledTask to its 2026-07-28 shape.
-func DowngradeCancelledTask(in *mcp.CancelledTask) *CancelledTask {
-	out := new(CancelledTask)
-	downCancelledTask(in, out)
-	return out
-}
-
-// UpgradeCancelledTask converts a 2026-07-28 CancelledTask to the hub shape.
-func UpgradeCancelledTask(in *CancelledTask) *mcp.CancelledTask {
-	out := new(mcp.CancelledTask)
-	upCancelledTask(in, out)
-	return out
 }
 
 func downClientCapabilities(in *mcp.ClientCapabilities, out *ClientCapabilities) {
@@ -371,20 +217,6 @@ func upClientCapabilities(in *ClientCapabilities, out *mcp.ClientCapabilities) {
 	}
 }
 
-// DowngradeClientCapabilities converts a hub ClientCapabilities to its 2026-07-28 shape.
-func DowngradeClientCapabilities(in *mcp.ClientCapabilities) *ClientCapabilities {
-	out := new(ClientCapabilities)
-	downClientCapabilities(in, out)
-	return out
-}
-
-// UpgradeClientCapabilities converts a 2026-07-28 ClientCapabilities to the hub shape.
-func UpgradeClientCapabilities(in *ClientCapabilities) *mcp.ClientCapabilities {
-	out := new(mcp.ClientCapabilities)
-	upClientCapabilities(in, out)
-	return out
-}
-
 func downClientCapabilitiesElicitation(in *mcp.ClientCapabilitiesElicitation, out *ClientCapabilitiesElicitation) {
 	out.Form = in.Form
 	out.URL = in.URL
@@ -393,20 +225,6 @@ func downClientCapabilitiesElicitation(in *mcp.ClientCapabilitiesElicitation, ou
 func upClientCapabilitiesElicitation(in *ClientCapabilitiesElicitation, out *mcp.ClientCapabilitiesElicitation) {
 	out.Form = in.Form
 	out.URL = in.URL
-}
-
-// DowngradeClientCapabilitiesElicitation converts a hub ClientCapabilitiesElicitation to its 2026-07-28 shape.
-func DowngradeClientCapabilitiesElicitation(in *mcp.ClientCapabilitiesElicitation) *ClientCapabilitiesElicitation {
-	out := new(ClientCapabilitiesElicitation)
-	downClientCapabilitiesElicitation(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesElicitation converts a 2026-07-28 ClientCapabilitiesElicitation to the hub shape.
-func UpgradeClientCapabilitiesElicitation(in *ClientCapabilitiesElicitation) *mcp.ClientCapabilitiesElicitation {
-	out := new(mcp.ClientCapabilitiesElicitation)
-	upClientCapabilitiesElicitation(in, out)
-	return out
 }
 
 func downClientCapabilitiesSampling(in *mcp.ClientCapabilitiesSampling, out *ClientCapabilitiesSampling) {
@@ -419,22 +237,8 @@ func upClientCapabilitiesSampling(in *ClientCapabilitiesSampling, out *mcp.Clien
 	out.Tools = in.Tools
 }
 
-// DowngradeClientCapabilitiesSampling converts a hub ClientCapabilitiesSampling to its 2026-07-28 shape.
-func DowngradeClientCapabilitiesSampling(in *mcp.ClientCapabilitiesSampling) *ClientCapabilitiesSampling {
-	out := new(ClientCapabilitiesSampling)
-	downClientCapabilitiesSampling(in, out)
-	return out
-}
-
-// UpgradeClientCapabilitiesSampling converts a 2026-07-28 ClientCapabilitiesSampling to the hub shape.
-func UpgradeClientCapabilitiesSampling(in *ClientCapabilitiesSampling) *mcp.ClientCapabilitiesSampling {
-	out := new(mcp.ClientCapabilitiesSampling)
-	upClientCapabilitiesSampling(in, out)
-	return out
-}
-
 func downCompleteRequestParams(in *mcp.CompleteRequestParams, out *CompleteRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteRequestParamsArgument(&in.Argument, &out.Argument)
 	if in.Context != nil {
 		out.Context = new(CompleteRequestParamsContext)
@@ -453,20 +257,6 @@ func upCompleteRequestParams(in *CompleteRequestParams, out *mcp.CompleteRequest
 	upCompleteRequestParamsRef(&in.Ref, &out.Ref)
 }
 
-// DowngradeCompleteRequestParams converts a hub CompleteRequestParams to its 2026-07-28 shape.
-func DowngradeCompleteRequestParams(in *mcp.CompleteRequestParams) *CompleteRequestParams {
-	out := new(CompleteRequestParams)
-	downCompleteRequestParams(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParams converts a 2026-07-28 CompleteRequestParams to the hub shape.
-func UpgradeCompleteRequestParams(in *CompleteRequestParams) *mcp.CompleteRequestParams {
-	out := new(mcp.CompleteRequestParams)
-	upCompleteRequestParams(in, out)
-	return out
-}
-
 func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, out *CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
@@ -475,20 +265,6 @@ func downCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument, ou
 func upCompleteRequestParamsArgument(in *CompleteRequestParamsArgument, out *mcp.CompleteRequestParamsArgument) {
 	out.Name = in.Name
 	out.Value = in.Value
-}
-
-// DowngradeCompleteRequestParamsArgument converts a hub CompleteRequestParamsArgument to its 2026-07-28 shape.
-func DowngradeCompleteRequestParamsArgument(in *mcp.CompleteRequestParamsArgument) *CompleteRequestParamsArgument {
-	out := new(CompleteRequestParamsArgument)
-	downCompleteRequestParamsArgument(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsArgument converts a 2026-07-28 CompleteRequestParamsArgument to the hub shape.
-func UpgradeCompleteRequestParamsArgument(in *CompleteRequestParamsArgument) *mcp.CompleteRequestParamsArgument {
-	out := new(mcp.CompleteRequestParamsArgument)
-	upCompleteRequestParamsArgument(in, out)
-	return out
 }
 
 func downCompleteRequestParamsContext(in *mcp.CompleteRequestParamsContext, out *CompleteRequestParamsContext) {
@@ -511,20 +287,6 @@ func upCompleteRequestParamsContext(in *CompleteRequestParamsContext, out *mcp.C
 			out.Arguments[k] = e
 		}
 	}
-}
-
-// DowngradeCompleteRequestParamsContext converts a hub CompleteRequestParamsContext to its 2026-07-28 shape.
-func DowngradeCompleteRequestParamsContext(in *mcp.CompleteRequestParamsContext) *CompleteRequestParamsContext {
-	out := new(CompleteRequestParamsContext)
-	downCompleteRequestParamsContext(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsContext converts a 2026-07-28 CompleteRequestParamsContext to the hub shape.
-func UpgradeCompleteRequestParamsContext(in *CompleteRequestParamsContext) *mcp.CompleteRequestParamsContext {
-	out := new(mcp.CompleteRequestParamsContext)
-	upCompleteRequestParamsContext(in, out)
-	return out
 }
 
 func downCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef, out *CompleteRequestParamsRef) {
@@ -555,22 +317,8 @@ func upCompleteRequestParamsRef(in *CompleteRequestParamsRef, out *mcp.CompleteR
 	}
 }
 
-// DowngradeCompleteRequestParamsRef converts a hub CompleteRequestParamsRef to its 2026-07-28 shape.
-func DowngradeCompleteRequestParamsRef(in *mcp.CompleteRequestParamsRef) *CompleteRequestParamsRef {
-	out := new(CompleteRequestParamsRef)
-	downCompleteRequestParamsRef(in, out)
-	return out
-}
-
-// UpgradeCompleteRequestParamsRef converts a 2026-07-28 CompleteRequestParamsRef to the hub shape.
-func UpgradeCompleteRequestParamsRef(in *CompleteRequestParamsRef) *mcp.CompleteRequestParamsRef {
-	out := new(mcp.CompleteRequestParamsRef)
-	upCompleteRequestParamsRef(in, out)
-	return out
-}
-
 func downCompleteResult(in *mcp.CompleteResult, out *CompleteResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCompleteResultCompletion(&in.Completion, &out.Completion)
 	out.ResultType = in.ResultType
 }
@@ -579,20 +327,6 @@ func upCompleteResult(in *CompleteResult, out *mcp.CompleteResult) {
 	out.Meta = in.Meta
 	upCompleteResultCompletion(&in.Completion, &out.Completion)
 	out.ResultType = in.ResultType
-}
-
-// DowngradeCompleteResult converts a hub CompleteResult to its 2026-07-28 shape.
-func DowngradeCompleteResult(in *mcp.CompleteResult) *CompleteResult {
-	out := new(CompleteResult)
-	downCompleteResult(in, out)
-	return out
-}
-
-// UpgradeCompleteResult converts a 2026-07-28 CompleteResult to the hub shape.
-func UpgradeCompleteResult(in *CompleteResult) *mcp.CompleteResult {
-	out := new(mcp.CompleteResult)
-	upCompleteResult(in, out)
-	return out
 }
 
 func downCompleteResultCompletion(in *mcp.CompleteResultCompletion, out *CompleteResultCompletion) {
@@ -609,20 +343,6 @@ func upCompleteResultCompletion(in *CompleteResultCompletion, out *mcp.CompleteR
 		out.Values = make([]string, len(in.Values))
 		copy(out.Values, in.Values)
 	}
-}
-
-// DowngradeCompleteResultCompletion converts a hub CompleteResultCompletion to its 2026-07-28 shape.
-func DowngradeCompleteResultCompletion(in *mcp.CompleteResultCompletion) *CompleteResultCompletion {
-	out := new(CompleteResultCompletion)
-	downCompleteResultCompletion(in, out)
-	return out
-}
-
-// UpgradeCompleteResultCompletion converts a 2026-07-28 CompleteResultCompletion to the hub shape.
-func UpgradeCompleteResultCompletion(in *CompleteResultCompletion) *mcp.CompleteResultCompletion {
-	out := new(mcp.CompleteResultCompletion)
-	upCompleteResultCompletion(in, out)
-	return out
 }
 
 func downCompletedTask(in *mcp.CompletedTask, out *CompletedTask) {
@@ -643,20 +363,6 @@ func upCompletedTask(in *CompletedTask, out *mcp.CompletedTask) {
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
 	out.TTLMs = in.TTLMs
-}
-
-// DowngradeCompletedTask converts a hub CompletedTask to its 2026-07-28 shape.
-func DowngradeCompletedTask(in *mcp.CompletedTask) *CompletedTask {
-	out := new(CompletedTask)
-	downCompletedTask(in, out)
-	return out
-}
-
-// UpgradeCompletedTask converts a 2026-07-28 CompletedTask to the hub shape.
-func UpgradeCompletedTask(in *CompletedTask) *mcp.CompletedTask {
-	out := new(mcp.CompletedTask)
-	upCompletedTask(in, out)
-	return out
 }
 
 func downContentBlock(in *mcp.ContentBlock, out *ContentBlock) {
@@ -711,40 +417,12 @@ func upContentBlock(in *ContentBlock, out *mcp.ContentBlock) {
 	}
 }
 
-// DowngradeContentBlock converts a hub ContentBlock to its 2026-07-28 shape.
-func DowngradeContentBlock(in *mcp.ContentBlock) *ContentBlock {
-	out := new(ContentBlock)
-	downContentBlock(in, out)
-	return out
-}
-
-// UpgradeContentBlock converts a 2026-07-28 ContentBlock to the hub shape.
-func UpgradeContentBlock(in *ContentBlock) *mcp.ContentBlock {
-	out := new(mcp.ContentBlock)
-	upContentBlock(in, out)
-	return out
-}
-
 func downCreateMessageRequest(in *mcp.CreateMessageRequest, out *CreateMessageRequest) {
 	downCreateMessageRequestParams(&in.Params, &out.Params)
 }
 
 func upCreateMessageRequest(in *CreateMessageRequest, out *mcp.CreateMessageRequest) {
 	upCreateMessageRequestParams(&in.Params, &out.Params)
-}
-
-// DowngradeCreateMessageRequest converts a hub CreateMessageRequest to its 2026-07-28 shape.
-func DowngradeCreateMessageRequest(in *mcp.CreateMessageRequest) *CreateMessageRequest {
-	out := new(CreateMessageRequest)
-	downCreateMessageRequest(in, out)
-	return out
-}
-
-// UpgradeCreateMessageRequest converts a 2026-07-28 CreateMessageRequest to the hub shape.
-func UpgradeCreateMessageRequest(in *CreateMessageRequest) *mcp.CreateMessageRequest {
-	out := new(mcp.CreateMessageRequest)
-	upCreateMessageRequest(in, out)
-	return out
 }
 
 func downCreateMessageRequestParams(in *mcp.CreateMessageRequestParams, out *CreateMessageRequestParams) {
@@ -809,22 +487,8 @@ func upCreateMessageRequestParams(in *CreateMessageRequestParams, out *mcp.Creat
 	}
 }
 
-// DowngradeCreateMessageRequestParams converts a hub CreateMessageRequestParams to its 2026-07-28 shape.
-func DowngradeCreateMessageRequestParams(in *mcp.CreateMessageRequestParams) *CreateMessageRequestParams {
-	out := new(CreateMessageRequestParams)
-	downCreateMessageRequestParams(in, out)
-	return out
-}
-
-// UpgradeCreateMessageRequestParams converts a 2026-07-28 CreateMessageRequestParams to the hub shape.
-func UpgradeCreateMessageRequestParams(in *CreateMessageRequestParams) *mcp.CreateMessageRequestParams {
-	out := new(mcp.CreateMessageRequestParams)
-	upCreateMessageRequestParams(in, out)
-	return out
-}
-
 func downCreateMessageResult(in *mcp.CreateMessageResult, out *CreateMessageResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downCreateMessageResultContent(&in.Content, &out.Content)
 	out.Model = in.Model
 	out.Role = in.Role
@@ -837,20 +501,6 @@ func upCreateMessageResult(in *CreateMessageResult, out *mcp.CreateMessageResult
 	out.Model = in.Model
 	out.Role = in.Role
 	out.StopReason = in.StopReason
-}
-
-// DowngradeCreateMessageResult converts a hub CreateMessageResult to its 2026-07-28 shape.
-func DowngradeCreateMessageResult(in *mcp.CreateMessageResult) *CreateMessageResult {
-	out := new(CreateMessageResult)
-	downCreateMessageResult(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResult converts a 2026-07-28 CreateMessageResult to the hub shape.
-func UpgradeCreateMessageResult(in *CreateMessageResult) *mcp.CreateMessageResult {
-	out := new(mcp.CreateMessageResult)
-	upCreateMessageResult(in, out)
-	return out
 }
 
 func downCreateMessageResultContent(in *mcp.CreateMessageResultContent, out *CreateMessageResultContent) {
@@ -917,22 +567,8 @@ func upCreateMessageResultContent(in *CreateMessageResultContent, out *mcp.Creat
 	}
 }
 
-// DowngradeCreateMessageResultContent converts a hub CreateMessageResultContent to its 2026-07-28 shape.
-func DowngradeCreateMessageResultContent(in *mcp.CreateMessageResultContent) *CreateMessageResultContent {
-	out := new(CreateMessageResultContent)
-	downCreateMessageResultContent(in, out)
-	return out
-}
-
-// UpgradeCreateMessageResultContent converts a 2026-07-28 CreateMessageResultContent to the hub shape.
-func UpgradeCreateMessageResultContent(in *CreateMessageResultContent) *mcp.CreateMessageResultContent {
-	out := new(mcp.CreateMessageResultContent)
-	upCreateMessageResultContent(in, out)
-	return out
-}
-
 func downCreateTaskResult(in *mcp.CreateTaskResult, out *CreateTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CreatedAt = in.CreatedAt
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollIntervalMs = in.PollIntervalMs
@@ -953,22 +589,8 @@ func upCreateTaskResult(in *CreateTaskResult, out *mcp.CreateTaskResult) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeCreateTaskResult converts a hub CreateTaskResult to its 2026-07-28 shape.
-func DowngradeCreateTaskResult(in *mcp.CreateTaskResult) *CreateTaskResult {
-	out := new(CreateTaskResult)
-	downCreateTaskResult(in, out)
-	return out
-}
-
-// UpgradeCreateTaskResult converts a 2026-07-28 CreateTaskResult to the hub shape.
-func UpgradeCreateTaskResult(in *CreateTaskResult) *mcp.CreateTaskResult {
-	out := new(mcp.CreateTaskResult)
-	upCreateTaskResult(in, out)
-	return out
-}
-
 func downDiscoverResult(in *mcp.DiscoverResult, out *DiscoverResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	downServerCapabilities(&in.Capabilities, &out.Capabilities)
 	out.Instructions = in.Instructions
@@ -991,40 +613,12 @@ func upDiscoverResult(in *DiscoverResult, out *mcp.DiscoverResult) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeDiscoverResult converts a hub DiscoverResult to its 2026-07-28 shape.
-func DowngradeDiscoverResult(in *mcp.DiscoverResult) *DiscoverResult {
-	out := new(DiscoverResult)
-	downDiscoverResult(in, out)
-	return out
-}
-
-// UpgradeDiscoverResult converts a 2026-07-28 DiscoverResult to the hub shape.
-func UpgradeDiscoverResult(in *DiscoverResult) *mcp.DiscoverResult {
-	out := new(mcp.DiscoverResult)
-	upDiscoverResult(in, out)
-	return out
-}
-
 func downElicitRequest(in *mcp.ElicitRequest, out *ElicitRequest) {
 	downElicitRequestParams(&in.Params, &out.Params)
 }
 
 func upElicitRequest(in *ElicitRequest, out *mcp.ElicitRequest) {
 	upElicitRequestParams(&in.Params, &out.Params)
-}
-
-// DowngradeElicitRequest converts a hub ElicitRequest to its 2026-07-28 shape.
-func DowngradeElicitRequest(in *mcp.ElicitRequest) *ElicitRequest {
-	out := new(ElicitRequest)
-	downElicitRequest(in, out)
-	return out
-}
-
-// UpgradeElicitRequest converts a 2026-07-28 ElicitRequest to the hub shape.
-func UpgradeElicitRequest(in *ElicitRequest) *mcp.ElicitRequest {
-	out := new(mcp.ElicitRequest)
-	upElicitRequest(in, out)
-	return out
 }
 
 func downElicitRequestFormParams(in *mcp.ElicitRequestFormParams, out *ElicitRequestFormParams) {
@@ -1037,20 +631,6 @@ func upElicitRequestFormParams(in *ElicitRequestFormParams, out *mcp.ElicitReque
 	out.Message = in.Message
 	out.Mode = in.Mode
 	out.RequestedSchema = in.RequestedSchema
-}
-
-// DowngradeElicitRequestFormParams converts a hub ElicitRequestFormParams to its 2026-07-28 shape.
-func DowngradeElicitRequestFormParams(in *mcp.ElicitRequestFormParams) *ElicitRequestFormParams {
-	out := new(ElicitRequestFormParams)
-	downElicitRequestFormParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestFormParams converts a 2026-07-28 ElicitRequestFormParams to the hub shape.
-func UpgradeElicitRequestFormParams(in *ElicitRequestFormParams) *mcp.ElicitRequestFormParams {
-	out := new(mcp.ElicitRequestFormParams)
-	upElicitRequestFormParams(in, out)
-	return out
 }
 
 func downElicitRequestParams(in *mcp.ElicitRequestParams, out *ElicitRequestParams) {
@@ -1081,20 +661,6 @@ func upElicitRequestParams(in *ElicitRequestParams, out *mcp.ElicitRequestParams
 	}
 }
 
-// DowngradeElicitRequestParams converts a hub ElicitRequestParams to its 2026-07-28 shape.
-func DowngradeElicitRequestParams(in *mcp.ElicitRequestParams) *ElicitRequestParams {
-	out := new(ElicitRequestParams)
-	downElicitRequestParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestParams converts a 2026-07-28 ElicitRequestParams to the hub shape.
-func UpgradeElicitRequestParams(in *ElicitRequestParams) *mcp.ElicitRequestParams {
-	out := new(mcp.ElicitRequestParams)
-	upElicitRequestParams(in, out)
-	return out
-}
-
 func downElicitRequestURLParams(in *mcp.ElicitRequestURLParams, out *ElicitRequestURLParams) {
 	out.Message = in.Message
 	out.URL = in.URL
@@ -1103,20 +669,6 @@ func downElicitRequestURLParams(in *mcp.ElicitRequestURLParams, out *ElicitReque
 func upElicitRequestURLParams(in *ElicitRequestURLParams, out *mcp.ElicitRequestURLParams) {
 	out.Message = in.Message
 	out.URL = in.URL
-}
-
-// DowngradeElicitRequestURLParams converts a hub ElicitRequestURLParams to its 2026-07-28 shape.
-func DowngradeElicitRequestURLParams(in *mcp.ElicitRequestURLParams) *ElicitRequestURLParams {
-	out := new(ElicitRequestURLParams)
-	downElicitRequestURLParams(in, out)
-	return out
-}
-
-// UpgradeElicitRequestURLParams converts a 2026-07-28 ElicitRequestURLParams to the hub shape.
-func UpgradeElicitRequestURLParams(in *ElicitRequestURLParams) *mcp.ElicitRequestURLParams {
-	out := new(mcp.ElicitRequestURLParams)
-	upElicitRequestURLParams(in, out)
-	return out
 }
 
 func downElicitResult(in *mcp.ElicitResult, out *ElicitResult) {
@@ -1129,22 +681,8 @@ func upElicitResult(in *ElicitResult, out *mcp.ElicitResult) {
 	out.Content = in.Content
 }
 
-// DowngradeElicitResult converts a hub ElicitResult to its 2026-07-28 shape.
-func DowngradeElicitResult(in *mcp.ElicitResult) *ElicitResult {
-	out := new(ElicitResult)
-	downElicitResult(in, out)
-	return out
-}
-
-// UpgradeElicitResult converts a 2026-07-28 ElicitResult to the hub shape.
-func UpgradeElicitResult(in *ElicitResult) *mcp.ElicitResult {
-	out := new(mcp.ElicitResult)
-	upElicitResult(in, out)
-	return out
-}
-
 func downEmbeddedResource(in *mcp.EmbeddedResource, out *EmbeddedResource) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1159,20 +697,6 @@ func upEmbeddedResource(in *EmbeddedResource, out *mcp.EmbeddedResource) {
 		upAnnotations(in.Annotations, out.Annotations)
 	}
 	upEmbeddedResourceResource(&in.Resource, &out.Resource)
-}
-
-// DowngradeEmbeddedResource converts a hub EmbeddedResource to its 2026-07-28 shape.
-func DowngradeEmbeddedResource(in *mcp.EmbeddedResource) *EmbeddedResource {
-	out := new(EmbeddedResource)
-	downEmbeddedResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResource converts a 2026-07-28 EmbeddedResource to the hub shape.
-func UpgradeEmbeddedResource(in *EmbeddedResource) *mcp.EmbeddedResource {
-	out := new(mcp.EmbeddedResource)
-	upEmbeddedResource(in, out)
-	return out
 }
 
 func downEmbeddedResourceResource(in *mcp.EmbeddedResourceResource, out *EmbeddedResourceResource) {
@@ -1203,20 +727,6 @@ func upEmbeddedResourceResource(in *EmbeddedResourceResource, out *mcp.EmbeddedR
 	}
 }
 
-// DowngradeEmbeddedResourceResource converts a hub EmbeddedResourceResource to its 2026-07-28 shape.
-func DowngradeEmbeddedResourceResource(in *mcp.EmbeddedResourceResource) *EmbeddedResourceResource {
-	out := new(EmbeddedResourceResource)
-	downEmbeddedResourceResource(in, out)
-	return out
-}
-
-// UpgradeEmbeddedResourceResource converts a 2026-07-28 EmbeddedResourceResource to the hub shape.
-func UpgradeEmbeddedResourceResource(in *EmbeddedResourceResource) *mcp.EmbeddedResourceResource {
-	out := new(mcp.EmbeddedResourceResource)
-	upEmbeddedResourceResource(in, out)
-	return out
-}
-
 func downError(in *mcp.Error, out *Error) {
 	out.Code = in.Code
 	out.Data = in.Data
@@ -1227,20 +737,6 @@ func upError(in *Error, out *mcp.Error) {
 	out.Code = in.Code
 	out.Data = in.Data
 	out.Message = in.Message
-}
-
-// DowngradeError converts a hub Error to its 2026-07-28 shape.
-func DowngradeError(in *mcp.Error) *Error {
-	out := new(Error)
-	downError(in, out)
-	return out
-}
-
-// UpgradeError converts a 2026-07-28 Error to the hub shape.
-func UpgradeError(in *Error) *mcp.Error {
-	out := new(mcp.Error)
-	upError(in, out)
-	return out
 }
 
 func downFailedTask(in *mcp.FailedTask, out *FailedTask) {
@@ -1263,22 +759,8 @@ func upFailedTask(in *FailedTask, out *mcp.FailedTask) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeFailedTask converts a hub FailedTask to its 2026-07-28 shape.
-func DowngradeFailedTask(in *mcp.FailedTask) *FailedTask {
-	out := new(FailedTask)
-	downFailedTask(in, out)
-	return out
-}
-
-// UpgradeFailedTask converts a 2026-07-28 FailedTask to the hub shape.
-func UpgradeFailedTask(in *FailedTask) *mcp.FailedTask {
-	out := new(mcp.FailedTask)
-	upFailedTask(in, out)
-	return out
-}
-
 func downGetPromptRequestParams(in *mcp.GetPromptRequestParams, out *GetPromptRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make(map[string]string, len(in.Arguments))
 		for k, v := range in.Arguments {
@@ -1321,22 +803,8 @@ func upGetPromptRequestParams(in *GetPromptRequestParams, out *mcp.GetPromptRequ
 	out.RequestState = in.RequestState
 }
 
-// DowngradeGetPromptRequestParams converts a hub GetPromptRequestParams to its 2026-07-28 shape.
-func DowngradeGetPromptRequestParams(in *mcp.GetPromptRequestParams) *GetPromptRequestParams {
-	out := new(GetPromptRequestParams)
-	downGetPromptRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetPromptRequestParams converts a 2026-07-28 GetPromptRequestParams to the hub shape.
-func UpgradeGetPromptRequestParams(in *GetPromptRequestParams) *mcp.GetPromptRequestParams {
-	out := new(mcp.GetPromptRequestParams)
-	upGetPromptRequestParams(in, out)
-	return out
-}
-
 func downGetPromptResult(in *mcp.GetPromptResult, out *GetPromptResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Description = in.Description
 	out.Messages = make([]PromptMessage, len(in.Messages))
 	for i := range in.Messages {
@@ -1357,22 +825,8 @@ func upGetPromptResult(in *GetPromptResult, out *mcp.GetPromptResult) {
 	out.ResultType = in.ResultType
 }
 
-// DowngradeGetPromptResult converts a hub GetPromptResult to its 2026-07-28 shape.
-func DowngradeGetPromptResult(in *mcp.GetPromptResult) *GetPromptResult {
-	out := new(GetPromptResult)
-	downGetPromptResult(in, out)
-	return out
-}
-
-// UpgradeGetPromptResult converts a 2026-07-28 GetPromptResult to the hub shape.
-func UpgradeGetPromptResult(in *GetPromptResult) *mcp.GetPromptResult {
-	out := new(mcp.GetPromptResult)
-	upGetPromptResult(in, out)
-	return out
-}
-
 func downGetTaskRequestParams(in *mcp.GetTaskRequestParams, out *GetTaskRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.TaskID = in.TaskID
 }
 
@@ -1381,22 +835,8 @@ func upGetTaskRequestParams(in *GetTaskRequestParams, out *mcp.GetTaskRequestPar
 	out.TaskID = in.TaskID
 }
 
-// DowngradeGetTaskRequestParams converts a hub GetTaskRequestParams to its 2026-07-28 shape.
-func DowngradeGetTaskRequestParams(in *mcp.GetTaskRequestParams) *GetTaskRequestParams {
-	out := new(GetTaskRequestParams)
-	downGetTaskRequestParams(in, out)
-	return out
-}
-
-// UpgradeGetTaskRequestParams converts a 2026-07-28 GetTaskRequestParams to the hub shape.
-func UpgradeGetTaskRequestParams(in *GetTaskRequestParams) *mcp.GetTaskRequestParams {
-	out := new(mcp.GetTaskRequestParams)
-	upGetTaskRequestParams(in, out)
-	return out
-}
-
 func downGetTaskResult(in *mcp.GetTaskResult, out *GetTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CreatedAt = in.CreatedAt
 	out.Error = in.Error
 	if in.InputRequests != nil {
@@ -1437,20 +877,6 @@ func upGetTaskResult(in *GetTaskResult, out *mcp.GetTaskResult) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeGetTaskResult converts a hub GetTaskResult to its 2026-07-28 shape.
-func DowngradeGetTaskResult(in *mcp.GetTaskResult) *GetTaskResult {
-	out := new(GetTaskResult)
-	downGetTaskResult(in, out)
-	return out
-}
-
-// UpgradeGetTaskResult converts a 2026-07-28 GetTaskResult to the hub shape.
-func UpgradeGetTaskResult(in *GetTaskResult) *mcp.GetTaskResult {
-	out := new(mcp.GetTaskResult)
-	upGetTaskResult(in, out)
-	return out
-}
-
 func downGetTaskResultInputRequestsValue(in *mcp.GetTaskResultInputRequestsValue, out *GetTaskResultInputRequestsValue) {
 	out.Method = in.Method
 	out.Params = in.Params
@@ -1459,20 +885,6 @@ func downGetTaskResultInputRequestsValue(in *mcp.GetTaskResultInputRequestsValue
 func upGetTaskResultInputRequestsValue(in *GetTaskResultInputRequestsValue, out *mcp.GetTaskResultInputRequestsValue) {
 	out.Method = in.Method
 	out.Params = in.Params
-}
-
-// DowngradeGetTaskResultInputRequestsValue converts a hub GetTaskResultInputRequestsValue to its 2026-07-28 shape.
-func DowngradeGetTaskResultInputRequestsValue(in *mcp.GetTaskResultInputRequestsValue) *GetTaskResultInputRequestsValue {
-	out := new(GetTaskResultInputRequestsValue)
-	downGetTaskResultInputRequestsValue(in, out)
-	return out
-}
-
-// UpgradeGetTaskResultInputRequestsValue converts a 2026-07-28 GetTaskResultInputRequestsValue to the hub shape.
-func UpgradeGetTaskResultInputRequestsValue(in *GetTaskResultInputRequestsValue) *mcp.GetTaskResultInputRequestsValue {
-	out := new(mcp.GetTaskResultInputRequestsValue)
-	upGetTaskResultInputRequestsValue(in, out)
-	return out
 }
 
 func downIcon(in *mcp.Icon, out *Icon) {
@@ -1495,22 +907,8 @@ func upIcon(in *Icon, out *mcp.Icon) {
 	out.Theme = in.Theme
 }
 
-// DowngradeIcon converts a hub Icon to its 2026-07-28 shape.
-func DowngradeIcon(in *mcp.Icon) *Icon {
-	out := new(Icon)
-	downIcon(in, out)
-	return out
-}
-
-// UpgradeIcon converts a 2026-07-28 Icon to the hub shape.
-func UpgradeIcon(in *Icon) *mcp.Icon {
-	out := new(mcp.Icon)
-	upIcon(in, out)
-	return out
-}
-
 func downImageContent(in *mcp.ImageContent, out *ImageContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -1527,20 +925,6 @@ func upImageContent(in *ImageContent, out *mcp.ImageContent) {
 	}
 	out.Data = in.Data
 	out.MIMEType = in.MIMEType
-}
-
-// DowngradeImageContent converts a hub ImageContent to its 2026-07-28 shape.
-func DowngradeImageContent(in *mcp.ImageContent) *ImageContent {
-	out := new(ImageContent)
-	downImageContent(in, out)
-	return out
-}
-
-// UpgradeImageContent converts a 2026-07-28 ImageContent to the hub shape.
-func UpgradeImageContent(in *ImageContent) *mcp.ImageContent {
-	out := new(mcp.ImageContent)
-	upImageContent(in, out)
-	return out
 }
 
 func downImplementation(in *mcp.Implementation, out *Implementation) {
@@ -1569,20 +953,6 @@ func upImplementation(in *Implementation, out *mcp.Implementation) {
 	out.Title = in.Title
 	out.Version = in.Version
 	out.WebsiteURL = in.WebsiteURL
-}
-
-// DowngradeImplementation converts a hub Implementation to its 2026-07-28 shape.
-func DowngradeImplementation(in *mcp.Implementation) *Implementation {
-	out := new(Implementation)
-	downImplementation(in, out)
-	return out
-}
-
-// UpgradeImplementation converts a 2026-07-28 Implementation to the hub shape.
-func UpgradeImplementation(in *Implementation) *mcp.Implementation {
-	out := new(mcp.Implementation)
-	upImplementation(in, out)
-	return out
 }
 
 func downInputRequest(in *mcp.InputRequest, out *InputRequest) {
@@ -1621,22 +991,8 @@ func upInputRequest(in *InputRequest, out *mcp.InputRequest) {
 	}
 }
 
-// DowngradeInputRequest converts a hub InputRequest to its 2026-07-28 shape.
-func DowngradeInputRequest(in *mcp.InputRequest) *InputRequest {
-	out := new(InputRequest)
-	downInputRequest(in, out)
-	return out
-}
-
-// UpgradeInputRequest converts a 2026-07-28 InputRequest to the hub shape.
-func UpgradeInputRequest(in *InputRequest) *mcp.InputRequest {
-	out := new(mcp.InputRequest)
-	upInputRequest(in, out)
-	return out
-}
-
 func downInputRequiredResult(in *mcp.InputRequiredResult, out *InputRequiredResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.InputRequests != nil {
 		out.InputRequests = make(map[string]InputRequest, len(in.InputRequests))
 		for k, v := range in.InputRequests {
@@ -1661,20 +1017,6 @@ func upInputRequiredResult(in *InputRequiredResult, out *mcp.InputRequiredResult
 	}
 	out.RequestState = in.RequestState
 	out.ResultType = in.ResultType
-}
-
-// DowngradeInputRequiredResult converts a hub InputRequiredResult to its 2026-07-28 shape.
-func DowngradeInputRequiredResult(in *mcp.InputRequiredResult) *InputRequiredResult {
-	out := new(InputRequiredResult)
-	downInputRequiredResult(in, out)
-	return out
-}
-
-// UpgradeInputRequiredResult converts a 2026-07-28 InputRequiredResult to the hub shape.
-func UpgradeInputRequiredResult(in *InputRequiredResult) *mcp.InputRequiredResult {
-	out := new(mcp.InputRequiredResult)
-	upInputRequiredResult(in, out)
-	return out
 }
 
 func downInputRequiredTask(in *mcp.InputRequiredTask, out *InputRequiredTask) {
@@ -1711,20 +1053,6 @@ func upInputRequiredTask(in *InputRequiredTask, out *mcp.InputRequiredTask) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeInputRequiredTask converts a hub InputRequiredTask to its 2026-07-28 shape.
-func DowngradeInputRequiredTask(in *mcp.InputRequiredTask) *InputRequiredTask {
-	out := new(InputRequiredTask)
-	downInputRequiredTask(in, out)
-	return out
-}
-
-// UpgradeInputRequiredTask converts a 2026-07-28 InputRequiredTask to the hub shape.
-func UpgradeInputRequiredTask(in *InputRequiredTask) *mcp.InputRequiredTask {
-	out := new(mcp.InputRequiredTask)
-	upInputRequiredTask(in, out)
-	return out
-}
-
 func downInputRequiredTaskInputRequestsValue(in *mcp.InputRequiredTaskInputRequestsValue, out *InputRequiredTaskInputRequestsValue) {
 	out.Method = in.Method
 	out.Params = in.Params
@@ -1733,20 +1061,6 @@ func downInputRequiredTaskInputRequestsValue(in *mcp.InputRequiredTaskInputReque
 func upInputRequiredTaskInputRequestsValue(in *InputRequiredTaskInputRequestsValue, out *mcp.InputRequiredTaskInputRequestsValue) {
 	out.Method = in.Method
 	out.Params = in.Params
-}
-
-// DowngradeInputRequiredTaskInputRequestsValue converts a hub InputRequiredTaskInputRequestsValue to its 2026-07-28 shape.
-func DowngradeInputRequiredTaskInputRequestsValue(in *mcp.InputRequiredTaskInputRequestsValue) *InputRequiredTaskInputRequestsValue {
-	out := new(InputRequiredTaskInputRequestsValue)
-	downInputRequiredTaskInputRequestsValue(in, out)
-	return out
-}
-
-// UpgradeInputRequiredTaskInputRequestsValue converts a 2026-07-28 InputRequiredTaskInputRequestsValue to the hub shape.
-func UpgradeInputRequiredTaskInputRequestsValue(in *InputRequiredTaskInputRequestsValue) *mcp.InputRequiredTaskInputRequestsValue {
-	out := new(mcp.InputRequiredTaskInputRequestsValue)
-	upInputRequiredTaskInputRequestsValue(in, out)
-	return out
 }
 
 func downInputResponse(in *mcp.InputResponse, out *InputResponse) {
@@ -1785,20 +1099,6 @@ func upInputResponse(in *InputResponse, out *mcp.InputResponse) {
 	}
 }
 
-// DowngradeInputResponse converts a hub InputResponse to its 2026-07-28 shape.
-func DowngradeInputResponse(in *mcp.InputResponse) *InputResponse {
-	out := new(InputResponse)
-	downInputResponse(in, out)
-	return out
-}
-
-// UpgradeInputResponse converts a 2026-07-28 InputResponse to the hub shape.
-func UpgradeInputResponse(in *InputResponse) *mcp.InputResponse {
-	out := new(mcp.InputResponse)
-	upInputResponse(in, out)
-	return out
-}
-
 func downLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema, out *LegacyTitledEnumSchema) {
 	out.Default = in.Default
 	out.Description = in.Description
@@ -1825,22 +1125,8 @@ func upLegacyTitledEnumSchema(in *LegacyTitledEnumSchema, out *mcp.LegacyTitledE
 	out.Title = in.Title
 }
 
-// DowngradeLegacyTitledEnumSchema converts a hub LegacyTitledEnumSchema to its 2026-07-28 shape.
-func DowngradeLegacyTitledEnumSchema(in *mcp.LegacyTitledEnumSchema) *LegacyTitledEnumSchema {
-	out := new(LegacyTitledEnumSchema)
-	downLegacyTitledEnumSchema(in, out)
-	return out
-}
-
-// UpgradeLegacyTitledEnumSchema converts a 2026-07-28 LegacyTitledEnumSchema to the hub shape.
-func UpgradeLegacyTitledEnumSchema(in *LegacyTitledEnumSchema) *mcp.LegacyTitledEnumSchema {
-	out := new(mcp.LegacyTitledEnumSchema)
-	upLegacyTitledEnumSchema(in, out)
-	return out
-}
-
 func downListPromptsResult(in *mcp.ListPromptsResult, out *ListPromptsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	out.NextCursor = in.NextCursor
 	out.Prompts = make([]Prompt, len(in.Prompts))
@@ -1865,22 +1151,8 @@ func upListPromptsResult(in *ListPromptsResult, out *mcp.ListPromptsResult) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeListPromptsResult converts a hub ListPromptsResult to its 2026-07-28 shape.
-func DowngradeListPromptsResult(in *mcp.ListPromptsResult) *ListPromptsResult {
-	out := new(ListPromptsResult)
-	downListPromptsResult(in, out)
-	return out
-}
-
-// UpgradeListPromptsResult converts a 2026-07-28 ListPromptsResult to the hub shape.
-func UpgradeListPromptsResult(in *ListPromptsResult) *mcp.ListPromptsResult {
-	out := new(mcp.ListPromptsResult)
-	upListPromptsResult(in, out)
-	return out
-}
-
 func downListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult, out *ListResourceTemplatesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	out.NextCursor = in.NextCursor
 	out.ResourceTemplates = make([]ResourceTemplate, len(in.ResourceTemplates))
@@ -1905,22 +1177,8 @@ func upListResourceTemplatesResult(in *ListResourceTemplatesResult, out *mcp.Lis
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeListResourceTemplatesResult converts a hub ListResourceTemplatesResult to its 2026-07-28 shape.
-func DowngradeListResourceTemplatesResult(in *mcp.ListResourceTemplatesResult) *ListResourceTemplatesResult {
-	out := new(ListResourceTemplatesResult)
-	downListResourceTemplatesResult(in, out)
-	return out
-}
-
-// UpgradeListResourceTemplatesResult converts a 2026-07-28 ListResourceTemplatesResult to the hub shape.
-func UpgradeListResourceTemplatesResult(in *ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
-	out := new(mcp.ListResourceTemplatesResult)
-	upListResourceTemplatesResult(in, out)
-	return out
-}
-
 func downListResourcesResult(in *mcp.ListResourcesResult, out *ListResourcesResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	out.NextCursor = in.NextCursor
 	out.Resources = make([]Resource, len(in.Resources))
@@ -1945,20 +1203,6 @@ func upListResourcesResult(in *ListResourcesResult, out *mcp.ListResourcesResult
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeListResourcesResult converts a hub ListResourcesResult to its 2026-07-28 shape.
-func DowngradeListResourcesResult(in *mcp.ListResourcesResult) *ListResourcesResult {
-	out := new(ListResourcesResult)
-	downListResourcesResult(in, out)
-	return out
-}
-
-// UpgradeListResourcesResult converts a 2026-07-28 ListResourcesResult to the hub shape.
-func UpgradeListResourcesResult(in *ListResourcesResult) *mcp.ListResourcesResult {
-	out := new(mcp.ListResourcesResult)
-	upListResourcesResult(in, out)
-	return out
-}
-
 func downListRootsRequest(in *mcp.ListRootsRequest, out *ListRootsRequest) {
 	if in.Params != nil {
 		out.Params = new(ListRootsRequestParams)
@@ -1973,40 +1217,12 @@ func upListRootsRequest(in *ListRootsRequest, out *mcp.ListRootsRequest) {
 	}
 }
 
-// DowngradeListRootsRequest converts a hub ListRootsRequest to its 2026-07-28 shape.
-func DowngradeListRootsRequest(in *mcp.ListRootsRequest) *ListRootsRequest {
-	out := new(ListRootsRequest)
-	downListRootsRequest(in, out)
-	return out
-}
-
-// UpgradeListRootsRequest converts a 2026-07-28 ListRootsRequest to the hub shape.
-func UpgradeListRootsRequest(in *ListRootsRequest) *mcp.ListRootsRequest {
-	out := new(mcp.ListRootsRequest)
-	upListRootsRequest(in, out)
-	return out
-}
-
 func downListRootsRequestParams(in *mcp.ListRootsRequestParams, out *ListRootsRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upListRootsRequestParams(in *ListRootsRequestParams, out *mcp.ListRootsRequestParams) {
 	out.Meta = in.Meta
-}
-
-// DowngradeListRootsRequestParams converts a hub ListRootsRequestParams to its 2026-07-28 shape.
-func DowngradeListRootsRequestParams(in *mcp.ListRootsRequestParams) *ListRootsRequestParams {
-	out := new(ListRootsRequestParams)
-	downListRootsRequestParams(in, out)
-	return out
-}
-
-// UpgradeListRootsRequestParams converts a 2026-07-28 ListRootsRequestParams to the hub shape.
-func UpgradeListRootsRequestParams(in *ListRootsRequestParams) *mcp.ListRootsRequestParams {
-	out := new(mcp.ListRootsRequestParams)
-	upListRootsRequestParams(in, out)
-	return out
 }
 
 func downListRootsResult(in *mcp.ListRootsResult, out *ListRootsResult) {
@@ -2025,22 +1241,8 @@ func upListRootsResult(in *ListRootsResult, out *mcp.ListRootsResult) {
 	}
 }
 
-// DowngradeListRootsResult converts a hub ListRootsResult to its 2026-07-28 shape.
-func DowngradeListRootsResult(in *mcp.ListRootsResult) *ListRootsResult {
-	out := new(ListRootsResult)
-	downListRootsResult(in, out)
-	return out
-}
-
-// UpgradeListRootsResult converts a 2026-07-28 ListRootsResult to the hub shape.
-func UpgradeListRootsResult(in *ListRootsResult) *mcp.ListRootsResult {
-	out := new(mcp.ListRootsResult)
-	upListRootsResult(in, out)
-	return out
-}
-
 func downListToolsResult(in *mcp.ListToolsResult, out *ListToolsResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	out.NextCursor = in.NextCursor
 	out.ResultType = in.ResultType
@@ -2065,22 +1267,8 @@ func upListToolsResult(in *ListToolsResult, out *mcp.ListToolsResult) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeListToolsResult converts a hub ListToolsResult to its 2026-07-28 shape.
-func DowngradeListToolsResult(in *mcp.ListToolsResult) *ListToolsResult {
-	out := new(ListToolsResult)
-	downListToolsResult(in, out)
-	return out
-}
-
-// UpgradeListToolsResult converts a 2026-07-28 ListToolsResult to the hub shape.
-func UpgradeListToolsResult(in *ListToolsResult) *mcp.ListToolsResult {
-	out := new(mcp.ListToolsResult)
-	upListToolsResult(in, out)
-	return out
-}
-
 func downLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams, out *LoggingMessageNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Data = in.Data
 	out.Level = in.Level
 	out.Logger = in.Logger
@@ -2093,40 +1281,12 @@ func upLoggingMessageNotificationParams(in *LoggingMessageNotificationParams, ou
 	out.Logger = in.Logger
 }
 
-// DowngradeLoggingMessageNotificationParams converts a hub LoggingMessageNotificationParams to its 2026-07-28 shape.
-func DowngradeLoggingMessageNotificationParams(in *mcp.LoggingMessageNotificationParams) *LoggingMessageNotificationParams {
-	out := new(LoggingMessageNotificationParams)
-	downLoggingMessageNotificationParams(in, out)
-	return out
-}
-
-// UpgradeLoggingMessageNotificationParams converts a 2026-07-28 LoggingMessageNotificationParams to the hub shape.
-func UpgradeLoggingMessageNotificationParams(in *LoggingMessageNotificationParams) *mcp.LoggingMessageNotificationParams {
-	out := new(mcp.LoggingMessageNotificationParams)
-	upLoggingMessageNotificationParams(in, out)
-	return out
-}
-
 func downModelHint(in *mcp.ModelHint, out *ModelHint) {
 	out.Name = in.Name
 }
 
 func upModelHint(in *ModelHint, out *mcp.ModelHint) {
 	out.Name = in.Name
-}
-
-// DowngradeModelHint converts a hub ModelHint to its 2026-07-28 shape.
-func DowngradeModelHint(in *mcp.ModelHint) *ModelHint {
-	out := new(ModelHint)
-	downModelHint(in, out)
-	return out
-}
-
-// UpgradeModelHint converts a 2026-07-28 ModelHint to the hub shape.
-func UpgradeModelHint(in *ModelHint) *mcp.ModelHint {
-	out := new(mcp.ModelHint)
-	upModelHint(in, out)
-	return out
 }
 
 func downModelPreferences(in *mcp.ModelPreferences, out *ModelPreferences) {
@@ -2153,40 +1313,12 @@ func upModelPreferences(in *ModelPreferences, out *mcp.ModelPreferences) {
 	out.SpeedPriority = in.SpeedPriority
 }
 
-// DowngradeModelPreferences converts a hub ModelPreferences to its 2026-07-28 shape.
-func DowngradeModelPreferences(in *mcp.ModelPreferences) *ModelPreferences {
-	out := new(ModelPreferences)
-	downModelPreferences(in, out)
-	return out
-}
-
-// UpgradeModelPreferences converts a 2026-07-28 ModelPreferences to the hub shape.
-func UpgradeModelPreferences(in *ModelPreferences) *mcp.ModelPreferences {
-	out := new(mcp.ModelPreferences)
-	upModelPreferences(in, out)
-	return out
-}
-
 func downNotificationParams(in *mcp.NotificationParams, out *NotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upNotificationParams(in *NotificationParams, out *mcp.NotificationParams) {
 	out.Meta = in.Meta
-}
-
-// DowngradeNotificationParams converts a hub NotificationParams to its 2026-07-28 shape.
-func DowngradeNotificationParams(in *mcp.NotificationParams) *NotificationParams {
-	out := new(NotificationParams)
-	downNotificationParams(in, out)
-	return out
-}
-
-// UpgradeNotificationParams converts a 2026-07-28 NotificationParams to the hub shape.
-func UpgradeNotificationParams(in *NotificationParams) *mcp.NotificationParams {
-	out := new(mcp.NotificationParams)
-	upNotificationParams(in, out)
-	return out
 }
 
 func downNumberSchema(in *mcp.NumberSchema, out *NumberSchema) {
@@ -2207,22 +1339,8 @@ func upNumberSchema(in *NumberSchema, out *mcp.NumberSchema) {
 	out.Type = in.Type
 }
 
-// DowngradeNumberSchema converts a hub NumberSchema to its 2026-07-28 shape.
-func DowngradeNumberSchema(in *mcp.NumberSchema) *NumberSchema {
-	out := new(NumberSchema)
-	downNumberSchema(in, out)
-	return out
-}
-
-// UpgradeNumberSchema converts a 2026-07-28 NumberSchema to the hub shape.
-func UpgradeNumberSchema(in *NumberSchema) *mcp.NumberSchema {
-	out := new(mcp.NumberSchema)
-	upNumberSchema(in, out)
-	return out
-}
-
 func downPaginatedRequestParams(in *mcp.PaginatedRequestParams, out *PaginatedRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Cursor = in.Cursor
 }
 
@@ -2231,22 +1349,8 @@ func upPaginatedRequestParams(in *PaginatedRequestParams, out *mcp.PaginatedRequ
 	out.Cursor = in.Cursor
 }
 
-// DowngradePaginatedRequestParams converts a hub PaginatedRequestParams to its 2026-07-28 shape.
-func DowngradePaginatedRequestParams(in *mcp.PaginatedRequestParams) *PaginatedRequestParams {
-	out := new(PaginatedRequestParams)
-	downPaginatedRequestParams(in, out)
-	return out
-}
-
-// UpgradePaginatedRequestParams converts a 2026-07-28 PaginatedRequestParams to the hub shape.
-func UpgradePaginatedRequestParams(in *PaginatedRequestParams) *mcp.PaginatedRequestParams {
-	out := new(mcp.PaginatedRequestParams)
-	upPaginatedRequestParams(in, out)
-	return out
-}
-
 func downPaginatedResult(in *mcp.PaginatedResult, out *PaginatedResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.NextCursor = in.NextCursor
 	out.ResultType = in.ResultType
 }
@@ -2257,22 +1361,8 @@ func upPaginatedResult(in *PaginatedResult, out *mcp.PaginatedResult) {
 	out.ResultType = in.ResultType
 }
 
-// DowngradePaginatedResult converts a hub PaginatedResult to its 2026-07-28 shape.
-func DowngradePaginatedResult(in *mcp.PaginatedResult) *PaginatedResult {
-	out := new(PaginatedResult)
-	downPaginatedResult(in, out)
-	return out
-}
-
-// UpgradePaginatedResult converts a 2026-07-28 PaginatedResult to the hub shape.
-func UpgradePaginatedResult(in *PaginatedResult) *mcp.PaginatedResult {
-	out := new(mcp.PaginatedResult)
-	upPaginatedResult(in, out)
-	return out
-}
-
 func downProgressNotificationParams(in *mcp.ProgressNotificationParams, out *ProgressNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Message = in.Message
 	out.Progress = in.Progress
 	out.ProgressToken = in.ProgressToken
@@ -2287,22 +1377,8 @@ func upProgressNotificationParams(in *ProgressNotificationParams, out *mcp.Progr
 	out.Total = in.Total
 }
 
-// DowngradeProgressNotificationParams converts a hub ProgressNotificationParams to its 2026-07-28 shape.
-func DowngradeProgressNotificationParams(in *mcp.ProgressNotificationParams) *ProgressNotificationParams {
-	out := new(ProgressNotificationParams)
-	downProgressNotificationParams(in, out)
-	return out
-}
-
-// UpgradeProgressNotificationParams converts a 2026-07-28 ProgressNotificationParams to the hub shape.
-func UpgradeProgressNotificationParams(in *ProgressNotificationParams) *mcp.ProgressNotificationParams {
-	out := new(mcp.ProgressNotificationParams)
-	upProgressNotificationParams(in, out)
-	return out
-}
-
 func downPrompt(in *mcp.Prompt, out *Prompt) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Arguments != nil {
 		out.Arguments = make([]PromptArgument, len(in.Arguments))
 		for i := range in.Arguments {
@@ -2339,20 +1415,6 @@ func upPrompt(in *Prompt, out *mcp.Prompt) {
 	out.Title = in.Title
 }
 
-// DowngradePrompt converts a hub Prompt to its 2026-07-28 shape.
-func DowngradePrompt(in *mcp.Prompt) *Prompt {
-	out := new(Prompt)
-	downPrompt(in, out)
-	return out
-}
-
-// UpgradePrompt converts a 2026-07-28 Prompt to the hub shape.
-func UpgradePrompt(in *Prompt) *mcp.Prompt {
-	out := new(mcp.Prompt)
-	upPrompt(in, out)
-	return out
-}
-
 func downPromptArgument(in *mcp.PromptArgument, out *PromptArgument) {
 	out.Description = in.Description
 	out.Name = in.Name
@@ -2367,20 +1429,6 @@ func upPromptArgument(in *PromptArgument, out *mcp.PromptArgument) {
 	out.Title = in.Title
 }
 
-// DowngradePromptArgument converts a hub PromptArgument to its 2026-07-28 shape.
-func DowngradePromptArgument(in *mcp.PromptArgument) *PromptArgument {
-	out := new(PromptArgument)
-	downPromptArgument(in, out)
-	return out
-}
-
-// UpgradePromptArgument converts a 2026-07-28 PromptArgument to the hub shape.
-func UpgradePromptArgument(in *PromptArgument) *mcp.PromptArgument {
-	out := new(mcp.PromptArgument)
-	upPromptArgument(in, out)
-	return out
-}
-
 func downPromptMessage(in *mcp.PromptMessage, out *PromptMessage) {
 	downContentBlock(&in.Content, &out.Content)
 	out.Role = in.Role
@@ -2389,20 +1437,6 @@ func downPromptMessage(in *mcp.PromptMessage, out *PromptMessage) {
 func upPromptMessage(in *PromptMessage, out *mcp.PromptMessage) {
 	upContentBlock(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradePromptMessage converts a hub PromptMessage to its 2026-07-28 shape.
-func DowngradePromptMessage(in *mcp.PromptMessage) *PromptMessage {
-	out := new(PromptMessage)
-	downPromptMessage(in, out)
-	return out
-}
-
-// UpgradePromptMessage converts a 2026-07-28 PromptMessage to the hub shape.
-func UpgradePromptMessage(in *PromptMessage) *mcp.PromptMessage {
-	out := new(mcp.PromptMessage)
-	upPromptMessage(in, out)
-	return out
 }
 
 func downPromptReference(in *mcp.PromptReference, out *PromptReference) {
@@ -2415,22 +1449,8 @@ func upPromptReference(in *PromptReference, out *mcp.PromptReference) {
 	out.Title = in.Title
 }
 
-// DowngradePromptReference converts a hub PromptReference to its 2026-07-28 shape.
-func DowngradePromptReference(in *mcp.PromptReference) *PromptReference {
-	out := new(PromptReference)
-	downPromptReference(in, out)
-	return out
-}
-
-// UpgradePromptReference converts a 2026-07-28 PromptReference to the hub shape.
-func UpgradePromptReference(in *PromptReference) *mcp.PromptReference {
-	out := new(mcp.PromptReference)
-	upPromptReference(in, out)
-	return out
-}
-
 func downReadResourceRequestParams(in *mcp.ReadResourceRequestParams, out *ReadResourceRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.InputResponses != nil {
 		out.InputResponses = make(map[string]InputResponse, len(in.InputResponses))
 		for k, v := range in.InputResponses {
@@ -2457,22 +1477,8 @@ func upReadResourceRequestParams(in *ReadResourceRequestParams, out *mcp.ReadRes
 	out.URI = in.URI
 }
 
-// DowngradeReadResourceRequestParams converts a hub ReadResourceRequestParams to its 2026-07-28 shape.
-func DowngradeReadResourceRequestParams(in *mcp.ReadResourceRequestParams) *ReadResourceRequestParams {
-	out := new(ReadResourceRequestParams)
-	downReadResourceRequestParams(in, out)
-	return out
-}
-
-// UpgradeReadResourceRequestParams converts a 2026-07-28 ReadResourceRequestParams to the hub shape.
-func UpgradeReadResourceRequestParams(in *ReadResourceRequestParams) *mcp.ReadResourceRequestParams {
-	out := new(mcp.ReadResourceRequestParams)
-	upReadResourceRequestParams(in, out)
-	return out
-}
-
 func downReadResourceResult(in *mcp.ReadResourceResult, out *ReadResourceResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CacheScope = in.CacheScope
 	out.Contents = make([]ReadResourceResultContentsItem, len(in.Contents))
 	for i := range in.Contents {
@@ -2493,20 +1499,6 @@ func upReadResourceResult(in *ReadResourceResult, out *mcp.ReadResourceResult) {
 	}
 	out.ResultType = in.ResultType
 	out.TTLMs = in.TTLMs
-}
-
-// DowngradeReadResourceResult converts a hub ReadResourceResult to its 2026-07-28 shape.
-func DowngradeReadResourceResult(in *mcp.ReadResourceResult) *ReadResourceResult {
-	out := new(ReadResourceResult)
-	downReadResourceResult(in, out)
-	return out
-}
-
-// UpgradeReadResourceResult converts a 2026-07-28 ReadResourceResult to the hub shape.
-func UpgradeReadResourceResult(in *ReadResourceResult) *mcp.ReadResourceResult {
-	out := new(mcp.ReadResourceResult)
-	upReadResourceResult(in, out)
-	return out
 }
 
 func downReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem, out *ReadResourceResultContentsItem) {
@@ -2537,44 +1529,16 @@ func upReadResourceResultContentsItem(in *ReadResourceResultContentsItem, out *m
 	}
 }
 
-// DowngradeReadResourceResultContentsItem converts a hub ReadResourceResultContentsItem to its 2026-07-28 shape.
-func DowngradeReadResourceResultContentsItem(in *mcp.ReadResourceResultContentsItem) *ReadResourceResultContentsItem {
-	out := new(ReadResourceResultContentsItem)
-	downReadResourceResultContentsItem(in, out)
-	return out
-}
-
-// UpgradeReadResourceResultContentsItem converts a 2026-07-28 ReadResourceResultContentsItem to the hub shape.
-func UpgradeReadResourceResultContentsItem(in *ReadResourceResultContentsItem) *mcp.ReadResourceResultContentsItem {
-	out := new(mcp.ReadResourceResultContentsItem)
-	upReadResourceResultContentsItem(in, out)
-	return out
-}
-
 func downRequestParams(in *mcp.RequestParams, out *RequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upRequestParams(in *RequestParams, out *mcp.RequestParams) {
 	out.Meta = in.Meta
 }
 
-// DowngradeRequestParams converts a hub RequestParams to its 2026-07-28 shape.
-func DowngradeRequestParams(in *mcp.RequestParams) *RequestParams {
-	out := new(RequestParams)
-	downRequestParams(in, out)
-	return out
-}
-
-// UpgradeRequestParams converts a 2026-07-28 RequestParams to the hub shape.
-func UpgradeRequestParams(in *RequestParams) *mcp.RequestParams {
-	out := new(mcp.RequestParams)
-	upRequestParams(in, out)
-	return out
-}
-
 func downResource(in *mcp.Resource, out *Resource) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2613,22 +1577,8 @@ func upResource(in *Resource, out *mcp.Resource) {
 	out.URI = in.URI
 }
 
-// DowngradeResource converts a hub Resource to its 2026-07-28 shape.
-func DowngradeResource(in *mcp.Resource) *Resource {
-	out := new(Resource)
-	downResource(in, out)
-	return out
-}
-
-// UpgradeResource converts a 2026-07-28 Resource to the hub shape.
-func UpgradeResource(in *Resource) *mcp.Resource {
-	out := new(mcp.Resource)
-	upResource(in, out)
-	return out
-}
-
 func downResourceLink(in *mcp.ResourceLink, out *ResourceLink) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2667,22 +1617,8 @@ func upResourceLink(in *ResourceLink, out *mcp.ResourceLink) {
 	out.URI = in.URI
 }
 
-// DowngradeResourceLink converts a hub ResourceLink to its 2026-07-28 shape.
-func DowngradeResourceLink(in *mcp.ResourceLink) *ResourceLink {
-	out := new(ResourceLink)
-	downResourceLink(in, out)
-	return out
-}
-
-// UpgradeResourceLink converts a 2026-07-28 ResourceLink to the hub shape.
-func UpgradeResourceLink(in *ResourceLink) *mcp.ResourceLink {
-	out := new(mcp.ResourceLink)
-	upResourceLink(in, out)
-	return out
-}
-
 func downResourceTemplate(in *mcp.ResourceTemplate, out *ResourceTemplate) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -2719,20 +1655,6 @@ func upResourceTemplate(in *ResourceTemplate, out *mcp.ResourceTemplate) {
 	out.URITemplate = in.URITemplate
 }
 
-// DowngradeResourceTemplate converts a hub ResourceTemplate to its 2026-07-28 shape.
-func DowngradeResourceTemplate(in *mcp.ResourceTemplate) *ResourceTemplate {
-	out := new(ResourceTemplate)
-	downResourceTemplate(in, out)
-	return out
-}
-
-// UpgradeResourceTemplate converts a 2026-07-28 ResourceTemplate to the hub shape.
-func UpgradeResourceTemplate(in *ResourceTemplate) *mcp.ResourceTemplate {
-	out := new(mcp.ResourceTemplate)
-	upResourceTemplate(in, out)
-	return out
-}
-
 func downResourceTemplateReference(in *mcp.ResourceTemplateReference, out *ResourceTemplateReference) {
 	out.URI = in.URI
 }
@@ -2741,22 +1663,8 @@ func upResourceTemplateReference(in *ResourceTemplateReference, out *mcp.Resourc
 	out.URI = in.URI
 }
 
-// DowngradeResourceTemplateReference converts a hub ResourceTemplateReference to its 2026-07-28 shape.
-func DowngradeResourceTemplateReference(in *mcp.ResourceTemplateReference) *ResourceTemplateReference {
-	out := new(ResourceTemplateReference)
-	downResourceTemplateReference(in, out)
-	return out
-}
-
-// UpgradeResourceTemplateReference converts a 2026-07-28 ResourceTemplateReference to the hub shape.
-func UpgradeResourceTemplateReference(in *ResourceTemplateReference) *mcp.ResourceTemplateReference {
-	out := new(mcp.ResourceTemplateReference)
-	upResourceTemplateReference(in, out)
-	return out
-}
-
 func downResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams, out *ResourceUpdatedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.URI = in.URI
 }
 
@@ -2765,22 +1673,8 @@ func upResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams, 
 	out.URI = in.URI
 }
 
-// DowngradeResourceUpdatedNotificationParams converts a hub ResourceUpdatedNotificationParams to its 2026-07-28 shape.
-func DowngradeResourceUpdatedNotificationParams(in *mcp.ResourceUpdatedNotificationParams) *ResourceUpdatedNotificationParams {
-	out := new(ResourceUpdatedNotificationParams)
-	downResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
-// UpgradeResourceUpdatedNotificationParams converts a 2026-07-28 ResourceUpdatedNotificationParams to the hub shape.
-func UpgradeResourceUpdatedNotificationParams(in *ResourceUpdatedNotificationParams) *mcp.ResourceUpdatedNotificationParams {
-	out := new(mcp.ResourceUpdatedNotificationParams)
-	upResourceUpdatedNotificationParams(in, out)
-	return out
-}
-
 func downResult(in *mcp.Result, out *Result) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.ResultType = in.ResultType
 }
 
@@ -2789,22 +1683,8 @@ func upResult(in *Result, out *mcp.Result) {
 	out.ResultType = in.ResultType
 }
 
-// DowngradeResult converts a hub Result to its 2026-07-28 shape.
-func DowngradeResult(in *mcp.Result) *Result {
-	out := new(Result)
-	downResult(in, out)
-	return out
-}
-
-// UpgradeResult converts a 2026-07-28 Result to the hub shape.
-func UpgradeResult(in *Result) *mcp.Result {
-	out := new(mcp.Result)
-	upResult(in, out)
-	return out
-}
-
 func downRoot(in *mcp.Root, out *Root) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Name = in.Name
 	out.URI = in.URI
 }
@@ -2815,22 +1695,8 @@ func upRoot(in *Root, out *mcp.Root) {
 	out.URI = in.URI
 }
 
-// DowngradeRoot converts a hub Root to its 2026-07-28 shape.
-func DowngradeRoot(in *mcp.Root) *Root {
-	out := new(Root)
-	downRoot(in, out)
-	return out
-}
-
-// UpgradeRoot converts a 2026-07-28 Root to the hub shape.
-func UpgradeRoot(in *Root) *mcp.Root {
-	out := new(mcp.Root)
-	upRoot(in, out)
-	return out
-}
-
 func downSamplingMessage(in *mcp.SamplingMessage, out *SamplingMessage) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downSamplingMessageContent(&in.Content, &out.Content)
 	out.Role = in.Role
 }
@@ -2839,20 +1705,6 @@ func upSamplingMessage(in *SamplingMessage, out *mcp.SamplingMessage) {
 	out.Meta = in.Meta
 	upSamplingMessageContent(&in.Content, &out.Content)
 	out.Role = in.Role
-}
-
-// DowngradeSamplingMessage converts a hub SamplingMessage to its 2026-07-28 shape.
-func DowngradeSamplingMessage(in *mcp.SamplingMessage) *SamplingMessage {
-	out := new(SamplingMessage)
-	downSamplingMessage(in, out)
-	return out
-}
-
-// UpgradeSamplingMessage converts a 2026-07-28 SamplingMessage to the hub shape.
-func UpgradeSamplingMessage(in *SamplingMessage) *mcp.SamplingMessage {
-	out := new(mcp.SamplingMessage)
-	upSamplingMessage(in, out)
-	return out
 }
 
 func downSamplingMessageContent(in *mcp.SamplingMessageContent, out *SamplingMessageContent) {
@@ -2919,20 +1771,6 @@ func upSamplingMessageContent(in *SamplingMessageContent, out *mcp.SamplingMessa
 	}
 }
 
-// DowngradeSamplingMessageContent converts a hub SamplingMessageContent to its 2026-07-28 shape.
-func DowngradeSamplingMessageContent(in *mcp.SamplingMessageContent) *SamplingMessageContent {
-	out := new(SamplingMessageContent)
-	downSamplingMessageContent(in, out)
-	return out
-}
-
-// UpgradeSamplingMessageContent converts a 2026-07-28 SamplingMessageContent to the hub shape.
-func UpgradeSamplingMessageContent(in *SamplingMessageContent) *mcp.SamplingMessageContent {
-	out := new(mcp.SamplingMessageContent)
-	upSamplingMessageContent(in, out)
-	return out
-}
-
 func downSamplingMessageContentBlock(in *mcp.SamplingMessageContentBlock, out *SamplingMessageContentBlock) {
 	switch x := in.Value.(type) {
 	case *mcp.TextContent:
@@ -2985,20 +1823,6 @@ func upSamplingMessageContentBlock(in *SamplingMessageContentBlock, out *mcp.Sam
 	}
 }
 
-// DowngradeSamplingMessageContentBlock converts a hub SamplingMessageContentBlock to its 2026-07-28 shape.
-func DowngradeSamplingMessageContentBlock(in *mcp.SamplingMessageContentBlock) *SamplingMessageContentBlock {
-	out := new(SamplingMessageContentBlock)
-	downSamplingMessageContentBlock(in, out)
-	return out
-}
-
-// UpgradeSamplingMessageContentBlock converts a 2026-07-28 SamplingMessageContentBlock to the hub shape.
-func UpgradeSamplingMessageContentBlock(in *SamplingMessageContentBlock) *mcp.SamplingMessageContentBlock {
-	out := new(mcp.SamplingMessageContentBlock)
-	upSamplingMessageContentBlock(in, out)
-	return out
-}
-
 func downServerCapabilities(in *mcp.ServerCapabilities, out *ServerCapabilities) {
 	out.Completions = in.Completions
 	out.Experimental = in.Experimental
@@ -3037,40 +1861,12 @@ func upServerCapabilities(in *ServerCapabilities, out *mcp.ServerCapabilities) {
 	}
 }
 
-// DowngradeServerCapabilities converts a hub ServerCapabilities to its 2026-07-28 shape.
-func DowngradeServerCapabilities(in *mcp.ServerCapabilities) *ServerCapabilities {
-	out := new(ServerCapabilities)
-	downServerCapabilities(in, out)
-	return out
-}
-
-// UpgradeServerCapabilities converts a 2026-07-28 ServerCapabilities to the hub shape.
-func UpgradeServerCapabilities(in *ServerCapabilities) *mcp.ServerCapabilities {
-	out := new(mcp.ServerCapabilities)
-	upServerCapabilities(in, out)
-	return out
-}
-
 func downServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts, out *ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
 }
 
 func upServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts, out *mcp.ServerCapabilitiesPrompts) {
 	out.ListChanged = in.ListChanged
-}
-
-// DowngradeServerCapabilitiesPrompts converts a hub ServerCapabilitiesPrompts to its 2026-07-28 shape.
-func DowngradeServerCapabilitiesPrompts(in *mcp.ServerCapabilitiesPrompts) *ServerCapabilitiesPrompts {
-	out := new(ServerCapabilitiesPrompts)
-	downServerCapabilitiesPrompts(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesPrompts converts a 2026-07-28 ServerCapabilitiesPrompts to the hub shape.
-func UpgradeServerCapabilitiesPrompts(in *ServerCapabilitiesPrompts) *mcp.ServerCapabilitiesPrompts {
-	out := new(mcp.ServerCapabilitiesPrompts)
-	upServerCapabilitiesPrompts(in, out)
-	return out
 }
 
 func downServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources, out *ServerCapabilitiesResources) {
@@ -3083,40 +1879,12 @@ func upServerCapabilitiesResources(in *ServerCapabilitiesResources, out *mcp.Ser
 	out.Subscribe = in.Subscribe
 }
 
-// DowngradeServerCapabilitiesResources converts a hub ServerCapabilitiesResources to its 2026-07-28 shape.
-func DowngradeServerCapabilitiesResources(in *mcp.ServerCapabilitiesResources) *ServerCapabilitiesResources {
-	out := new(ServerCapabilitiesResources)
-	downServerCapabilitiesResources(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesResources converts a 2026-07-28 ServerCapabilitiesResources to the hub shape.
-func UpgradeServerCapabilitiesResources(in *ServerCapabilitiesResources) *mcp.ServerCapabilitiesResources {
-	out := new(mcp.ServerCapabilitiesResources)
-	upServerCapabilitiesResources(in, out)
-	return out
-}
-
 func downServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools, out *ServerCapabilitiesTools) {
 	out.ListChanged = in.ListChanged
 }
 
 func upServerCapabilitiesTools(in *ServerCapabilitiesTools, out *mcp.ServerCapabilitiesTools) {
 	out.ListChanged = in.ListChanged
-}
-
-// DowngradeServerCapabilitiesTools converts a hub ServerCapabilitiesTools to its 2026-07-28 shape.
-func DowngradeServerCapabilitiesTools(in *mcp.ServerCapabilitiesTools) *ServerCapabilitiesTools {
-	out := new(ServerCapabilitiesTools)
-	downServerCapabilitiesTools(in, out)
-	return out
-}
-
-// UpgradeServerCapabilitiesTools converts a 2026-07-28 ServerCapabilitiesTools to the hub shape.
-func UpgradeServerCapabilitiesTools(in *ServerCapabilitiesTools) *mcp.ServerCapabilitiesTools {
-	out := new(mcp.ServerCapabilitiesTools)
-	upServerCapabilitiesTools(in, out)
-	return out
 }
 
 func downStringSchema(in *mcp.StringSchema, out *StringSchema) {
@@ -3135,20 +1903,6 @@ func upStringSchema(in *StringSchema, out *mcp.StringSchema) {
 	out.MaxLength = in.MaxLength
 	out.MinLength = in.MinLength
 	out.Title = in.Title
-}
-
-// DowngradeStringSchema converts a hub StringSchema to its 2026-07-28 shape.
-func DowngradeStringSchema(in *mcp.StringSchema) *StringSchema {
-	out := new(StringSchema)
-	downStringSchema(in, out)
-	return out
-}
-
-// UpgradeStringSchema converts a 2026-07-28 StringSchema to the hub shape.
-func UpgradeStringSchema(in *StringSchema) *mcp.StringSchema {
-	out := new(mcp.StringSchema)
-	upStringSchema(in, out)
-	return out
 }
 
 func downSubscriptionFilter(in *mcp.SubscriptionFilter, out *SubscriptionFilter) {
@@ -3171,22 +1925,8 @@ func upSubscriptionFilter(in *SubscriptionFilter, out *mcp.SubscriptionFilter) {
 	out.ToolsListChanged = in.ToolsListChanged
 }
 
-// DowngradeSubscriptionFilter converts a hub SubscriptionFilter to its 2026-07-28 shape.
-func DowngradeSubscriptionFilter(in *mcp.SubscriptionFilter) *SubscriptionFilter {
-	out := new(SubscriptionFilter)
-	downSubscriptionFilter(in, out)
-	return out
-}
-
-// UpgradeSubscriptionFilter converts a 2026-07-28 SubscriptionFilter to the hub shape.
-func UpgradeSubscriptionFilter(in *SubscriptionFilter) *mcp.SubscriptionFilter {
-	out := new(mcp.SubscriptionFilter)
-	upSubscriptionFilter(in, out)
-	return out
-}
-
 func downSubscriptionsAcknowledgedNotificationParams(in *mcp.SubscriptionsAcknowledgedNotificationParams, out *SubscriptionsAcknowledgedNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downSubscriptionFilter(&in.Notifications, &out.Notifications)
 }
 
@@ -3195,22 +1935,8 @@ func upSubscriptionsAcknowledgedNotificationParams(in *SubscriptionsAcknowledged
 	upSubscriptionFilter(&in.Notifications, &out.Notifications)
 }
 
-// DowngradeSubscriptionsAcknowledgedNotificationParams converts a hub SubscriptionsAcknowledgedNotificationParams to its 2026-07-28 shape.
-func DowngradeSubscriptionsAcknowledgedNotificationParams(in *mcp.SubscriptionsAcknowledgedNotificationParams) *SubscriptionsAcknowledgedNotificationParams {
-	out := new(SubscriptionsAcknowledgedNotificationParams)
-	downSubscriptionsAcknowledgedNotificationParams(in, out)
-	return out
-}
-
-// UpgradeSubscriptionsAcknowledgedNotificationParams converts a 2026-07-28 SubscriptionsAcknowledgedNotificationParams to the hub shape.
-func UpgradeSubscriptionsAcknowledgedNotificationParams(in *SubscriptionsAcknowledgedNotificationParams) *mcp.SubscriptionsAcknowledgedNotificationParams {
-	out := new(mcp.SubscriptionsAcknowledgedNotificationParams)
-	upSubscriptionsAcknowledgedNotificationParams(in, out)
-	return out
-}
-
 func downSubscriptionsListenRequestParams(in *mcp.SubscriptionsListenRequestParams, out *SubscriptionsListenRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	downSubscriptionFilter(&in.Notifications, &out.Notifications)
 }
 
@@ -3219,42 +1945,14 @@ func upSubscriptionsListenRequestParams(in *SubscriptionsListenRequestParams, ou
 	upSubscriptionFilter(&in.Notifications, &out.Notifications)
 }
 
-// DowngradeSubscriptionsListenRequestParams converts a hub SubscriptionsListenRequestParams to its 2026-07-28 shape.
-func DowngradeSubscriptionsListenRequestParams(in *mcp.SubscriptionsListenRequestParams) *SubscriptionsListenRequestParams {
-	out := new(SubscriptionsListenRequestParams)
-	downSubscriptionsListenRequestParams(in, out)
-	return out
-}
-
-// UpgradeSubscriptionsListenRequestParams converts a 2026-07-28 SubscriptionsListenRequestParams to the hub shape.
-func UpgradeSubscriptionsListenRequestParams(in *SubscriptionsListenRequestParams) *mcp.SubscriptionsListenRequestParams {
-	out := new(mcp.SubscriptionsListenRequestParams)
-	upSubscriptionsListenRequestParams(in, out)
-	return out
-}
-
 func downSubscriptionsListenResult(in *mcp.SubscriptionsListenResult, out *SubscriptionsListenResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.ResultType = in.ResultType
 }
 
 func upSubscriptionsListenResult(in *SubscriptionsListenResult, out *mcp.SubscriptionsListenResult) {
 	out.Meta = in.Meta
 	out.ResultType = in.ResultType
-}
-
-// DowngradeSubscriptionsListenResult converts a hub SubscriptionsListenResult to its 2026-07-28 shape.
-func DowngradeSubscriptionsListenResult(in *mcp.SubscriptionsListenResult) *SubscriptionsListenResult {
-	out := new(SubscriptionsListenResult)
-	downSubscriptionsListenResult(in, out)
-	return out
-}
-
-// UpgradeSubscriptionsListenResult converts a 2026-07-28 SubscriptionsListenResult to the hub shape.
-func UpgradeSubscriptionsListenResult(in *SubscriptionsListenResult) *mcp.SubscriptionsListenResult {
-	out := new(mcp.SubscriptionsListenResult)
-	upSubscriptionsListenResult(in, out)
-	return out
 }
 
 func downTask(in *mcp.Task, out *Task) {
@@ -3277,22 +1975,8 @@ func upTask(in *Task, out *mcp.Task) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeTask converts a hub Task to its 2026-07-28 shape.
-func DowngradeTask(in *mcp.Task) *Task {
-	out := new(Task)
-	downTask(in, out)
-	return out
-}
-
-// UpgradeTask converts a 2026-07-28 Task to the hub shape.
-func UpgradeTask(in *Task) *mcp.Task {
-	out := new(mcp.Task)
-	upTask(in, out)
-	return out
-}
-
 func downTaskStatusNotificationParams(in *mcp.TaskStatusNotificationParams, out *TaskStatusNotificationParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.CreatedAt = in.CreatedAt
 	out.Error = in.Error
 	if in.InputRequests != nil {
@@ -3333,20 +2017,6 @@ func upTaskStatusNotificationParams(in *TaskStatusNotificationParams, out *mcp.T
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeTaskStatusNotificationParams converts a hub TaskStatusNotificationParams to its 2026-07-28 shape.
-func DowngradeTaskStatusNotificationParams(in *mcp.TaskStatusNotificationParams) *TaskStatusNotificationParams {
-	out := new(TaskStatusNotificationParams)
-	downTaskStatusNotificationParams(in, out)
-	return out
-}
-
-// UpgradeTaskStatusNotificationParams converts a 2026-07-28 TaskStatusNotificationParams to the hub shape.
-func UpgradeTaskStatusNotificationParams(in *TaskStatusNotificationParams) *mcp.TaskStatusNotificationParams {
-	out := new(mcp.TaskStatusNotificationParams)
-	upTaskStatusNotificationParams(in, out)
-	return out
-}
-
 func downTaskStatusNotificationParamsInputRequestsValue(in *mcp.TaskStatusNotificationParamsInputRequestsValue, out *TaskStatusNotificationParamsInputRequestsValue) {
 	out.Method = in.Method
 	out.Params = in.Params
@@ -3355,20 +2025,6 @@ func downTaskStatusNotificationParamsInputRequestsValue(in *mcp.TaskStatusNotifi
 func upTaskStatusNotificationParamsInputRequestsValue(in *TaskStatusNotificationParamsInputRequestsValue, out *mcp.TaskStatusNotificationParamsInputRequestsValue) {
 	out.Method = in.Method
 	out.Params = in.Params
-}
-
-// DowngradeTaskStatusNotificationParamsInputRequestsValue converts a hub TaskStatusNotificationParamsInputRequestsValue to its 2026-07-28 shape.
-func DowngradeTaskStatusNotificationParamsInputRequestsValue(in *mcp.TaskStatusNotificationParamsInputRequestsValue) *TaskStatusNotificationParamsInputRequestsValue {
-	out := new(TaskStatusNotificationParamsInputRequestsValue)
-	downTaskStatusNotificationParamsInputRequestsValue(in, out)
-	return out
-}
-
-// UpgradeTaskStatusNotificationParamsInputRequestsValue converts a 2026-07-28 TaskStatusNotificationParamsInputRequestsValue to the hub shape.
-func UpgradeTaskStatusNotificationParamsInputRequestsValue(in *TaskStatusNotificationParamsInputRequestsValue) *mcp.TaskStatusNotificationParamsInputRequestsValue {
-	out := new(mcp.TaskStatusNotificationParamsInputRequestsValue)
-	upTaskStatusNotificationParamsInputRequestsValue(in, out)
-	return out
 }
 
 func downTaskSubscriptionAcknowledgedNotifications(in *mcp.TaskSubscriptionAcknowledgedNotifications, out *TaskSubscriptionAcknowledgedNotifications) {
@@ -3385,20 +2041,6 @@ func upTaskSubscriptionAcknowledgedNotifications(in *TaskSubscriptionAcknowledge
 	}
 }
 
-// DowngradeTaskSubscriptionAcknowledgedNotifications converts a hub TaskSubscriptionAcknowledgedNotifications to its 2026-07-28 shape.
-func DowngradeTaskSubscriptionAcknowledgedNotifications(in *mcp.TaskSubscriptionAcknowledgedNotifications) *TaskSubscriptionAcknowledgedNotifications {
-	out := new(TaskSubscriptionAcknowledgedNotifications)
-	downTaskSubscriptionAcknowledgedNotifications(in, out)
-	return out
-}
-
-// UpgradeTaskSubscriptionAcknowledgedNotifications converts a 2026-07-28 TaskSubscriptionAcknowledgedNotifications to the hub shape.
-func UpgradeTaskSubscriptionAcknowledgedNotifications(in *TaskSubscriptionAcknowledgedNotifications) *mcp.TaskSubscriptionAcknowledgedNotifications {
-	out := new(mcp.TaskSubscriptionAcknowledgedNotifications)
-	upTaskSubscriptionAcknowledgedNotifications(in, out)
-	return out
-}
-
 func downTaskSubscriptionNotifications(in *mcp.TaskSubscriptionNotifications, out *TaskSubscriptionNotifications) {
 	if in.TasksStatus != nil {
 		out.TasksStatus = make([]string, len(in.TasksStatus))
@@ -3413,22 +2055,8 @@ func upTaskSubscriptionNotifications(in *TaskSubscriptionNotifications, out *mcp
 	}
 }
 
-// DowngradeTaskSubscriptionNotifications converts a hub TaskSubscriptionNotifications to its 2026-07-28 shape.
-func DowngradeTaskSubscriptionNotifications(in *mcp.TaskSubscriptionNotifications) *TaskSubscriptionNotifications {
-	out := new(TaskSubscriptionNotifications)
-	downTaskSubscriptionNotifications(in, out)
-	return out
-}
-
-// UpgradeTaskSubscriptionNotifications converts a 2026-07-28 TaskSubscriptionNotifications to the hub shape.
-func UpgradeTaskSubscriptionNotifications(in *TaskSubscriptionNotifications) *mcp.TaskSubscriptionNotifications {
-	out := new(mcp.TaskSubscriptionNotifications)
-	upTaskSubscriptionNotifications(in, out)
-	return out
-}
-
 func downTextContent(in *mcp.TextContent, out *TextContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(Annotations)
 		downAnnotations(in.Annotations, out.Annotations)
@@ -3445,22 +2073,8 @@ func upTextContent(in *TextContent, out *mcp.TextContent) {
 	out.Text = in.Text
 }
 
-// DowngradeTextContent converts a hub TextContent to its 2026-07-28 shape.
-func DowngradeTextContent(in *mcp.TextContent) *TextContent {
-	out := new(TextContent)
-	downTextContent(in, out)
-	return out
-}
-
-// UpgradeTextContent converts a 2026-07-28 TextContent to the hub shape.
-func UpgradeTextContent(in *TextContent) *mcp.TextContent {
-	out := new(mcp.TextContent)
-	upTextContent(in, out)
-	return out
-}
-
 func downTextResourceContents(in *mcp.TextResourceContents, out *TextResourceContents) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.MIMEType = in.MIMEType
 	out.Text = in.Text
 	out.URI = in.URI
@@ -3471,20 +2085,6 @@ func upTextResourceContents(in *TextResourceContents, out *mcp.TextResourceConte
 	out.MIMEType = in.MIMEType
 	out.Text = in.Text
 	out.URI = in.URI
-}
-
-// DowngradeTextResourceContents converts a hub TextResourceContents to its 2026-07-28 shape.
-func DowngradeTextResourceContents(in *mcp.TextResourceContents) *TextResourceContents {
-	out := new(TextResourceContents)
-	downTextResourceContents(in, out)
-	return out
-}
-
-// UpgradeTextResourceContents converts a 2026-07-28 TextResourceContents to the hub shape.
-func UpgradeTextResourceContents(in *TextResourceContents) *mcp.TextResourceContents {
-	out := new(mcp.TextResourceContents)
-	upTextResourceContents(in, out)
-	return out
 }
 
 func downTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema, out *TitledMultiSelectEnumSchema) {
@@ -3511,20 +2111,6 @@ func upTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema, out *mcp.Tit
 	out.Title = in.Title
 }
 
-// DowngradeTitledMultiSelectEnumSchema converts a hub TitledMultiSelectEnumSchema to its 2026-07-28 shape.
-func DowngradeTitledMultiSelectEnumSchema(in *mcp.TitledMultiSelectEnumSchema) *TitledMultiSelectEnumSchema {
-	out := new(TitledMultiSelectEnumSchema)
-	downTitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeTitledMultiSelectEnumSchema converts a 2026-07-28 TitledMultiSelectEnumSchema to the hub shape.
-func UpgradeTitledMultiSelectEnumSchema(in *TitledMultiSelectEnumSchema) *mcp.TitledMultiSelectEnumSchema {
-	out := new(mcp.TitledMultiSelectEnumSchema)
-	upTitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
 func downTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems, out *TitledMultiSelectEnumSchemaItems) {
 	out.AnyOf = make([]TitledMultiSelectEnumSchemaItemsAnyOfItem, len(in.AnyOf))
 	for i := range in.AnyOf {
@@ -3541,20 +2127,6 @@ func upTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems, ou
 	}
 }
 
-// DowngradeTitledMultiSelectEnumSchemaItems converts a hub TitledMultiSelectEnumSchemaItems to its 2026-07-28 shape.
-func DowngradeTitledMultiSelectEnumSchemaItems(in *mcp.TitledMultiSelectEnumSchemaItems) *TitledMultiSelectEnumSchemaItems {
-	out := new(TitledMultiSelectEnumSchemaItems)
-	downTitledMultiSelectEnumSchemaItems(in, out)
-	return out
-}
-
-// UpgradeTitledMultiSelectEnumSchemaItems converts a 2026-07-28 TitledMultiSelectEnumSchemaItems to the hub shape.
-func UpgradeTitledMultiSelectEnumSchemaItems(in *TitledMultiSelectEnumSchemaItems) *mcp.TitledMultiSelectEnumSchemaItems {
-	out := new(mcp.TitledMultiSelectEnumSchemaItems)
-	upTitledMultiSelectEnumSchemaItems(in, out)
-	return out
-}
-
 func downTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem, out *TitledMultiSelectEnumSchemaItemsAnyOfItem) {
 	out.Const = in.Const
 	out.Title = in.Title
@@ -3563,20 +2135,6 @@ func downTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnum
 func upTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem, out *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) {
 	out.Const = in.Const
 	out.Title = in.Title
-}
-
-// DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a hub TitledMultiSelectEnumSchemaItemsAnyOfItem to its 2026-07-28 shape.
-func DowngradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem) *TitledMultiSelectEnumSchemaItemsAnyOfItem {
-	out := new(TitledMultiSelectEnumSchemaItemsAnyOfItem)
-	downTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
-	return out
-}
-
-// UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem converts a 2026-07-28 TitledMultiSelectEnumSchemaItemsAnyOfItem to the hub shape.
-func UpgradeTitledMultiSelectEnumSchemaItemsAnyOfItem(in *TitledMultiSelectEnumSchemaItemsAnyOfItem) *mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem {
-	out := new(mcp.TitledMultiSelectEnumSchemaItemsAnyOfItem)
-	upTitledMultiSelectEnumSchemaItemsAnyOfItem(in, out)
-	return out
 }
 
 func downTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema, out *TitledSingleSelectEnumSchema) {
@@ -3601,20 +2159,6 @@ func upTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema, out *mcp.T
 	out.Title = in.Title
 }
 
-// DowngradeTitledSingleSelectEnumSchema converts a hub TitledSingleSelectEnumSchema to its 2026-07-28 shape.
-func DowngradeTitledSingleSelectEnumSchema(in *mcp.TitledSingleSelectEnumSchema) *TitledSingleSelectEnumSchema {
-	out := new(TitledSingleSelectEnumSchema)
-	downTitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeTitledSingleSelectEnumSchema converts a 2026-07-28 TitledSingleSelectEnumSchema to the hub shape.
-func UpgradeTitledSingleSelectEnumSchema(in *TitledSingleSelectEnumSchema) *mcp.TitledSingleSelectEnumSchema {
-	out := new(mcp.TitledSingleSelectEnumSchema)
-	upTitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
 func downTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem, out *TitledSingleSelectEnumSchemaOneOfItem) {
 	out.Const = in.Const
 	out.Title = in.Title
@@ -3625,22 +2169,8 @@ func upTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOne
 	out.Title = in.Title
 }
 
-// DowngradeTitledSingleSelectEnumSchemaOneOfItem converts a hub TitledSingleSelectEnumSchemaOneOfItem to its 2026-07-28 shape.
-func DowngradeTitledSingleSelectEnumSchemaOneOfItem(in *mcp.TitledSingleSelectEnumSchemaOneOfItem) *TitledSingleSelectEnumSchemaOneOfItem {
-	out := new(TitledSingleSelectEnumSchemaOneOfItem)
-	downTitledSingleSelectEnumSchemaOneOfItem(in, out)
-	return out
-}
-
-// UpgradeTitledSingleSelectEnumSchemaOneOfItem converts a 2026-07-28 TitledSingleSelectEnumSchemaOneOfItem to the hub shape.
-func UpgradeTitledSingleSelectEnumSchemaOneOfItem(in *TitledSingleSelectEnumSchemaOneOfItem) *mcp.TitledSingleSelectEnumSchemaOneOfItem {
-	out := new(mcp.TitledSingleSelectEnumSchemaOneOfItem)
-	upTitledSingleSelectEnumSchemaOneOfItem(in, out)
-	return out
-}
-
 func downTool(in *mcp.Tool, out *Tool) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	if in.Annotations != nil {
 		out.Annotations = new(ToolAnnotations)
 		downToolAnnotations(in.Annotations, out.Annotations)
@@ -3677,20 +2207,6 @@ func upTool(in *Tool, out *mcp.Tool) {
 	out.Title = in.Title
 }
 
-// DowngradeTool converts a hub Tool to its 2026-07-28 shape.
-func DowngradeTool(in *mcp.Tool) *Tool {
-	out := new(Tool)
-	downTool(in, out)
-	return out
-}
-
-// UpgradeTool converts a 2026-07-28 Tool to the hub shape.
-func UpgradeTool(in *Tool) *mcp.Tool {
-	out := new(mcp.Tool)
-	upTool(in, out)
-	return out
-}
-
 func downToolAnnotations(in *mcp.ToolAnnotations, out *ToolAnnotations) {
 	out.DestructiveHint = in.DestructiveHint
 	out.IdempotentHint = in.IdempotentHint
@@ -3707,20 +2223,6 @@ func upToolAnnotations(in *ToolAnnotations, out *mcp.ToolAnnotations) {
 	out.Title = in.Title
 }
 
-// DowngradeToolAnnotations converts a hub ToolAnnotations to its 2026-07-28 shape.
-func DowngradeToolAnnotations(in *mcp.ToolAnnotations) *ToolAnnotations {
-	out := new(ToolAnnotations)
-	downToolAnnotations(in, out)
-	return out
-}
-
-// UpgradeToolAnnotations converts a 2026-07-28 ToolAnnotations to the hub shape.
-func UpgradeToolAnnotations(in *ToolAnnotations) *mcp.ToolAnnotations {
-	out := new(mcp.ToolAnnotations)
-	upToolAnnotations(in, out)
-	return out
-}
-
 func downToolChoice(in *mcp.ToolChoice, out *ToolChoice) {
 	out.Mode = in.Mode
 }
@@ -3729,22 +2231,8 @@ func upToolChoice(in *ToolChoice, out *mcp.ToolChoice) {
 	out.Mode = in.Mode
 }
 
-// DowngradeToolChoice converts a hub ToolChoice to its 2026-07-28 shape.
-func DowngradeToolChoice(in *mcp.ToolChoice) *ToolChoice {
-	out := new(ToolChoice)
-	downToolChoice(in, out)
-	return out
-}
-
-// UpgradeToolChoice converts a 2026-07-28 ToolChoice to the hub shape.
-func UpgradeToolChoice(in *ToolChoice) *mcp.ToolChoice {
-	out := new(mcp.ToolChoice)
-	upToolChoice(in, out)
-	return out
-}
-
 func downToolResultContent(in *mcp.ToolResultContent, out *ToolResultContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.Content = make([]ContentBlock, len(in.Content))
 	for i := range in.Content {
 		downContentBlock(&in.Content[i], &out.Content[i])
@@ -3767,22 +2255,8 @@ func upToolResultContent(in *ToolResultContent, out *mcp.ToolResultContent) {
 	out.ToolUseID = in.ToolUseID
 }
 
-// DowngradeToolResultContent converts a hub ToolResultContent to its 2026-07-28 shape.
-func DowngradeToolResultContent(in *mcp.ToolResultContent) *ToolResultContent {
-	out := new(ToolResultContent)
-	downToolResultContent(in, out)
-	return out
-}
-
-// UpgradeToolResultContent converts a 2026-07-28 ToolResultContent to the hub shape.
-func UpgradeToolResultContent(in *ToolResultContent) *mcp.ToolResultContent {
-	out := new(mcp.ToolResultContent)
-	upToolResultContent(in, out)
-	return out
-}
-
 func downToolUseContent(in *mcp.ToolUseContent, out *ToolUseContent) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.ID = in.ID
 	out.Input = in.Input
 	out.Name = in.Name
@@ -3793,20 +2267,6 @@ func upToolUseContent(in *ToolUseContent, out *mcp.ToolUseContent) {
 	out.ID = in.ID
 	out.Input = in.Input
 	out.Name = in.Name
-}
-
-// DowngradeToolUseContent converts a hub ToolUseContent to its 2026-07-28 shape.
-func DowngradeToolUseContent(in *mcp.ToolUseContent) *ToolUseContent {
-	out := new(ToolUseContent)
-	downToolUseContent(in, out)
-	return out
-}
-
-// UpgradeToolUseContent converts a 2026-07-28 ToolUseContent to the hub shape.
-func UpgradeToolUseContent(in *ToolUseContent) *mcp.ToolUseContent {
-	out := new(mcp.ToolUseContent)
-	upToolUseContent(in, out)
-	return out
 }
 
 func downUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema, out *UntitledMultiSelectEnumSchema) {
@@ -3833,20 +2293,6 @@ func upUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema, out *mcp
 	out.Title = in.Title
 }
 
-// DowngradeUntitledMultiSelectEnumSchema converts a hub UntitledMultiSelectEnumSchema to its 2026-07-28 shape.
-func DowngradeUntitledMultiSelectEnumSchema(in *mcp.UntitledMultiSelectEnumSchema) *UntitledMultiSelectEnumSchema {
-	out := new(UntitledMultiSelectEnumSchema)
-	downUntitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeUntitledMultiSelectEnumSchema converts a 2026-07-28 UntitledMultiSelectEnumSchema to the hub shape.
-func UpgradeUntitledMultiSelectEnumSchema(in *UntitledMultiSelectEnumSchema) *mcp.UntitledMultiSelectEnumSchema {
-	out := new(mcp.UntitledMultiSelectEnumSchema)
-	upUntitledMultiSelectEnumSchema(in, out)
-	return out
-}
-
 func downUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems, out *UntitledMultiSelectEnumSchemaItems) {
 	out.Enum = make([]string, len(in.Enum))
 	copy(out.Enum, in.Enum)
@@ -3857,20 +2303,6 @@ func upUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems
 		out.Enum = make([]string, len(in.Enum))
 		copy(out.Enum, in.Enum)
 	}
-}
-
-// DowngradeUntitledMultiSelectEnumSchemaItems converts a hub UntitledMultiSelectEnumSchemaItems to its 2026-07-28 shape.
-func DowngradeUntitledMultiSelectEnumSchemaItems(in *mcp.UntitledMultiSelectEnumSchemaItems) *UntitledMultiSelectEnumSchemaItems {
-	out := new(UntitledMultiSelectEnumSchemaItems)
-	downUntitledMultiSelectEnumSchemaItems(in, out)
-	return out
-}
-
-// UpgradeUntitledMultiSelectEnumSchemaItems converts a 2026-07-28 UntitledMultiSelectEnumSchemaItems to the hub shape.
-func UpgradeUntitledMultiSelectEnumSchemaItems(in *UntitledMultiSelectEnumSchemaItems) *mcp.UntitledMultiSelectEnumSchemaItems {
-	out := new(mcp.UntitledMultiSelectEnumSchemaItems)
-	upUntitledMultiSelectEnumSchemaItems(in, out)
-	return out
 }
 
 func downUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema, out *UntitledSingleSelectEnumSchema) {
@@ -3891,22 +2323,8 @@ func upUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema, out *m
 	out.Title = in.Title
 }
 
-// DowngradeUntitledSingleSelectEnumSchema converts a hub UntitledSingleSelectEnumSchema to its 2026-07-28 shape.
-func DowngradeUntitledSingleSelectEnumSchema(in *mcp.UntitledSingleSelectEnumSchema) *UntitledSingleSelectEnumSchema {
-	out := new(UntitledSingleSelectEnumSchema)
-	downUntitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
-// UpgradeUntitledSingleSelectEnumSchema converts a 2026-07-28 UntitledSingleSelectEnumSchema to the hub shape.
-func UpgradeUntitledSingleSelectEnumSchema(in *UntitledSingleSelectEnumSchema) *mcp.UntitledSingleSelectEnumSchema {
-	out := new(mcp.UntitledSingleSelectEnumSchema)
-	upUntitledSingleSelectEnumSchema(in, out)
-	return out
-}
-
 func downUpdateTaskRequestParams(in *mcp.UpdateTaskRequestParams, out *UpdateTaskRequestParams) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 	out.InputResponses = in.InputResponses
 	out.TaskID = in.TaskID
 }
@@ -3917,40 +2335,12 @@ func upUpdateTaskRequestParams(in *UpdateTaskRequestParams, out *mcp.UpdateTaskR
 	out.TaskID = in.TaskID
 }
 
-// DowngradeUpdateTaskRequestParams converts a hub UpdateTaskRequestParams to its 2026-07-28 shape.
-func DowngradeUpdateTaskRequestParams(in *mcp.UpdateTaskRequestParams) *UpdateTaskRequestParams {
-	out := new(UpdateTaskRequestParams)
-	downUpdateTaskRequestParams(in, out)
-	return out
-}
-
-// UpgradeUpdateTaskRequestParams converts a 2026-07-28 UpdateTaskRequestParams to the hub shape.
-func UpgradeUpdateTaskRequestParams(in *UpdateTaskRequestParams) *mcp.UpdateTaskRequestParams {
-	out := new(mcp.UpdateTaskRequestParams)
-	upUpdateTaskRequestParams(in, out)
-	return out
-}
-
 func downUpdateTaskResult(in *mcp.UpdateTaskResult, out *UpdateTaskResult) {
-	out.Meta = filterMeta(in.Meta)
+	out.Meta = in.Meta.Without(foreignMetaKeys...)
 }
 
 func upUpdateTaskResult(in *UpdateTaskResult, out *mcp.UpdateTaskResult) {
 	out.Meta = in.Meta
-}
-
-// DowngradeUpdateTaskResult converts a hub UpdateTaskResult to its 2026-07-28 shape.
-func DowngradeUpdateTaskResult(in *mcp.UpdateTaskResult) *UpdateTaskResult {
-	out := new(UpdateTaskResult)
-	downUpdateTaskResult(in, out)
-	return out
-}
-
-// UpgradeUpdateTaskResult converts a 2026-07-28 UpdateTaskResult to the hub shape.
-func UpgradeUpdateTaskResult(in *UpdateTaskResult) *mcp.UpdateTaskResult {
-	out := new(mcp.UpdateTaskResult)
-	upUpdateTaskResult(in, out)
-	return out
 }
 
 func downWorkingTask(in *mcp.WorkingTask, out *WorkingTask) {
@@ -3971,40 +2361,9 @@ func upWorkingTask(in *WorkingTask, out *mcp.WorkingTask) {
 	out.TTLMs = in.TTLMs
 }
 
-// DowngradeWorkingTask converts a hub WorkingTask to its 2026-07-28 shape.
-func DowngradeWorkingTask(in *mcp.WorkingTask) *WorkingTask {
-	out := new(WorkingTask)
-	downWorkingTask(in, out)
-	return out
-}
-
-// UpgradeWorkingTask converts a 2026-07-28 WorkingTask to the hub shape.
-func UpgradeWorkingTask(in *WorkingTask) *mcp.WorkingTask {
-	out := new(mcp.WorkingTask)
-	upWorkingTask(in, out)
-	return out
-}
-
 // foreignMetaKeys are the reserved _meta keys that other revisions define and
-// 2026-07-28 does not: they never reach a 2026-07-28 peer.
+// 2026-07-28 does not: every downgrade removes them, so they never reach a 2026-07-28 peer.
 var foreignMetaKeys = []string{"io.modelcontextprotocol/model-immediate-response"}
-
-// filterMeta returns m without foreignMetaKeys, copying only when one is there.
-func filterMeta(m mcp.Meta) mcp.Meta {
-	for _, k := range foreignMetaKeys {
-		if _, ok := m[k]; ok {
-			out := make(mcp.Meta, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-			for _, k := range foreignMetaKeys {
-				delete(out, k)
-			}
-			return out
-		}
-	}
-	return m
-}
 
 // Downgrade converts v, a pointer to a hub type, to its 2026-07-28 shape; ok is
 // false when this revision has no such type.

@@ -122,7 +122,7 @@ type CallToolRequestParams struct {
 	RequestState string `json:"requestState,omitempty"`
 }
 
-// CallToolResult is the result returned by the server for a CallToolRequesttools/call request.
+// CallToolResult is the result returned by the server for a tools/call request.
 //
 // Schema: 2026-07-28 #/$defs/CallToolResult.
 type CallToolResult struct {
@@ -205,7 +205,7 @@ type ClientCapabilities struct {
 	// (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
 	// per-extension settings objects. An empty object indicates support with no settings.
 	//
-	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// Keys MUST follow the `_meta` key naming rules, with a
 	// mandatory prefix.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// Roots: Present if the client supports listing roots.
@@ -318,7 +318,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CompleteResult is the result returned by the server for a CompleteRequestcompletion/complete request.
+// CompleteResult is the result returned by the server for a completion/complete request.
 //
 // Schema: 2026-07-28 #/$defs/CompleteResult.
 type CompleteResult struct {
@@ -438,7 +438,7 @@ type CreateMessageRequestParams struct {
 	//
 	// Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
 	// omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-	// ClientCapabilities.sampling.context.
+	// [ClientCapabilities].sampling.context.
 	IncludeContext mcp.IncludeContext `json:"includeContext,omitempty"`
 	// MaxTokens is the requested maximum number of tokens to sample (to prevent runaway completions).
 	//
@@ -454,15 +454,15 @@ type CreateMessageRequestParams struct {
 	SystemPrompt string   `json:"systemPrompt,omitempty"`
 	Temperature  *float64 `json:"temperature,omitempty"`
 	// ToolChoice: Controls how the model uses tools.
-	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-	// Default is `{ mode: "auto" `.
+	// The client MUST return an error if this field is provided but [ClientCapabilities].sampling.tools is not declared.
+	// Default is `{ mode: "auto" }`.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
 	// Tools: Tools that the model may use during generation.
-	// The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+	// The client MUST return an error if this field is provided but [ClientCapabilities].sampling.tools is not declared.
 	Tools []Tool `json:"tools,omitzero"`
 }
 
-// CreateMessageResult is the result returned by the client for a CreateMessageRequestsampling/createMessage request.
+// CreateMessageResult is the result returned by the client for a [CreateMessageRequest] (sampling/createMessage) request.
 // The client should inform the user before returning the sampled message, to allow them
 // to inspect the response (human in the loop) and decide whether to allow the server to see it.
 //
@@ -575,7 +575,7 @@ type CreateTaskResult struct {
 	TTLMs          *float64       `json:"ttlMs"`
 }
 
-// DiscoverResult is the result returned by the server for a DiscoverRequestserver/discover request.
+// DiscoverResult is the result returned by the server for a server/discover request.
 //
 // Schema: 2026-07-28 #/$defs/DiscoverResult.
 type DiscoverResult struct {
@@ -713,7 +713,7 @@ type ElicitRequestURLParams struct {
 	URL string `json:"url"`
 }
 
-// ElicitResult is the result returned by the client for an ElicitRequestelicitation/create request.
+// ElicitResult is the result returned by the client for an [ElicitRequest] (elicitation/create) request.
 //
 // Schema: 2026-07-28 #/$defs/ElicitResult.
 type ElicitResult struct {
@@ -834,7 +834,7 @@ type GetPromptRequestParams struct {
 	RequestState string `json:"requestState,omitempty"`
 }
 
-// GetPromptResult is the result returned by the server for a GetPromptRequestprompts/get request.
+// GetPromptResult is the result returned by the server for a prompts/get request.
 //
 // Schema: 2026-07-28 #/$defs/GetPromptResult.
 type GetPromptResult struct {
@@ -948,7 +948,7 @@ type Implementation struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string `json:"title,omitempty"`
@@ -1114,7 +1114,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// LegacyTitledEnumSchema: Use TitledSingleSelectEnumSchema instead.
+// LegacyTitledEnumSchema: Use [TitledSingleSelectEnumSchema] instead.
 // This interface will be removed in a future version.
 //
 // Schema: 2026-07-28 #/$defs/LegacyTitledEnumSchema.
@@ -1129,7 +1129,7 @@ type LegacyTitledEnumSchema struct {
 	Type      mcp.ConstString `json:"type"`
 }
 
-// ListPromptsResult is the result returned by the server for a ListPromptsRequestprompts/list request.
+// ListPromptsResult is the result returned by the server for a prompts/list request.
 //
 // Schema: 2026-07-28 #/$defs/ListPromptsResult.
 type ListPromptsResult struct {
@@ -1168,7 +1168,7 @@ type ListPromptsResult struct {
 	TTLMs int64 `json:"ttlMs"`
 }
 
-// ListResourceTemplatesResult is the result returned by the server for a ListResourceTemplatesRequestresources/templates/list request.
+// ListResourceTemplatesResult is the result returned by the server for a resources/templates/list request.
 //
 // Schema: 2026-07-28 #/$defs/ListResourceTemplatesResult.
 type ListResourceTemplatesResult struct {
@@ -1207,7 +1207,7 @@ type ListResourceTemplatesResult struct {
 	TTLMs int64 `json:"ttlMs"`
 }
 
-// ListResourcesResult is the result returned by the server for a ListResourcesRequestresources/list request.
+// ListResourcesResult is the result returned by the server for a resources/list request.
 //
 // Schema: 2026-07-28 #/$defs/ListResourcesResult.
 type ListResourcesResult struct {
@@ -1265,8 +1265,8 @@ type ListRootsRequestParams struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 }
 
-// ListRootsResult is the result returned by the client for a ListRootsRequestroots/list request.
-// This result contains an array of Root objects, each representing a root directory
+// ListRootsResult is the result returned by the client for a [ListRootsRequest] (roots/list) request.
+// This result contains an array of [Root] objects, each representing a root directory
 // or file that the server can operate on.
 //
 // Schema: 2026-07-28 #/$defs/ListRootsResult.
@@ -1274,7 +1274,7 @@ type ListRootsResult struct {
 	Roots []Root `json:"roots"`
 }
 
-// ListToolsResult is the result returned by the server for a ListToolsRequesttools/list request.
+// ListToolsResult is the result returned by the server for a tools/list request.
 //
 // Schema: 2026-07-28 #/$defs/ListToolsResult.
 type ListToolsResult struct {
@@ -1424,7 +1424,7 @@ type PaginatedResult struct {
 	ResultType string `json:"resultType"`
 }
 
-// ProgressNotificationParams: Parameters for a ProgressNotificationnotifications/progress notification.
+// ProgressNotificationParams: Parameters for a notifications/progress notification.
 //
 // Schema: 2026-07-28 #/$defs/ProgressNotificationParams.
 type ProgressNotificationParams struct {
@@ -1463,7 +1463,7 @@ type Prompt struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string `json:"title,omitempty"`
@@ -1482,7 +1482,7 @@ type PromptArgument struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string `json:"title,omitempty"`
@@ -1490,7 +1490,7 @@ type PromptArgument struct {
 
 // PromptMessage: Describes a message returned as part of a prompt.
 //
-// This is similar to SamplingMessage, but also supports the embedding of
+// This is similar to [SamplingMessage], but also supports the embedding of
 // resources from the MCP server.
 //
 // Schema: 2026-07-28 #/$defs/PromptMessage.
@@ -1509,7 +1509,7 @@ type PromptReference struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string             `json:"title,omitempty"`
@@ -1530,7 +1530,7 @@ type ReadResourceRequestParams struct {
 	URI string `json:"uri"`
 }
 
-// ReadResourceResult is the result returned by the server for a ReadResourceRequestresources/read request.
+// ReadResourceResult is the result returned by the server for a resources/read request.
 //
 // Schema: 2026-07-28 #/$defs/ReadResourceResult.
 type ReadResourceResult struct {
@@ -1659,7 +1659,7 @@ type Resource struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string `json:"title,omitempty"`
@@ -1669,7 +1669,7 @@ type Resource struct {
 
 // ResourceLink is a resource that the server is capable of reading, included in a prompt or tool call result.
 //
-// Note: resource links returned by tools are not guaranteed to appear in the results of ListResourcesRequestresources/list requests.
+// Note: resource links returned by tools are not guaranteed to appear in the results of resources/list requests.
 //
 // Schema: 2026-07-28 #/$defs/ResourceLink.
 type ResourceLink struct {
@@ -1701,7 +1701,7 @@ type ResourceLink struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string                `json:"title,omitempty"`
@@ -1738,7 +1738,7 @@ type ResourceTemplate struct {
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string `json:"title,omitempty"`
@@ -1953,7 +1953,7 @@ type ServerCapabilities struct {
 	// (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
 	// objects. An empty object indicates support with no settings.
 	//
-	// Keys MUST follow the MetaObject`_meta` key naming rules, with a
+	// Keys MUST follow the `_meta` key naming rules, with a
 	// mandatory prefix.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// Logging: Present if the server supports sending log messages to the client.
@@ -2004,25 +2004,25 @@ type StringSchema struct {
 }
 
 // SubscriptionFilter is the set of notification types a client may opt in to on a
-// SubscriptionsListenRequestsubscriptions/listen request.
+// subscriptions/listen request.
 //
 // Each notification type is **opt-in**; the server **MUST NOT** send
 // notification types the client has not explicitly requested here.
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionFilter.
 type SubscriptionFilter struct {
-	// PromptsListChanged: If true, receive PromptListChangedNotificationnotifications/prompts/list_changed.
+	// PromptsListChanged: If true, receive notifications/prompts/list_changed.
 	PromptsListChanged *bool `json:"promptsListChanged,omitempty"`
-	// ResourceSubscriptions: Subscribe to ResourceUpdatedNotificationnotifications/resources/updated for these resource URIs.
+	// ResourceSubscriptions: Subscribe to notifications/resources/updated for these resource URIs.
 	// Replaces the former `resources/subscribe` RPC.
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
-	// ResourcesListChanged: If true, receive ResourceListChangedNotificationnotifications/resources/list_changed.
+	// ResourcesListChanged: If true, receive notifications/resources/list_changed.
 	ResourcesListChanged *bool `json:"resourcesListChanged,omitempty"`
-	// ToolsListChanged: If true, receive ToolListChangedNotificationnotifications/tools/list_changed.
+	// ToolsListChanged: If true, receive notifications/tools/list_changed.
 	ToolsListChanged *bool `json:"toolsListChanged,omitempty"`
 }
 
-// SubscriptionsAcknowledgedNotificationParams: Parameters for a SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged notification.
+// SubscriptionsAcknowledgedNotificationParams: Parameters for a notifications/subscriptions/acknowledged notification.
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionsAcknowledgedNotificationParams.
 type SubscriptionsAcknowledgedNotificationParams struct {
@@ -2034,7 +2034,7 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
-// SubscriptionsListenRequestParams: Parameters for a SubscriptionsListenRequestsubscriptions/listen request.
+// SubscriptionsListenRequestParams: Parameters for a subscriptions/listen request.
 //
 // Schema: 2026-07-28 #/$defs/SubscriptionsListenRequestParams.
 type SubscriptionsListenRequestParams struct {
@@ -2045,7 +2045,7 @@ type SubscriptionsListenRequestParams struct {
 	Notifications SubscriptionFilter `json:"notifications"`
 }
 
-// SubscriptionsListenResult is the response to a SubscriptionsListenRequestsubscriptions/listen
+// SubscriptionsListenResult is the response to a subscriptions/listen
 // request, signalling that the subscription has ended gracefully (for example,
 // during server shutdown). Because the listen stream is long-lived, this result
 // is sent only when the server tears the subscription down; an abrupt transport
@@ -2228,20 +2228,20 @@ type Tool struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
 	// OutputSchema is an optional JSON Schema object defining the structure of the tool's output returned in
-	// the structuredContent field of a CallToolResult. This can be any valid JSON Schema 2020-12.
+	// the structuredContent field of a [CallToolResult]. This can be any valid JSON Schema 2020-12.
 	//
 	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
 	//
-	// If not provided, the name should be used for display (except for Tool,
+	// If not provided, the name should be used for display (except for [Tool],
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	Title string `json:"title,omitempty"`
 }
 
-// ToolAnnotations: Additional properties describing a Tool to clients.
+// ToolAnnotations: Additional properties describing a [Tool] to clients.
 //
 // NOTE: all properties in `ToolAnnotations` are **hints**.
 // They are not guaranteed to provide a faithful description of
@@ -2301,7 +2301,7 @@ type ToolResultContent struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
 	// Content is the unstructured result content of the tool use.
 	//
-	// This has the same format as CallToolResult.content and can include text, images,
+	// This has the same format as [CallToolResult].content and can include text, images,
 	// audio, resource links, and embedded resources.
 	Content []ContentBlock `json:"content"`
 	// IsError: Whether the tool use resulted in an error.
@@ -2312,11 +2312,11 @@ type ToolResultContent struct {
 	// StructuredContent is an optional structured result value.
 	//
 	// This can be any JSON value (object, array, string, number, boolean, or null).
-	// If the tool defined an Tool.outputSchema, this SHOULD conform to that schema.
+	// If the tool defined an [Tool].outputSchema, this SHOULD conform to that schema.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	// ToolUseID is the ID of the tool use this result corresponds to.
 	//
-	// This MUST match the ID from a previous ToolUseContent.
+	// This MUST match the ID from a previous [ToolUseContent].
 	ToolUseID string              `json:"toolUseId"`
 	Type      mcp.ConstToolResult `json:"type"`
 }
