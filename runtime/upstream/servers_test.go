@@ -55,6 +55,8 @@ func serveMode(mode string) int {
 			return 1
 		}
 		return 0
+	case "raw": // a hand-written server that misbehaves as arg says (rawServer)
+		return rawServer(in, arg)
 	case "hang": // reads everything, answers nothing
 		_, _ = io.Copy(io.Discard, in)
 		return 0

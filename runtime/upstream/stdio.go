@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -21,11 +23,19 @@ import (
 // maxLine is the longest line accepted from an upstream's stdout.
 const maxLine = 16 << 20
 
+// maxLogLine is the longest stderr line logged whole; a longer one is
+// logged cut, saying so.
+const maxLogLine = 8 << 10
+
 // stopGrace is how long a process gets between SIGTERM and SIGKILL.
 const stopGrace = 2 * time.Second
 
 // drainGrace is how long the pipes are read after the process exited.
 const drainGrace = 500 * time.Millisecond
+
+// exitWait is how long a write that found the input closed waits for the
+// process to exit, to give its exit status: its pipes' drain and more.
+const exitWait = drainGrace + 500*time.Millisecond
 
 // process is an upstream running as a child process, speaking
 // newline-delimited JSON-RPC on its stdin and stdout; its stderr goes to
@@ -33,6 +43,7 @@ const drainGrace = 500 * time.Millisecond
 type process struct {
 	cmd     *exec.Cmd
 	log     *slog.Logger
+	noisy   *slog.Logger // rate-limited: the lines the upstream makes mcpx log
 	handler handlerFunc
 
 	wmu   sync.Mutex
@@ -42,9 +53,10 @@ type process struct {
 	pending map[string]chan *jsonrpc.Message
 	gone    chan struct{}
 	exitErr error
+	stopped error // why mcpx killed it, if it did
 }
 
-func startProcess(spec Spec, log *slog.Logger, handler handlerFunc) (*process, error) {
+func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = os.Environ()
 	for k, v := range spec.Env {
@@ -89,9 +101,9 @@ func startProcess(spec Spec, log *slog.Logger, handler handlerFunc) (*process, e
 		stdin.Close()
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
+		return nil, startErr(spec.Command, err)
 	}
-	p := &process{cmd: cmd, log: log, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
+	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); p.readStderr(errR) }()
@@ -132,12 +144,55 @@ func startProcess(spec Spec, log *slog.Logger, handler handlerFunc) (*process, e
 	return p, nil
 }
 
-func (p *process) readStderr(r io.Reader) {
-	s := bufio.NewScanner(r)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		p.log.Info("upstream stderr", "line", s.Text())
+// startErr says why command did not start, without the details of
+// exec's wording (no environment or arguments: they may hold secrets).
+func startErr(command string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("command %q not found in $PATH", command)
+	case errors.As(err, &pe) && pe.Op == "fork/exec":
+		return fmt.Errorf("cannot start command %q: %w", command, pe.Err)
 	}
+	return fmt.Errorf("cannot start command %q: %w", command, err)
+}
+
+// readStderr logs the upstream's stderr line by line until it ends. It
+// never stops early: an upstream whose stderr is not read blocks on its
+// next write there, and every call to it times out.
+func (p *process) readStderr(r io.Reader) {
+	br := bufio.NewReaderSize(r, maxLogLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			head := validTail(line)
+			n := len(line)
+			for errors.Is(err, bufio.ErrBufferFull) { // the rest is counted, not kept
+				line, err = br.ReadSlice('\n')
+				n += len(line)
+			}
+			n -= len(line) - len(bytes.TrimRight(line, "\r\n"))
+			p.noisy.Info("upstream stderr", "line", fmt.Sprintf("%s…(truncated, %d bytes in all)", head, n))
+		} else if len(line) > 0 {
+			p.noisy.Info("upstream stderr", "line", string(bytes.TrimRight(line, "\r\n")))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// validTail is b without a rune cut short at its end.
+func validTail(b []byte) string {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				b = b[:i]
+			}
+			break
+		}
+	}
+	return string(b)
 }
 
 func (p *process) readStdout(r io.Reader) {
@@ -152,7 +207,7 @@ func (p *process) readStdout(r io.Reader) {
 		if errs[0] != nil {
 			// Something that is not protocol on stdout: the upstream is
 			// misbehaving; its requests time out with a clear error.
-			p.log.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
+			p.noisy.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
 			continue
 		}
 		m := msgs[0]
@@ -168,10 +223,23 @@ func (p *process) readStdout(r io.Reader) {
 		}
 		p.handler(p, m, nil)
 	}
-	if err := s.Err(); err != nil {
-		p.log.Warn("reading the upstream's stdout failed; stopping it", "err", err)
-		p.kill()
+	switch err := s.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		p.stop(fmt.Errorf("it wrote a line over %d MiB on stdout", maxLine>>20))
+	case err != nil:
+		p.stop(fmt.Errorf("reading its stdout failed: %w", err))
 	}
+}
+
+// stop kills the process for why, which its callers' errors then give.
+func (p *process) stop(why error) {
+	p.mu.Lock()
+	if p.stopped == nil {
+		p.stopped = why
+	}
+	p.mu.Unlock()
+	p.log.Warn("stopping the upstream process", "why", why)
+	p.kill()
 }
 
 func truncate(b []byte, n int) string {
@@ -203,8 +271,7 @@ func (p *process) write(ctx context.Context, m *jsonrpc.Message) error {
 	_ = p.stdin.SetWriteDeadline(deadline)
 	n, err := p.stdin.Write(append(b, '\n'))
 	if errors.Is(err, os.ErrDeadlineExceeded) && n > 0 {
-		p.log.Warn("the upstream stopped reading its input mid-message; stopping it")
-		p.kill()
+		p.stop(errors.New("it stopped reading its input mid-message"))
 	}
 	return err
 }
@@ -226,7 +293,7 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 			<-ctx.Done() // due now: report the call's deadline, as a late answer would
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("write to the upstream: %w", err)
+		return nil, p.writeFailed(ctx, err)
 	}
 	select {
 	case resp, ok := <-ch:
@@ -240,6 +307,21 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 	}
 }
 
+// writeFailed is the error for a request whose write failed with err.
+func (p *process) writeFailed(ctx context.Context, err error) error {
+	if errors.Is(err, syscall.EPIPE) {
+		// It closed its input, most likely exiting: how it exited says
+		// more than the broken pipe.
+		select {
+		case <-p.gone:
+			return p.deadErr()
+		case <-ctx.Done():
+		case <-time.After(exitWait):
+		}
+	}
+	return fmt.Errorf("write to the upstream: %w", err)
+}
+
 func (p *process) forget(id []byte) {
 	p.mu.Lock()
 	delete(p.pending, string(id))
@@ -249,6 +331,9 @@ func (p *process) forget(id []byte) {
 func (p *process) deadErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.stopped != nil {
+		return fmt.Errorf("mcpx stopped the upstream process: %w", p.stopped)
+	}
 	if p.exitErr != nil {
 		return fmt.Errorf("the upstream process exited (%v)", p.exitErr)
 	}

@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +49,25 @@ type Spec struct {
 	// once; 0 means 256. A call beyond it waits for one to end, as long as
 	// its Timeout (or the caller's deadline) allows, then fails saying so.
 	MaxInFlight int
+
+	// LogRate bounds the lines a second the upstream puts in mcpx's own
+	// log (its stderr, log messages no client takes, stdout lines that
+	// are not JSON-RPC), after a burst of 5 seconds' worth; the lines
+	// beyond are dropped, and how many is logged at most every 5s.
+	// 0 means 20; negative means no limit.
+	LogRate int
 }
+
+// defaultLogRate is what Spec.LogRate 0 means, in lines a second.
+const defaultLogRate = 20
+
+// logBurst is how many seconds' worth of lines an upstream may log at
+// once (Spec.LogRate): a start-up banner passes whole, a flood does not.
+const logBurst = 5
+
+// dropReportEvery is how often the count of an upstream's dropped log
+// lines is logged while they are being dropped (Spec.LogRate).
+const dropReportEvery = 5 * time.Second
 
 // firstID is where request ids start after the handshake's.
 const firstID = 100
@@ -84,9 +104,11 @@ type conn interface {
 
 // Client is one upstream. The zero value is not usable: call [New].
 type Client struct {
-	spec Spec
-	log  *slog.Logger
-	info mcp.Implementation
+	spec  Spec
+	log   *slog.Logger
+	noisy *slog.Logger // log limited by limit: what the upstream makes mcpx log
+	limit *logLimit
+	info  mcp.Implementation
 
 	changes  chan string
 	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
@@ -122,7 +144,12 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
+	if spec.LogRate == 0 {
+		spec.LogRate = defaultLogRate
+	}
 	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight)}
+	c.limit = &logLimit{out: c.log, rate: float64(max(spec.LogRate, 0)), burst: float64(logBurst * max(spec.LogRate, 0)), every: dropReportEvery}
+	c.noisy = slog.New(limitedHandler{c.log.Handler(), c.limit})
 	// Ids and tokens start above the handshake's (server/discover 0 and
 	// 3, initialize 1, logging/setLevel 2): no id may repeat on a
 	// connection.
@@ -134,7 +161,9 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 // Name is the namespace.
 func (c *Client) Name() string { return c.spec.Name }
 
-// Changes delivers list_changed methods and "down"/"up".
+// Changes delivers list_changed methods, "down" when a live connection
+// is lost and "up" when one is made again. A failed attempt to connect
+// sends nothing: its caller's error says why.
 func (c *Client) Changes() <-chan string { return c.changes }
 
 func (c *Client) signal(s string) {
@@ -165,6 +194,7 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 	}
 	cn, d, err := c.connect(ctx)
 	if err != nil {
+		err = redact(err)
 		if c.backoff == 0 {
 			c.backoff = minBackoff
 		} else {
@@ -172,10 +202,8 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 		}
 		c.lastErr, c.retryAt = err, time.Now().Add(c.backoff)
 		c.log.Warn("upstream unavailable", "err", err, "retry_in", c.backoff)
-		if !c.down {
-			c.down = true
-			c.signal("down")
-		}
+		// No "down" here: a gateway would take it as the reason and so
+		// hide this error, which its load of the upstream already got.
 		return nil, nil, fmt.Errorf("upstream %q: %w", c.spec.Name, err)
 	}
 	c.c, c.d, c.backoff, c.lastErr = cn, d, 0, nil
@@ -215,7 +243,7 @@ func (c *Client) listen(cn conn, d *edge.Dialect, filter mcp.SubscriptionFilter)
 	}
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
 	if _, err := cn.roundTrip(ctx, jsonrpc.Request(id, mcp.MethodSubscriptionsListen, raw), ""); err != nil && ctx.Err() == nil {
-		c.log.Warn("subscriptions/listen ended; list changes will not be heard until the upstream restarts", "err", err)
+		c.log.Warn("subscriptions/listen ended; list changes will not be heard until the upstream restarts", "err", redact(err))
 	}
 }
 
@@ -224,7 +252,7 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 	var err error
 	switch {
 	case c.spec.Command != "":
-		cn, err = startProcess(c.spec, c.log, c.handle)
+		cn, err = startProcess(c.spec, c.log, c.noisy, c.handle)
 	case c.spec.URL != "":
 		cn, err = dialHTTP(c.spec, c.log, c.handle)
 	default:
@@ -278,9 +306,13 @@ func (c *Client) watch(cn conn) {
 	if c.closed {
 		return
 	}
+	why := errors.New("its connection ended")
+	if p, ok := cn.(interface{ deadErr() error }); ok {
+		why = p.deadErr()
+	}
 	c.backoff = minBackoff
-	c.lastErr, c.retryAt = errors.New("its process exited"), time.Now().Add(c.backoff)
-	c.log.Warn("upstream exited; restarting on the next call", "retry_in", c.backoff)
+	c.lastErr, c.retryAt = why, time.Now().Add(c.backoff)
+	c.log.Warn("upstream exited; restarting on the next call", "err", why, "retry_in", c.backoff)
 	if !c.down {
 		c.down = true
 		c.signal("down")
@@ -302,6 +334,7 @@ func (c *Client) Close() error {
 		err = cn.close()
 	}
 	c.watchers.Wait()
+	c.limit.close()
 	return err
 }
 
@@ -345,7 +378,7 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 			server.Log(target, p.Level, p.Logger, p.Data)
 			return
 		}
-		c.log.Info("upstream log message", "level", p.Level, "logger", p.Logger, "data", string(p.Data))
+		c.noisy.Info("upstream log message", "level", p.Level, "logger", p.Logger, "data", string(p.Data))
 	case m.Method == mcp.MethodNotificationsToolsListChanged, m.Method == mcp.MethodNotificationsPromptsListChanged,
 		m.Method == mcp.MethodNotificationsResourcesListChanged:
 		c.signal(m.Method)
@@ -416,7 +449,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("upstream %q: %s: %w", c.spec.Name, method, err)
+		return nil, fmt.Errorf("upstream %q: %s: %w", c.spec.Name, method, redact(err))
 	}
 	if resp.Error != nil {
 		return nil, resp.Error
@@ -491,4 +524,119 @@ func (c *Client) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (
 
 func (c *Client) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
 	return callAs[mcp.CompleteResult](c, ctx, mcp.MethodCompletionComplete, p)
+}
+
+// redact takes what may be secret out of the URL an HTTP error names:
+// userinfo, query and fragment (API keys ride there). Headers and
+// environment values never appear in errors.
+func redact(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	safe := "(the configured url)"
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		safe = u.String()
+	}
+	// The wrappers' texts were made with the URL in them already.
+	msg := strings.ReplaceAll(err.Error(), ue.URL, safe)
+	ue.URL = safe
+	return &redacted{msg, err}
+}
+
+// redacted is an error with its text redacted; Is and As see the original.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r *redacted) Error() string { return r.msg }
+func (r *redacted) Unwrap() error { return r.err }
+
+// logLimit is a token bucket over the lines an upstream makes mcpx log
+// (Spec.LogRate): an upstream's flood must not become mcpx's.
+type logLimit struct {
+	out         *slog.Logger // the count of dropped lines goes here, unlimited
+	rate, burst float64      // lines a second, and at once; rate 0: no limit
+	every       time.Duration
+
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	dropped int
+	since   time.Time   // the first drop not yet reported
+	timer   *time.Timer // reports the drops, armed by the first
+	closed  bool
+}
+
+func (l *logLimit) allow() bool {
+	if l.rate <= 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.last.IsZero() {
+		l.tokens = l.burst
+	} else {
+		l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.rate)
+	}
+	l.last = now
+	if l.tokens >= 1 || l.closed {
+		l.tokens--
+		return true
+	}
+	if l.dropped == 0 {
+		l.since = now
+		l.timer = time.AfterFunc(l.every, l.report)
+	}
+	l.dropped++
+	return false
+}
+
+// report logs how many lines were dropped since the last report, if any.
+func (l *logLimit) report() {
+	l.mu.Lock()
+	n, since := l.dropped, l.since
+	l.dropped = 0
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.mu.Unlock()
+	if n > 0 {
+		l.out.Warn("upstream log lines dropped: over the rate limit", "dropped", n, "over", time.Since(since).Round(time.Millisecond),
+			"limit", fmt.Sprintf("%g lines/s after a burst of %g", l.rate, l.burst))
+	}
+}
+
+// close reports what is left; lines after it are not limited, so that no
+// timer outlives the client.
+func (l *logLimit) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.report()
+}
+
+// limitedHandler passes a record on only when its logLimit allows.
+type limitedHandler struct {
+	slog.Handler
+	l *logLimit
+}
+
+func (h limitedHandler) Handle(ctx context.Context, r slog.Record) error {
+	if !h.l.allow() {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h limitedHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return limitedHandler{h.Handler.WithAttrs(as), h.l}
+}
+
+func (h limitedHandler) WithGroup(name string) slog.Handler {
+	return limitedHandler{h.Handler.WithGroup(name), h.l}
 }
