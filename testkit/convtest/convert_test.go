@@ -1,16 +1,19 @@
 // Package convtest checks the generated conversions against the schemas
 // themselves: every downgraded message is closed-world valid for its
-// revision, every upgrade round-trips, the specification's examples decode
-// and re-encode unchanged, and the facts mcpx-revisions.md pins hold.
+// revision and has the members the revision tables give it, every upgrade
+// round-trips, the specification's examples decode and re-encode
+// unchanged, and the facts mcpx-revisions.md pins hold. Everything is
+// decoded as production decodes, through internal/mcpjson.
 package convtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +22,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/schemas"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 )
@@ -167,9 +171,14 @@ func TestTaskResultsPerStatus(t *testing.T) {
 	}
 }
 
-// TestUpgradeRoundTrips: every type a client sends, downgraded to a
-// revision and upgraded back, equals the original with the members that
-// revision lacks cleared, and its hub JSON re-decodes to the same value.
+// TestUpgradeRoundTrips: every type a client sends, fully populated and
+// downgraded to a revision, encodes every object, at any depth, with exactly
+// the members the revision tables (generated/revision) give its type in
+// that revision, and no reserved _meta key only other revisions define;
+// decoded as production decodes (internal/mcpjson) and upgraded back, it
+// equals the original with the members the tables say that revision lacks
+// (Type.Dropped) and those _meta keys cleared; downgrading it again gives
+// the same JSON; and its hub JSON re-decodes to the same value.
 func TestUpgradeRoundTrips(t *testing.T) {
 	for _, tab := range revision.Tables {
 		rev := tab.Revision
@@ -184,13 +193,22 @@ func TestUpgradeRoundTrips(t *testing.T) {
 					if err != nil {
 						t.Skipf("no %s form: %v", rev, err)
 					}
+					if got := hubName(t, rev, reflect.ValueOf(wire).Elem()); got != m.hubType {
+						t.Fatalf("%s's form of %s upgrades to mcp.%s", rev, m.hubType, got)
+					}
+					checkMembers(t, tab, m.hubType, reflect.ValueOf(wire))
 					decoded := convert.New(rev, m.hubType)
-					if err := json.Unmarshal(b, decoded); err != nil {
+					if err := mcpjson.Unmarshal(b, decoded); err != nil {
 						t.Fatalf("decode %s %s: %v\n%s", rev, m.hubType, err, b)
 					}
 					up, err := convert.Upgrade(rev, decoded)
 					if err != nil {
 						t.Fatal(err)
+					}
+					want := filled(m.hubType)[i]
+					clearLacking(tab, reflect.ValueOf(want))
+					if diff := cmp.Diff(want, up, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+						t.Errorf("upgrade(decode(downgrade(x))) != x without what %s lacks, for %s (-want +got):\n%s", rev, m.hubType, diff)
 					}
 					again, _ := convert.Downgrade(rev, up)
 					b2, err := json.Marshal(again)
@@ -229,7 +247,7 @@ func TestUpgradeRoundTrips(t *testing.T) {
 						t.Fatal(err)
 					}
 					back := mcp.New(m.hubType)
-					if err := json.Unmarshal(hubJSON, back); err != nil {
+					if err := mcpjson.Unmarshal(hubJSON, back); err != nil {
 						t.Fatalf("hub JSON does not decode: %v\n%s", err, hubJSON)
 					}
 					if diff := cmp.Diff(up, back, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
@@ -241,27 +259,190 @@ func TestUpgradeRoundTrips(t *testing.T) {
 	}
 }
 
+// hubName is the hub type a wire struct of rev upgrades to: a wire type's
+// Go name may differ from its hub name (ListPromptsRequestParams is
+// PaginatedRequestParams, 2024-11-05's ResourceReference is
+// ResourceTemplateReference, an inline TextContentAnnotations is
+// Annotations), and the tables are keyed by hub name.
+func hubName(t *testing.T, rev mcp.Revision, w reflect.Value) string {
+	t.Helper()
+	p := reflect.New(w.Type())
+	p.Elem().Set(w)
+	h, err := convert.Upgrade(rev, p.Interface())
+	if err != nil {
+		t.Fatalf("wire %s: %v", w.Type(), err)
+	}
+	return reflect.TypeOf(h).Elem().Name()
+}
+
+// checkMembers walks a downgraded wire value: every object it encodes must
+// have exactly the members tab lists for its hub type (Type.Fields), and
+// every _meta no reserved key that only other revisions define. Unions are
+// checked through the variant they hold.
+func checkMembers(t *testing.T, tab *revision.Table, path string, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			checkMembers(t, tab, path, v.Elem())
+		}
+	case reflect.Slice:
+		if v.Type() == rawType {
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			checkMembers(t, tab, fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+		}
+	case reflect.Map:
+		if v.Type() == metaType {
+			for _, k := range v.MapKeys() {
+				if foreignMetaKey(tab, k.String()) {
+					t.Errorf("%s: reserved key %q, which %s does not define", path, k, tab.Revision)
+				}
+			}
+			return
+		}
+		for _, k := range v.MapKeys() {
+			checkMembers(t, tab, fmt.Sprintf("%s[%v]", path, k), v.MapIndex(k))
+		}
+	case reflect.Struct:
+		st := v.Type()
+		if !strings.HasPrefix(st.PkgPath(), "github.com/mcpx-dev/mcpx/generated/wire/") {
+			return // a hub constant (ConstText, ...): a string on the wire
+		}
+		name := hubName(t, tab.Revision, v)
+		ty, ok := tab.Type(name)
+		switch {
+		case !ok:
+			t.Errorf("%s: %s has no %s in its table, yet encodes one (wire %s)", path, tab.Revision, name, st.Name())
+		case len(ty.Variants) == 0:
+			b, err := json.Marshal(v.Interface())
+			if err != nil {
+				t.Fatalf("%s: encode %s: %v", path, st.Name(), err)
+			}
+			var obj map[string]json.RawMessage
+			if err := mcpjson.Unmarshal(b, &obj); err != nil {
+				t.Fatalf("%s: %s is no object: %v\n%s", path, name, err, b)
+			}
+			got := slices.Sorted(maps.Keys(obj))
+			want := slices.Sorted(slices.Values(ty.Fields))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s %s encodes members %q; the table has %q", path, tab.Revision, name, got, want)
+			}
+		}
+		for i := 0; i < st.NumField(); i++ {
+			f := st.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			p := path
+			if name := strings.Split(f.Tag.Get("json"), ",")[0]; name != "" {
+				p += "." + name // not a union's Value
+			}
+			checkMembers(t, tab, p, v.Field(i))
+		}
+	}
+}
+
+// clearLacking zeroes, in a hub value, what tab's revision lacks: the
+// members its table lists as Dropped for each type, and the reserved _meta
+// keys only other revisions define.
+func clearLacking(tab *revision.Table, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			clearLacking(tab, v.Elem())
+		}
+	case reflect.Slice:
+		if v.Type() == rawType {
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			clearLacking(tab, v.Index(i))
+		}
+	case reflect.Map:
+		if v.Type() == metaType {
+			for _, k := range v.MapKeys() {
+				if foreignMetaKey(tab, k.String()) {
+					v.SetMapIndex(k, reflect.Value{})
+				}
+			}
+			return
+		}
+		for _, k := range v.MapKeys() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			clearLacking(tab, e)
+			v.SetMapIndex(k, e)
+		}
+	case reflect.Struct:
+		st := v.Type()
+		ty, _ := tab.Type(st.Name())
+		for i := 0; i < st.NumField(); i++ {
+			f := st.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if contains(ty.Dropped, strings.Split(f.Tag.Get("json"), ",")[0]) {
+				v.Field(i).SetZero()
+				continue
+			}
+			clearLacking(tab, v.Field(i))
+		}
+	}
+}
+
+// foreignMetaKey reports whether key is a reserved _meta key some other
+// revision's table defines and tab's does not.
+func foreignMetaKey(tab *revision.Table, key string) bool {
+	if contains(tab.MetaKeys, key) {
+		return false
+	}
+	for _, o := range revision.Tables {
+		if contains(o.MetaKeys, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonDiff compares two JSON texts as values, decoded as production
+// decodes them; text that does not decode is a difference.
 func jsonDiff(a, b []byte) string {
 	var x, y any
-	json.Unmarshal(a, &x)
-	json.Unmarshal(b, &y)
+	if err := mcpjson.Unmarshal(a, &x); err != nil {
+		return fmt.Sprintf("want side does not decode: %v\n%s", err, a)
+	}
+	if err := mcpjson.Unmarshal(b, &y); err != nil {
+		return fmt.Sprintf("got side does not decode: %v\n%s", err, b)
+	}
 	return cmp.Diff(x, y)
 }
 
+// mirror is the specification mirror the examples come from:
+// $MCPX_SCHEMA_MIRROR, else ../shared/spec beside the repository.
 func mirror() string {
-	if m := os.Getenv("MCPX_SCHEMA_MIRROR"); m != "" {
+	if m := os.Getenv(schemas.MirrorEnv); m != "" {
 		return m
 	}
 	return filepath.Join(filepath.Dir(schemas.SourceDir()), "..", "shared", "spec")
 }
 
 // TestExamplesRoundTrip: every example of the newest revision that is a
-// hub type decodes into it and encodes back to equal JSON.
+// hub type decodes into it (through internal/mcpjson) and encodes back to
+// equal JSON. The examples are not fetched with the schemas; they come
+// from the specification mirror. Without it the test skips, saying so, and
+// in CI (CI=true) it fails instead.
 func TestExamplesRoundTrip(t *testing.T) {
 	dir := filepath.Join(mirror(), "schemas", "2026-07-28", "examples")
 	defs, err := os.ReadDir(dir)
 	if err != nil {
-		t.Skipf("no specification examples at %s (set MCPX_SCHEMA_MIRROR): %v", dir, err)
+		msg := fmt.Sprintf("the 2026-07-28 specification examples are missing: %v; they come from the specification mirror "+
+			"(../shared/spec beside the repository, or the directory $%s names), which must hold schemas/2026-07-28/examples", err, schemas.MirrorEnv)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	tested, total := 0, 0
 	for _, d := range defs {
@@ -283,8 +464,7 @@ func TestExamplesRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				v := mcp.New(d.Name())
-				dec := json.NewDecoder(bytes.NewReader(want))
-				if err := dec.Decode(v); err != nil {
+				if err := mcpjson.Unmarshal(want, v); err != nil {
 					t.Fatalf("decode into mcp.%s: %v", d.Name(), err)
 				}
 				got, err := json.Marshal(v)
@@ -323,13 +503,13 @@ func framed(t *testing.T, def, file string) bool {
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(b, &frame) != nil {
+	if mcpjson.Unmarshal(b, &frame) != nil {
 		return false
 	}
-	if maps := map[string]any{"InputRequests": &map[string]mcp.InputRequest{}, "InputResponses": &map[string]mcp.InputResponse{}}; maps[def] != nil {
+	if unionMaps := map[string]any{"InputRequests": &map[string]mcp.InputRequest{}, "InputResponses": &map[string]mcp.InputResponse{}}; unionMaps[def] != nil {
 		t.Run(def+"/"+filepath.Base(file), func(t *testing.T) {
-			v := maps[def]
-			if err := json.Unmarshal(b, v); err != nil {
+			v := unionMaps[def]
+			if err := mcpjson.Unmarshal(b, v); err != nil {
 				t.Fatalf("decode into map of mcp union: %v", err)
 			}
 			got, _ := json.Marshal(v)
@@ -359,7 +539,7 @@ func framed(t *testing.T, def, file string) bool {
 	name := def + "/" + filepath.Base(file)
 	t.Run(name, func(t *testing.T) {
 		v := mcp.New(hubType)
-		if err := json.Unmarshal(part, v); err != nil {
+		if err := mcpjson.Unmarshal(part, v); err != nil {
 			t.Fatalf("decode into mcp.%s: %v", hubType, err)
 		}
 		got, _ := json.Marshal(v)
@@ -508,7 +688,7 @@ func reverse(s []string) []string {
 func declaredOnly(t *testing.T, hubType string, b []byte) []byte {
 	ty, ok := revision.Lookup(mcp.Rev20260728).Type(hubType)
 	var m map[string]json.RawMessage
-	if !ok || len(ty.Fields) == 0 || json.Unmarshal(b, &m) != nil {
+	if !ok || len(ty.Fields) == 0 || mcpjson.Unmarshal(b, &m) != nil {
 		return b
 	}
 	for k := range m {

@@ -107,7 +107,7 @@ func (f *filler) fill(v reflect.Value, member string) {
 	case reflect.Int64:
 		v.SetInt(3)
 	case reflect.Float64:
-		v.SetFloat(0.5)
+		v.SetFloat(floatFor(member))
 	case reflect.Slice:
 		if isUnion(t.Elem()) {
 			impls := unionImpls[t.Elem()]
@@ -164,6 +164,16 @@ func rawFor(member string) json.RawMessage {
 		return json.RawMessage(`{"answer":"yes"}`)
 	}
 	return json.RawMessage(`{}`)
+}
+
+// floatFor is 0.5 for a priority (the schemas bound those to 0..1) and a
+// whole number otherwise, so that a member an older revision types as an
+// integer (a task's ttl and pollInterval up to 2025-11-25) keeps its value.
+func floatFor(member string) float64 {
+	if strings.HasSuffix(strings.ToLower(member), "priority") {
+		return 0.5
+	}
+	return 3
 }
 
 func stringFor(member string) string {

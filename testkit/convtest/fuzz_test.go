@@ -7,15 +7,16 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // fuzzTypes are the wire types whose decoders see the most peer input.
 var fuzzTypes = []string{"CallToolResult", "CallToolRequestParams", "ReadResourceResult", "GetPromptResult", "ListToolsResult", "CompleteRequestParams", "InitializeRequestParams"}
 
 // FuzzWireDecode: whatever bytes a peer sends, decoding them into a
-// revision's type never panics, and what decodes survives a round trip:
-// upgrade, downgrade, encode, decode again, and the second encoding equals
-// the first.
+// revision's type as production does (internal/mcpjson) never panics, and
+// what decodes survives a round trip: upgrade, downgrade, encode, decode
+// again, and the second encoding equals the first.
 func FuzzWireDecode(f *testing.F) {
 	seeds := []string{
 		`{"content":[{"type":"text","text":"hi"},{"type":"image","data":"aGk=","mimeType":"image/png"},{"type":"resource","resource":{"uri":"a:b","text":"x"}}],"isError":true,"structuredContent":{"a":1}}`,
@@ -26,6 +27,10 @@ func FuzzWireDecode(f *testing.F) {
 		`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}`,
 		`{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}`,
 		`{"content":[{"type":"nope"}]}`, `[]`, `null`, `{"content":null}`,
+		// What internal/mcpjson reads unlike encoding/json: a member name
+		// in another case is not the member, a name twice and invalid
+		// UTF-8 are refused.
+		`{"NAME":"smuggled","name":"t"}`, `{"name":"a","name":"b"}`, "{\"name\":\"\xff\"}",
 	}
 	for i, s := range seeds {
 		for j := range mcp.Revisions {
@@ -39,7 +44,7 @@ func FuzzWireDecode(f *testing.F) {
 		if wire == nil {
 			return
 		}
-		if json.Unmarshal([]byte(in), wire) != nil {
+		if mcpjson.Unmarshal([]byte(in), wire) != nil {
 			return
 		}
 		first, ok := roundTrip(t, rev, wire)
@@ -47,7 +52,7 @@ func FuzzWireDecode(f *testing.F) {
 			return
 		}
 		again := convert.New(rev, name)
-		if err := json.Unmarshal(first, again); err != nil {
+		if err := mcpjson.Unmarshal(first, again); err != nil {
 			t.Fatalf("%s %s: our own encoding does not decode: %v\n%s", rev, name, err, first)
 		}
 		second, ok := roundTrip(t, rev, again)
