@@ -24,7 +24,8 @@
 //     or remote, with "url" and optional "headers"; it has exactly one of
 //     "command" and "url". VS Code's "type" is accepted: "stdio" for a
 //     command, "http" (Streamable HTTP, the default for a url) or "sse" (the
-//     2024-11-05 HTTP+SSE transport) for a url. Any other key in a server,
+//     2024-11-05 HTTP+SSE transport) for a url; mcpx speaks Streamable HTTP
+//     to every url, whatever "type" says. Any other key in a server,
 //     such as VS Code's "envFile" or Cline's "disabled", is an error: mcpx
 //     would not do what it asks.
 //   - An optional "mcpx" block per server holds mcpx's own settings:
@@ -52,7 +53,8 @@
 //
 // # Validation
 //
-// The file is checked against the JSON Schema returned by [Schema] (draft
+// docs/gateway.md, the format's reference, is rendered from the schema by
+// [GatewayDoc]. The file is checked against the JSON Schema returned by [Schema] (draft
 // 2020-12; closed wherever the keys are mcpx's), and, once that passes, for
 // what a schema cannot say (two roots, an explicit prefix on the root, a zero timeout,
 // "type" disagreeing with command/url, two servers with one prefix). Every
@@ -115,7 +117,8 @@ type Server struct {
 	Headers map[string]string
 	// Transport is "stdio" for a local server, "http" (Streamable HTTP) or
 	// "sse" (the 2024-11-05 HTTP+SSE transport) for a remote one: VS Code's
-	// "type", else "stdio" for a command and "http" for a url.
+	// "type", else "stdio" for a command and "http" for a url. mcpx reaches
+	// every remote server over Streamable HTTP; "sse" is accepted, not acted on.
 	Transport string
 
 	// Prefix goes before the server's tool and prompt names: "mcpx.prefix",
