@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -430,29 +433,142 @@ func TestAddPanicsOnBadData(t *testing.T) {
 	}
 }
 
-// TestConcurrentUse is for the race detector: adds, lists and calls at once.
+// TestConcurrentUse: while eight goroutines each add a tool and a resource
+// (and switch logging on again), eight others list, call, read and ask for
+// the capabilities. Every answer is what a sequential call gives: a call or
+// read of what was there from the start answers as before, the
+// capabilities do not change, and a list is always the catalog's list as it
+// stood at one moment (what was there first, then a prefix of the additions
+// in the order they happened, which the final list shows). A writer that
+// has added its tool and resource can call and read them at once. Run under
+// -race (make test does), it also finds unguarded shared state.
 func TestConcurrentUse(t *testing.T) {
+	const writers = 8
 	c := New()
 	c.AddTool(mcp.Tool{Name: "t0"}, noop)
+	c.AddResource(mcp.Resource{URI: "x://base", Name: "base"}, Static(Text("x://base", "", "base")))
+	c.SetLogging(true)
 	ctx := context.Background()
+
+	// The sequential answers.
+	wantCall, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "t0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRead, err := c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "x://base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCaps := c.Capabilities()
+
+	same := func(what string, got, want any) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s, concurrently (-sequential +concurrent):\n%s", what, diff)
+		}
+	}
+	var mu sync.Mutex
+	var toolLists [][]string
+	var resourceLists [][]string
 	var wg sync.WaitGroup
-	for i := range 8 {
+	for i := range writers {
 		wg.Go(func() {
-			c.AddTool(mcp.Tool{Name: fmt.Sprintf("t%d", i+1)}, noop)
-			c.AddResource(mcp.Resource{URI: fmt.Sprintf("x://%d", i), Name: "r"}, Static(Text("x://", "", "r")))
-			c.SetLogging(i%2 == 0)
+			name, uri := fmt.Sprintf("t%d", i+1), fmt.Sprintf("x://%d", i)
+			c.AddTool(mcp.Tool{Name: name}, func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) {
+				return TextResult(name), nil
+			})
+			c.AddResource(mcp.Resource{URI: uri, Name: "r"}, Static(Text(uri, "", "r"+uri)))
+			c.SetLogging(true)
+			if res, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: name}); err != nil {
+				t.Errorf("calling %s just added: %v", name, err)
+			} else {
+				same("calling the tool just added", res, TextResult(name))
+			}
+			if read, err := c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: uri}); err != nil {
+				t.Errorf("reading %s just added: %v", uri, err)
+			} else {
+				same("reading the resource just added", read.Contents, []mcp.ReadResourceResultContentsItem{Text(uri, "", "r"+uri)})
+			}
 		})
 		wg.Go(func() {
-			_, _ = c.ListTools(ctx)
-			_, _ = c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "t0"})
-			_, _ = c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "x://0"})
-			_ = c.Capabilities()
+			for range 20 {
+				tools, err := c.ListTools(ctx)
+				if err != nil {
+					t.Errorf("ListTools: %v", err)
+					return
+				}
+				resources, err := c.ListResources(ctx)
+				if err != nil {
+					t.Errorf("ListResources: %v", err)
+					return
+				}
+				mu.Lock()
+				toolLists = append(toolLists, names(tools, func(t mcp.Tool) string { return t.Name }))
+				resourceLists = append(resourceLists, names(resources, func(r mcp.Resource) string { return r.URI }))
+				mu.Unlock()
+				if res, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "t0"}); err != nil {
+					t.Errorf("CallTool(t0): %v", err)
+				} else {
+					same("CallTool(t0)", res, wantCall)
+				}
+				if read, err := c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "x://base"}); err != nil {
+					t.Errorf("ReadResource(x://base): %v", err)
+				} else {
+					same("ReadResource(x://base)", read, wantRead)
+				}
+				same("Capabilities()", c.Capabilities(), wantCaps)
+			}
 		})
 	}
 	wg.Wait()
-	if tools, _ := c.ListTools(ctx); len(tools) != 9 {
-		t.Errorf("%d tools after concurrent adds, want 9", len(tools))
+
+	final, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	finalTools := names(final, func(t mcp.Tool) string { return t.Name })
+	finalRes, err := c.ListResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finalURIs := names(finalRes, func(r mcp.Resource) string { return r.URI })
+	wantTools, wantURIs := []string{"t0"}, []string{"x://base"}
+	for i := range writers {
+		wantTools = append(wantTools, fmt.Sprintf("t%d", i+1))
+		wantURIs = append(wantURIs, fmt.Sprintf("x://%d", i))
+	}
+	// What was there first stays first; the additions follow in the order
+	// they happened, which varies.
+	if len(finalTools) == 0 || finalTools[0] != "t0" || !slices.Equal(slices.Sorted(slices.Values(finalTools)), wantTools) {
+		t.Errorf("tools after concurrent adds = %q, want t0, then t1 to t%d in any order", finalTools, writers)
+	}
+	if len(finalURIs) == 0 || finalURIs[0] != "x://base" || !slices.Equal(slices.Sorted(slices.Values(finalURIs)), slices.Sorted(slices.Values(wantURIs))) {
+		t.Errorf("resources after concurrent adds = %q, want x://base, then x://0 to x://%d in any order", finalURIs, writers-1)
+	}
+	// Each list seen while adds went on is the final list as it stood at
+	// some moment: one of its prefixes, never shorter than what was there
+	// from the start.
+	for _, l := range toolLists {
+		if len(l) < 1 || !slices.Equal(l, finalTools[:min(len(l), len(finalTools))]) {
+			t.Errorf("a concurrent tools/list gave %q; not a prefix of %q", l, finalTools)
+		}
+	}
+	for _, l := range resourceLists {
+		if len(l) < 1 || !slices.Equal(l, finalURIs[:min(len(l), len(finalURIs))]) {
+			t.Errorf("a concurrent resources/list gave %q; not a prefix of %q", l, finalURIs)
+		}
+	}
+	if len(toolLists) != writers*20 {
+		t.Errorf("%d lists recorded, want %d", len(toolLists), writers*20)
+	}
+}
+
+func names[T any](items []T, name func(T) string) []string {
+	out := []string{}
+	for _, it := range items {
+		out = append(out, name(it))
+	}
+	return out
 }
 
 func TestHelpers(t *testing.T) {

@@ -412,28 +412,55 @@ func TestSpecExamples(t *testing.T) {
 	}
 }
 
+// TestConcurrentUse: eight goroutines validate valid and invalid instances
+// of several definitions in every revision with one validator at once, and
+// every answer is the one a sequential Validate gives: nil for a valid
+// instance, the same error for an invalid one. Run under -race (make test
+// does), it also finds unguarded shared state.
 func TestConcurrentUse(t *testing.T) {
+	type input struct{ rev, def, instance string }
+	var inputs []input
+	for _, rev := range all {
+		inputs = append(inputs,
+			input{rev, "CallToolResult", callToolResult(rev, `{"com.example/x":1}`)},
+			input{rev, "CallToolResult", callToolResult(rev, `{"io.modelcontextprotocol/serverInfo":{"name":"mcpx","version":"1"}}`)},
+			input{rev, "CallToolResult", `{"content":"not a list"}`},
+			input{rev, "Tool", tool},
+			input{rev, "Tool", titledTool},
+			input{rev, "ListToolsResult", `{"tools":[` + tool + `],"ttlMs":60000}`},
+			input{rev, "ServerCapabilities", `{"tools":{"listChanged":true},"extensions":{}}`},
+		)
+	}
+	answer := func(v *Validator, in input) string {
+		if err := v.Validate(in.rev, in.def, []byte(in.instance)); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
 	v := validator(t)
+	want := make([]string, len(inputs))
+	valid := 0
+	for i, in := range inputs {
+		if want[i] = answer(v, in); want[i] == "" {
+			valid++
+		}
+	}
+	if valid == 0 || valid == len(inputs) {
+		t.Fatalf("%d of %d inputs are valid; the test needs both kinds", valid, len(inputs))
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 20 {
-				rev := all[(i+j)%len(all)]
-				if err := v.Validate(rev, "CallToolResult", []byte(callToolResult(rev, `{"com.example/x":1}`))); err != nil {
-					errs <- err
-					return
+	for g := range 8 {
+		wg.Go(func() {
+			for j := range 3 * len(inputs) {
+				k := (g*7 + j) % len(inputs) // each goroutine in its own order
+				if got := answer(v, inputs[k]); got != want[k] {
+					in := inputs[k]
+					t.Errorf("%s %s %s: concurrently %q, sequentially %q", in.rev, in.def, in.instance, got, want[k])
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
 }
 
 // FuzzValidate checks that no instance makes Validate panic.
