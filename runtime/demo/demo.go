@@ -34,7 +34,7 @@ import (
 //
 // It declares no logging capability and its tools send no log messages:
 // mcpx sends clients no notifications/message of its own
-// (mcpx-revisions.md, "The modern envelope").
+// (docs/revisions.md#log-messages).
 func New() server.Namespace { return build(time.Now, time.Second) }
 
 // build assembles the demo around a clock and the length of one countdown

@@ -13,8 +13,9 @@
 //	      -> jsonrpc.Message -> transport
 //
 // Outside this package and the transports no code compares revisions.
-// Behaviour per revision follows ../shared/design/mcpx-revisions.md; the
-// specification is at https://modelcontextprotocol.io/specification.
+// Behaviour per revision is described, with the tests that pin it, in
+// docs/revisions.md; the specification is at
+// https://modelcontextprotocol.io/specification.
 package edge
 
 import (
@@ -51,7 +52,7 @@ var (
 
 // Headerless is assumed for a Streamable HTTP request with no
 // MCP-Protocol-Version header and no session, and for a stdio batch before
-// initialize (mcpx-revisions.md, "Per-revision fields"; the 2025-06-18 and
+// initialize (docs/revisions.md#which-revision-a-message-is-in; the 2025-06-18 and
 // 2025-11-25 transport pages: a server SHOULD assume 2025-03-26).
 const Headerless = mcp.Rev20250326
 

@@ -157,7 +157,7 @@ func (e *Edge) listen(c *call) (any, error) {
 	// a successful result, the cancellation page for notifications/cancelled
 	// naming the listen id: the cancellation goes first, while the request
 	// is still in progress, then the result, which a client that acted on
-	// the cancellation ignores (mcpx-revisions.md, subscriptions/listen).
+	// the cancellation ignores (docs/revisions.md#subscriptionslisten).
 	n.Notify(mcp.MethodNotificationsCancelled, &mcp.CancelledNotificationParams{RequestID: c.id, Reason: "the server is closing this subscription"})
 	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: c.id}}, nil
 }

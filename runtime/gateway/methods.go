@@ -192,7 +192,7 @@ func (g *Gateway) resolve(uri string) (m *member, upstreamURI string, ok bool) {
 }
 
 // ReadResource reads an exposed URI from its upstream. Not found, as
-// mcpx-revisions.md has it, is a [*server.ResourceNotFoundError] for the
+// docs/revisions.md#resource-not-found has it, is a [*server.ResourceNotFoundError] for the
 // URI the client sent, for four causes: not an mcpx:// URI (and no root),
 // no namespace in it, a namespace that is not configured (or serves no
 // resources), or an upstream that answered -32002 or -32602. Every other

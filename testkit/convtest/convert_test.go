@@ -2,7 +2,8 @@
 // themselves: every downgraded message is closed-world valid for its
 // revision and has the members the revision tables give it, every upgrade
 // round-trips, the specification's examples decode and re-encode
-// unchanged, and the facts mcpx-revisions.md pins hold. Everything is
+// unchanged, and the facts docs/revisions.md states
+// (#per-revision-fields, #the-modern-envelope) hold. Everything is
 // decoded as production decodes, through internal/mcpjson.
 package convtest
 
@@ -593,7 +594,7 @@ func encode(t *testing.T, rev mcp.Revision, v any) string {
 	return string(b)
 }
 
-// TestPinnedFacts holds the facts mcpx-revisions.md states, on the tables
+// TestPinnedFacts holds the facts docs/revisions.md states, on the tables
 // and on encoded messages.
 func TestPinnedFacts(t *testing.T) {
 	t.Run("ResourceTemplate is spelled uriTemplate in every revision", func(t *testing.T) {

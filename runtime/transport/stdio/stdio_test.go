@@ -215,7 +215,7 @@ func TestListenEndedByTheClient(t *testing.T) {
 
 // TestListenEndedByTheServer: when mcpx shuts down it sends
 // notifications/cancelled for the listen id, then the listen's result
-// (mcpx-revisions.md, subscriptions/listen).
+// (docs/revisions.md#subscriptionslisten).
 func TestListenEndedByTheServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := startCtx(t, ctx, stdio.Options{})

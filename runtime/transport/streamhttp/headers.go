@@ -245,8 +245,7 @@ func decodeSentinel(v string) (string, bool) {
 
 // nameSource is the params member Mcp-Name mirrors, by method, and
 // whether a request without the header is rejected. The tasks extension's
-// methods mirror taskId; one left out is tolerated (mcpx-revisions.md,
-// Tasks).
+// methods mirror taskId; one left out is tolerated (docs/revisions.md#http-header-checks).
 var nameSource = map[string]struct {
 	field    string
 	required bool

@@ -814,7 +814,7 @@ func TestCloseEndsHeldStreams(t *testing.T) {
 	h.Close()
 
 	// mcpx ends the stream: notifications/cancelled naming the listen id
-	// first, then the listen's result (mcpx-revisions.md).
+	// first, then the listen's result (docs/revisions.md#subscriptionslisten).
 	if r, ok := next(t, listenCh, nil); !ok || r.Method != "notifications/cancelled" {
 		t.Errorf("listen's event after Close: %+v (open %v)", r, ok)
 	}
