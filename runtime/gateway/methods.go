@@ -67,6 +67,14 @@ func fail(m *member, method string, err error) error {
 func (g *Gateway) up(m *member) (mcp.ServerCapabilities, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
+	return m.state()
+}
+
+// state is up's answer; the caller holds g.mu. Called in the same critical
+// section as a lookup in g.view, it agrees with that view: a member the
+// view lists is up, one whose names it keeps in downTools or downPrompts is
+// down.
+func (m *member) state() (mcp.ServerCapabilities, error) {
 	if m.down {
 		return mcp.ServerCapabilities{}, &DownError{Upstream: m.name, Reason: m.downWhy}
 	}
@@ -94,22 +102,34 @@ func (g *Gateway) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*
 	if err := g.Ready(ctx); err != nil {
 		return nil, err
 	}
+	// The lookup and the upstream's state are read in one critical
+	// section: an upstream that comes back up (or goes down) after it gets
+	// the answer of the moment the view was read, never a mix of the two.
 	g.mu.RLock()
 	t, ok := g.view.toolIdx[p.Name]
-	downM := g.downFor(g.view.downTools, p.Name)
+	var stateErr error
+	switch {
+	case ok && t.m != nil:
+		_, stateErr = t.m.state()
+	case !ok:
+		if downM := g.downFor(g.view.downTools, p.Name); downM != nil {
+			_, stateErr = downM.state()
+		} else {
+			stateErr = fmt.Errorf("%w: %q", server.ErrUnknownTool, p.Name)
+		}
+	}
 	fixed := g.fixed
 	g.mu.RUnlock()
-	switch {
-	case ok && t.m == nil:
-		return fixed.CallTool(ctx, p)
-	case !ok && downM != nil:
-		_, err := g.up(downM)
-		return nil, fmt.Errorf("tool %q: %w", p.Name, err)
-	case !ok:
-		return nil, fmt.Errorf("%w: %q", server.ErrUnknownTool, p.Name)
+	if testHookAfterLookup != nil {
+		testHookAfterLookup()
 	}
-	if _, err := g.up(t.m); err != nil {
-		return nil, fmt.Errorf("tool %q: %w", p.Name, err)
+	switch {
+	case errors.Is(stateErr, server.ErrUnknownTool):
+		return nil, stateErr
+	case stateErr != nil:
+		return nil, fmt.Errorf("tool %q: %w", p.Name, stateErr)
+	case t.m == nil:
+		return fixed.CallTool(ctx, p)
 	}
 	q := *p
 	q.Name = t.name
@@ -257,25 +277,35 @@ func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 
 // prompt finds the upstream prompt behind an exposed name.
 func (g *Gateway) prompt(name string) (target, error) {
+	// As in CallTool: lookup and state in one critical section.
 	g.mu.RLock()
 	t, ok := g.view.promptIdx[name]
-	downM := g.downFor(g.view.downPrompts, name)
-	have := g.has(hasPrompts)
-	g.mu.RUnlock()
-	switch {
+	var err error
+	switch downM := g.downFor(g.view.downPrompts, name); {
 	case ok:
-		if _, err := g.up(t.m); err != nil {
-			return target{}, fmt.Errorf("prompt %q: %w", name, err)
-		}
-		return t, nil
+		_, err = t.m.state()
 	case downM != nil:
-		_, err := g.up(downM)
-		return target{}, fmt.Errorf("prompt %q: %w", name, err)
-	case !have:
-		return target{}, server.ErrUnsupported
+		_, err = downM.state()
+	case !g.has(hasPrompts):
+		err = server.ErrUnsupported
+	default:
+		err = fmt.Errorf("%w: %q", server.ErrUnknownPrompt, name)
 	}
-	return target{}, fmt.Errorf("%w: %q", server.ErrUnknownPrompt, name)
+	g.mu.RUnlock()
+	if testHookAfterLookup != nil {
+		testHookAfterLookup()
+	}
+	var de *DownError
+	if errors.As(err, &de) {
+		return target{}, fmt.Errorf("prompt %q: %w", name, err)
+	}
+	return t, err
 }
+
+// testHookAfterLookup, when set by a test, runs after CallTool and
+// prompts/get (and completion of a prompt) have looked their name up and
+// released the lock.
+var testHookAfterLookup func()
 
 // GetPrompt gets the prompt behind the exposed name by its upstream name.
 func (g *Gateway) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
