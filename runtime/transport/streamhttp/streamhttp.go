@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -51,8 +52,12 @@ import (
 // named on each field.
 type Options struct {
 	// MaxBody is the largest request body accepted, in bytes; 0 means
-	// 4 MiB. A larger body is answered 413.
+	// 4 MiB. A larger body is answered 413, at once when its declared
+	// Content-Length is larger.
 	MaxBody int64
+	// BodyTimeout is how long a request body may take to arrive once its
+	// headers are read; 0 means 30 seconds. A slower body is answered 408.
+	BodyTimeout time.Duration
 	// MaxSessions is how many legacy sessions are held at once; 0 means
 	// 1024. An initialize beyond that (after idle sessions are dropped)
 	// is answered 503.
@@ -69,6 +74,9 @@ type Options struct {
 	// MaxInFlight is how many requests may be in progress at once, held
 	// streams (GET, subscriptions/listen) aside; 0 means 1024. A request
 	// beyond it is answered 503 with Retry-After, before it is handled.
+	// It also bounds how many POST bodies are being read at once: a POST
+	// beyond that is answered 503 with Retry-After before its body is
+	// read, so that slow uploads cannot hold more than MaxInFlight bodies.
 	MaxInFlight int
 	// KeepAlive is how often a held SSE stream gets a comment line so that
 	// intermediaries and clients do not time it out; 0 means 15 seconds.
@@ -89,6 +97,7 @@ type Handler struct {
 	e           *edge.Edge
 	log         *slog.Logger
 	maxBody     int64
+	bodyTimeout time.Duration
 	keepAlive   time.Duration
 	origins     []string
 	originHosts []string
@@ -96,6 +105,7 @@ type Handler struct {
 	sessions *sessions
 	streams  chan struct{} // one token per open SSE stream
 	inFlight chan struct{} // one token per request in progress
+	reading  chan struct{} // one token per POST body being read
 
 	// hold ends the held streams (GET, subscriptions/listen) on Close.
 	hold     context.Context
@@ -108,6 +118,9 @@ type Handler struct {
 func New(e *edge.Edge, opt Options) *Handler {
 	if opt.MaxBody <= 0 {
 		opt.MaxBody = 4 << 20
+	}
+	if opt.BodyTimeout <= 0 {
+		opt.BodyTimeout = 30 * time.Second
 	}
 	if opt.MaxSessions <= 0 {
 		opt.MaxSessions = 1024
@@ -128,13 +141,15 @@ func New(e *edge.Edge, opt Options) *Handler {
 		opt.Logger = slog.Default()
 	}
 	h := &Handler{
-		e:         e,
-		log:       opt.Logger,
-		maxBody:   opt.MaxBody,
-		keepAlive: opt.KeepAlive,
-		sessions:  newSessions(opt.MaxSessions, opt.SessionIdle),
-		streams:   make(chan struct{}, opt.MaxStreams),
-		inFlight:  make(chan struct{}, opt.MaxInFlight),
+		e:           e,
+		log:         opt.Logger,
+		maxBody:     opt.MaxBody,
+		bodyTimeout: opt.BodyTimeout,
+		keepAlive:   opt.KeepAlive,
+		sessions:    newSessions(opt.MaxSessions, opt.SessionIdle),
+		streams:     make(chan struct{}, opt.MaxStreams),
+		inFlight:    make(chan struct{}, opt.MaxInFlight),
+		reading:     make(chan struct{}, opt.MaxInFlight),
 	}
 	for _, o := range opt.AllowedOrigins {
 		o = strings.TrimSuffix(o, "/")
@@ -342,13 +357,12 @@ func (h *Handler) post(w *response, r *http.Request) {
 		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %q", ct)
 		return
 	}
-	body, err := readBody(w.ResponseWriter, r, h.maxBody)
-	if err != nil {
-		if errors.As(err, new(*http.MaxBytesError)) {
-			fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
-			return
-		}
-		fail(w, http.StatusBadRequest, nil, "the body could not be read: %v", err)
+	if r.ContentLength > h.maxBody { // refused without reading a byte of it
+		fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
 	acc := parseAccept(r.Header.Values("Accept"))
@@ -480,17 +494,69 @@ func (h *Handler) post(w *response, r *http.Request) {
 	h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
 }
 
-// readBody reads a request body of at most limit bytes: into a buffer of
-// its declared Content-Length when it has one (io.ReadAll would grow a
-// buffer several times for it), else as it comes.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, limit)
-	if n := r.ContentLength; n >= 0 && n <= limit {
-		b := make([]byte, n)
-		_, err := io.ReadFull(body, b)
-		return b, err
+// readBody reads a POST body, or answers why it could not. The body is
+// read only with a reading slot (503 with Retry-After when MaxInFlight
+// bodies are being read), within BodyTimeout (408) and up to MaxBody
+// (413); the slot is given back once it is read, the request then being
+// admitted or not on its own.
+func (h *Handler) readBody(w *response, r *http.Request) ([]byte, bool) {
+	if !tryAcquire(h.reading) {
+		h.log.Warn("MaxInFlight bodies are being read; a request was refused", "limit", cap(h.reading))
+		w.Header().Set("Retry-After", "1")
+		fail(w, http.StatusServiceUnavailable, nil, "too many requests are in progress; try again later")
+		return nil, false
 	}
-	return io.ReadAll(body)
+	defer func() { <-h.reading }()
+	rc := http.NewResponseController(w.ResponseWriter)
+	// Not every ResponseWriter supports deadlines (a test recorder does
+	// not); the body is then read without one.
+	if rc.SetReadDeadline(time.Now().Add(h.bodyTimeout)) == nil {
+		// Cleared once read: the connection's read deadline would
+		// otherwise end a held SSE stream, or the next request on it.
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	body, err := readLimited(w.ResponseWriter, r, h.maxBody)
+	switch {
+	case err == nil:
+		return body, true
+	case errors.As(err, new(*http.MaxBytesError)):
+		fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		fail(w, http.StatusRequestTimeout, nil, "the body did not arrive within %s", h.bodyTimeout)
+	default:
+		fail(w, http.StatusBadRequest, nil, "the body could not be read: %v", err)
+	}
+	return nil, false
+}
+
+// maxPrealloc is the most readLimited allocates ahead of the data: a
+// declared Content-Length is the client's claim, not bytes received.
+const maxPrealloc = 64 << 10
+
+// readLimited reads a request body of at most limit bytes. A buffer of
+// the declared Content-Length is allocated ahead only up to maxPrealloc;
+// beyond that it grows as the data arrives.
+func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	size := int64(512)
+	if n := r.ContentLength; n >= 0 {
+		size = min(n, limit, maxPrealloc) + 1 // +1: io.EOF is read without growing
+	}
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 func statusOr(status, def int) int {
