@@ -610,7 +610,8 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 }
 
 // batch serves a JSON-RPC batch, which only 2025-03-26 has: its members
-// one after another, as stdio does, answered with one array.
+// one after another, as stdio does, answered with one array. A member
+// whose _meta makes it a 2026-07-28 message is answered -32600.
 func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonrpc.Message, errs []*jsonrpc.Error) {
 	// Each member is classified on its own, under the batch's header; a
 	// single 2026-07-28 POST's rule that _meta needs the header is not a
@@ -662,6 +663,14 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 			continue
 		}
 		in := edge.In{Msg: m, Class: edge.Classify(m, seen)}
+		if in.Class.Modern() {
+			// Its _meta makes it a 2026-07-28 message, which has no
+			// batches: served here, it would skip the header checks the
+			// same request gets on its own POST.
+			out = append(out, jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest,
+				Message: "a 2026-07-28 message (its params._meta names a protocol version) must not be part of a batch; send it on its own POST with its MCP-Protocol-Version, Mcp-Method and Mcp-Name headers"}))
+			continue
+		}
 		if !m.IsRequest() {
 			h.e.Handle(r.Context(), es, in, nil)
 		} else if reply := h.e.Handle(r.Context(), es, in, sink); reply.Msg != nil {

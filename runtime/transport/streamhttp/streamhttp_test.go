@@ -832,3 +832,37 @@ func TestCloseEndsHeldStreams(t *testing.T) {
 		t.Errorf("after Close: %d streams, %d sessions", h.OpenStreams(), h.OpenSessions())
 	}
 }
+
+// TestModernMemberInBatchRefused: 2026-07-28 has no batches, so a member
+// whose _meta names a protocol version is answered -32600 on its own
+// instead of being served without the header checks it would get alone;
+// the other members are served. A batch under the 2026-07-28 header is
+// refused whole.
+func TestModernMemberInBatchRefused(t *testing.T) {
+	srv, _ := start(t, streamhttp.Options{})
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress",` + modernMeta + `}}`
+	legacyMeta := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/initialized","params":{` + modernMeta + `}}`
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"},` + call + `,` + legacyMeta + `,` + note + `]`
+	sid := openSession(t, srv, "2025-03-26")
+	for _, h := range []hdr{nil, {"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-03-26"}} {
+		resp := post(t, srv, h, batch)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var arr []reply
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &arr) != nil || len(arr) != 4 {
+			t.Fatalf("batch with 2026-07-28 members (%v): %d %s", h, resp.StatusCode, b)
+		}
+		if arr[0].Error != nil || string(arr[0].ID) != "1" {
+			t.Errorf("the ping was not served: %s", b)
+		}
+		for i, id := range []string{"2", "3", "null"} {
+			r := arr[i+1]
+			if r.Error == nil || r.Error.Code != -32600 || string(r.ID) != id || !strings.Contains(r.Error.Message, "batch") {
+				t.Errorf("member %s: want -32600 about batches, got %s", id, b)
+			}
+		}
+	}
+	resp := post(t, srv, modern("tools/call", "progress"), "["+call+"]")
+	wantError(t, resp, http.StatusBadRequest, -32600, "null")
+}
