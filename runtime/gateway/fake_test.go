@@ -33,6 +33,7 @@ type fake struct {
 	endless   bool  // every page's nextCursor is new
 	listErr   error // every list fails
 	capsErr   error
+	isDown    bool // set by event: Capabilities fails, as a crashed upstream's does
 	listCalls int
 
 	callTool  func(p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error)
@@ -62,7 +63,32 @@ func (f *fake) Name() string { return f.name }
 func (f *fake) Capabilities(ctx context.Context) (mcp.ServerCapabilities, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.isDown {
+		return mcp.ServerCapabilities{}, errFakeDown
+	}
 	return f.caps, f.capsErr
+}
+
+var errFakeDown = errors.New("the fake upstream is down")
+
+// event sends ev on Changes as an upstream client does: after "down" it
+// cannot be reached (Capabilities fails, saying so) until "up".
+func (f *fake) event(ev string) { f.eventCtx(context.Background(), ev) }
+
+// eventCtx is event giving up on sending when ctx is done.
+func (f *fake) eventCtx(ctx context.Context, ev string) {
+	f.mu.Lock()
+	switch ev {
+	case EventDown:
+		f.isDown = true
+	case EventUp:
+		f.isDown = false
+	}
+	f.mu.Unlock()
+	select {
+	case f.changes <- ev:
+	case <-ctx.Done():
+	}
 }
 
 // page serves items at cursor.

@@ -666,7 +666,7 @@ func TestChanges(t *testing.T) {
 				f.set(s.set)
 			}
 			if s.event != "" {
-				f.changes <- s.event
+				f.event(s.event)
 			}
 			eventually(t, "the version to change", func() bool { return g.Version() != v })
 			eventually(t, "the tools", func() bool { return slices.Equal(toolNames(t, g), s.tools) })
@@ -805,7 +805,7 @@ func TestConcurrentUse(t *testing.T) {
 	if len(upList.Tools) != 2 || upList.Err != "" || upCall.Text != "gh:a" || upCall.Err != "" {
 		t.Fatalf("up: list %+v, call %+v", upList, upCall)
 	}
-	f.changes <- EventDown
+	f.event(EventDown)
 	eventually(t, "the upstream to be down", func() bool { return len(toolNames(t, g)) == 0 })
 	downList := list()
 	downCall, downErr := call()
@@ -813,7 +813,7 @@ func TestConcurrentUse(t *testing.T) {
 		!errors.As(downErr, &de) || de.Upstream != "gh" {
 		t.Fatalf("down: list %+v, call %+v; want no tools and a DownError naming gh", downList, downCall)
 	}
-	f.changes <- EventUp
+	f.event(EventUp)
 	eventually(t, "the upstream to be up", func() bool { return len(toolNames(t, g)) == 2 })
 	if again, _ := call(); !cmp.Equal(list(), upList) || !cmp.Equal(again, upCall) {
 		t.Fatalf("up again answers differently from up")
@@ -853,10 +853,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	for i := 0; ctx.Err() == nil; i++ {
 		f.set(func(f *fake) { f.tools = append(f.tools[:0:0], f.tools...) })
-		select {
-		case f.changes <- []string{mcp.MethodNotificationsToolsListChanged, EventDown, EventUp}[i%3]:
-		case <-ctx.Done():
-		}
+		f.eventCtx(ctx, []string{mcp.MethodNotificationsToolsListChanged, EventDown, EventUp}[i%3])
 		time.Sleep(time.Millisecond)
 	}
 	wg.Wait()
@@ -895,11 +892,11 @@ func TestUpAgainBetweenLookupAndState(t *testing.T) {
 			return err
 		}},
 	} {
-		f.changes <- EventDown
+		f.event(EventDown)
 		eventually(t, "the upstream to be down", func() bool { return len(toolNames(t, g)) == 0 })
 		testHookAfterLookup = func() {
 			testHookAfterLookup = nil
-			f.changes <- EventUp
+			f.event(EventUp)
 			eventually(t, "the upstream to be up", func() bool { return len(toolNames(t, g)) == 1 })
 		}
 		err := c.do()

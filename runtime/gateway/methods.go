@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -27,10 +28,23 @@ func (e *UpstreamError) Error() string {
 }
 
 // DownError is the error for a request to an upstream that is down.
+// Reason is why, as the last load found it; it is said once, in one
+// sentence naming the upstream once: a reason that already names it (the
+// upstream client's "upstream "x" is unavailable (cause); ...") is the
+// sentence's start.
 type DownError struct{ Upstream, Reason string }
 
 func (e *DownError) Error() string {
-	return fmt.Sprintf("upstream %q is down (%s); try again later", e.Upstream, e.Reason)
+	subject := fmt.Sprintf("upstream %q", e.Upstream)
+	// The upstream client's "; mcpx retries in 250ms" was true when the
+	// reason was found; the gateway retries on its own schedule.
+	r, _, _ := strings.Cut(e.Reason, "; mcpx retries in ")
+	if rest, ok := strings.CutPrefix(r, subject+": "); ok {
+		r = rest
+	} else if strings.HasPrefix(r, subject+" ") {
+		return r + "; try again later"
+	}
+	return fmt.Sprintf("%s is down (%s); try again later", subject, r)
 }
 
 // fail turns an error from m into the one the client gets. A JSON-RPC
@@ -57,7 +71,8 @@ func fail(m *member, method string, err error) error {
 		return &server.MissingCapabilityError{Required: data.Required}
 	case errors.As(err, &je):
 		return &UpstreamError{Upstream: m.name, Method: method, Code: je.Code, Message: je.Message}
-	case errors.As(err, &missing), errors.As(err, &invalid):
+	case errors.As(err, &missing), errors.As(err, &invalid), named(m.name, err):
+		// An error naming m already says what failed, and where: said once.
 		return err
 	}
 	return fmt.Errorf("upstream %q: %s: %w", m.name, method, err)
@@ -248,6 +263,8 @@ func (g *Gateway) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPa
 		return nil, notFound
 	case errors.As(err, &je):
 		return nil, &UpstreamError{Upstream: m.name, Method: "resources/read", Code: je.Code, Message: je.Message}
+	case err != nil && named(m.name, err):
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("upstream %q: resources/read: %w", m.name, err)
 	case res == nil || len(res.Contents) == 0:

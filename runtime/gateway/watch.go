@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -63,8 +64,11 @@ func (g *Gateway) retryBounds() (time.Duration, time.Duration) {
 }
 
 // watch loads m, then follows its Changes until Close: list_changed
-// reloads that list, "down" takes m out, "up" loads it all again; while m
-// is down it is reloaded with backoff.
+// reloads that list, "up" loads it all again, and so does "down", at once:
+// an upstream that lost its connection fails that load saying why (a
+// process that exited, with its status), and that cause, not the bare
+// event, is the reason m is down; while m is down it is reloaded with
+// backoff.
 func (g *Gateway) watch(m *member) {
 	defer g.wg.Done()
 	lo, hi := g.retryBounds()
@@ -90,7 +94,6 @@ func (g *Gateway) watch(m *member) {
 	for {
 		var want kinds
 		var evs []string
-		down := false
 		select {
 		case <-g.ctx.Done():
 			return
@@ -116,20 +119,14 @@ func (g *Gateway) watch(m *member) {
 			}
 			for _, ev := range evs {
 				switch ev {
-				case EventDown:
-					down, want = true, 0
-				case EventUp:
-					down, want = false, kAll
+				case EventDown, EventUp:
+					want = kAll
 				default:
 					want |= kindsOf(ev)
 				}
 			}
 		}
-		switch {
-		case down:
-			g.markDown(m, errors.New("the upstream reported it is down"))
-			after(errors.New("down"))
-		case want != 0:
+		if want != 0 {
 			g.mu.RLock()
 			if m.down || m.caps == nil {
 				want = kAll
@@ -159,7 +156,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 	if want&kCaps != 0 {
 		c, err := m.u.Capabilities(ctx)
 		if err != nil {
-			return g.markDown(m, fmt.Errorf("capabilities: %w", err))
+			return g.markDown(m, within(m.name, "capabilities", err))
 		}
 		caps = c
 	}
@@ -172,7 +169,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 		err       error
 	)
 	if want&kTools != 0 && caps.Tools != nil {
-		tools, err = collect(ctx, "tools/list", func(ctx context.Context, c string) ([]mcp.Tool, string, error) {
+		tools, err = collect(ctx, m.name, "tools/list", func(ctx context.Context, c string) ([]mcp.Tool, string, error) {
 			r, err := m.u.ListTools(ctx, c)
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "tools/list")
@@ -185,7 +182,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 		tools = m.filter(tools)
 	}
 	if want&kPrompts != 0 && caps.Prompts != nil {
-		prompts, err = collect(ctx, "prompts/list", func(ctx context.Context, c string) ([]mcp.Prompt, string, error) {
+		prompts, err = collect(ctx, m.name, "prompts/list", func(ctx context.Context, c string) ([]mcp.Prompt, string, error) {
 			r, err := m.u.ListPrompts(ctx, c)
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "prompts/list")
@@ -197,7 +194,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 		}
 	}
 	if want&kResources != 0 && caps.Resources != nil {
-		resources, err = collect(ctx, "resources/list", func(ctx context.Context, c string) ([]mcp.Resource, string, error) {
+		resources, err = collect(ctx, m.name, "resources/list", func(ctx context.Context, c string) ([]mcp.Resource, string, error) {
 			r, err := m.u.ListResources(ctx, c)
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "resources/list")
@@ -207,7 +204,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 		if err != nil {
 			return g.markDown(m, err)
 		}
-		templates, err = collect(ctx, "resources/templates/list", func(ctx context.Context, c string) ([]mcp.ResourceTemplate, string, error) {
+		templates, err = collect(ctx, m.name, "resources/templates/list", func(ctx context.Context, c string) ([]mcp.ResourceTemplate, string, error) {
 			r, err := m.u.ListResourceTemplates(ctx, c)
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "resources/templates/list")
@@ -247,7 +244,24 @@ func orNil(err error, method string) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("%s: the upstream answered no result", method)
+	return errors.New("the upstream answered no result")
+}
+
+// named reports whether err's text already names the upstream called name
+// as its subject (`upstream "x": ...`, `upstream "x" is unavailable ...`),
+// as the upstream client's errors do.
+func named(name string, err error) bool {
+	rest, ok := strings.CutPrefix(err.Error(), fmt.Sprintf("upstream %q", name))
+	return ok && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, " "))
+}
+
+// within puts step (a method, "capabilities") before err unless err
+// already names the upstream, and so what it was doing: said once.
+func within(name, step string, err error) error {
+	if named(name, err) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", step, err)
 }
 
 // markDown takes m out of the lists and returns the reason, naming m.
@@ -268,14 +282,14 @@ func (g *Gateway) markDown(m *member, why error) error {
 }
 
 // collect follows an upstream list's pagination to its end.
-func collect[T any](ctx context.Context, method string, list func(context.Context, string) ([]T, string, error)) ([]T, error) {
+func collect[T any](ctx context.Context, name, method string, list func(context.Context, string) ([]T, string, error)) ([]T, error) {
 	var all []T
 	seen := map[string]bool{}
 	cursor := ""
 	for range MaxPages {
 		items, next, err := list(ctx, cursor)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
+			return nil, within(name, method, err)
 		}
 		all = append(all, items...)
 		if next == "" {

@@ -85,3 +85,57 @@ func TestGatewaySurvivesBrokenUpstreams(t *testing.T) {
 		t.Errorf("%d goroutines after Close, %d before", n, before)
 	}
 }
+
+// TestCrashSaysWhy: an upstream that was running and crashed makes the
+// client's calls fail with one sentence that names it once and says why
+// (its exit status), both the call that met the crash and a call while it
+// is down, not "the upstream reported it is down".
+func TestCrashSaysWhy(t *testing.T) {
+	cfg, err := config.Parse("crash.json", []byte(`{"mcpServers": {"crashy": `+self(t, nil)+`}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g, err := host.Gateway(ctx, cfg, mcp.Implementation{Name: "mcpx", Version: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.CallTool(ctx, &mcp.CallToolRequestParams{Name: "crashy__echo"}); err != nil {
+		t.Fatalf("before the crash: %v", err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		t.Logf("%s: %v", what, err)
+		switch {
+		case err == nil:
+			t.Errorf("%s succeeded", what)
+		case !strings.Contains(err.Error(), "exit status 3"):
+			t.Errorf("%s: %v; want the cause, exit status 3", what, err)
+		case strings.Count(err.Error(), `upstream "crashy"`) != 1:
+			t.Errorf("%s: %v; want the upstream named once", what, err)
+		case strings.Contains(err.Error(), "reported it is down"):
+			t.Errorf("%s: %v; want the cause, not the event", what, err)
+		}
+	}
+	_, err = g.CallTool(ctx, &mcp.CallToolRequestParams{Name: "crashy__crash"})
+	check("the call that crashed it", err)
+	// The gateway hears "down" and withdraws the tools (it restarts the
+	// upstream after its backoff, 1 s at first).
+	deadline := time.Now().Add(time.Second)
+	for {
+		tools, err := g.ListTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tools) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the crashed upstream's tools are still listed: %d", len(tools))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err = g.CallTool(ctx, &mcp.CallToolRequestParams{Name: "crashy__echo"})
+	check("a call while it is down", err)
+}
