@@ -45,6 +45,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fs.IntVar(&limits.MaxSessions, "max-sessions", 0, "legacy sessions held at once (0: 1024)")
 		fs.IntVar(&limits.MaxStreams, "max-streams", 0, "SSE streams held open at once (0: 256)")
 		fs.Int64Var(&limits.MaxBody, "max-body", 0, "largest request body in `bytes`; a larger one is answered 413 (0: 4 MiB)")
+		fs.DurationVar(&limits.SessionIdle, "session-idle", 0, "how long a legacy session may go unused before it is dropped (0: 30m)")
 	}
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage[cmd])
@@ -66,6 +67,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if limits.MaxInFlight < 0 || limits.MaxSessions < 0 || limits.MaxStreams < 0 || limits.MaxBody < 0 {
 		fmt.Fprintf(stderr, "mcpx %s: a --max-* limit must be positive, or 0 for its default\n", cmd)
+		return 2
+	}
+	if limits.SessionIdle < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: --session-idle must be positive, or 0 for its default\n", cmd)
 		return 2
 	}
 	newNS, ok := builtins[*builtin]

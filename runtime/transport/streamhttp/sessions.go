@@ -24,7 +24,8 @@ type session struct {
 }
 
 // sessions holds the legacy sessions, at most max of them; one unused for
-// idle is dropped.
+// idle is dropped, and when the table is full a new one evicts the one
+// idle the longest.
 type sessions struct {
 	max  int
 	idle time.Duration
@@ -79,17 +80,33 @@ func (s *sessions) release(ss *session) {
 	ss.last = time.Now()
 }
 
-// hasRoom reports whether another session may be added now.
+// hasRoom reports whether another session may be added now: the table
+// has room, or holds a session that add may evict.
 func (s *sessions) hasRoom() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.m) >= s.max {
 		s.sweep(time.Now())
 	}
-	return !s.closed && len(s.m) < s.max
+	return !s.closed && (len(s.m) < s.max || s.oldestIdle() != nil)
 }
 
-// add keeps es under a new id; ok is false when the table is full.
+// oldestIdle is the session unused the longest of those with no request
+// in progress and no stream held, or nil; s.mu is held.
+func (s *sessions) oldestIdle() *session {
+	var old *session
+	for _, ss := range s.m {
+		if ss.active == 0 && (old == nil || ss.last.Before(old.last)) {
+			old = ss
+		}
+	}
+	return old
+}
+
+// add keeps es under a new id. When the table is full, the session idle
+// the longest (no request in progress, no stream held) is ended to make
+// room, so that one client opening sessions cannot lock others out until
+// they expire; ok is false when every session is in use.
 func (s *sessions) add(es *edge.Session) (id string, ok bool) {
 	id = newSessionID()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,6 +115,12 @@ func (s *sessions) add(es *edge.Session) (id string, ok bool) {
 	now := time.Now()
 	if len(s.m) >= s.max {
 		s.sweep(now)
+	}
+	if !s.closed && len(s.m) >= s.max {
+		if old := s.oldestIdle(); old != nil {
+			delete(s.m, old.id)
+			old.cancel()
+		}
 	}
 	if s.closed || len(s.m) >= s.max {
 		cancel()

@@ -59,8 +59,10 @@ type Options struct {
 	// headers are read; 0 means 30 seconds. A slower body is answered 408.
 	BodyTimeout time.Duration
 	// MaxSessions is how many legacy sessions are held at once; 0 means
-	// 1024. An initialize beyond that (after idle sessions are dropped)
-	// is answered 503.
+	// 1024. An initialize beyond that ends the session unused the longest
+	// of those with no request in progress and no stream held (its id
+	// then gets 404); when every session is in use it is answered 503
+	// with Retry-After.
 	MaxSessions int
 	// SessionIdle drops a legacy session that no request or stream has
 	// used for this long; 0 means 30 minutes. Its id then gets 404.
@@ -68,7 +70,7 @@ type Options struct {
 	// MaxStreams is how many SSE streams may be held open at once: GET
 	// streams, subscriptions/listen and POST responses that turned into
 	// streams; 0 means 256. A GET or subscriptions/listen beyond it is
-	// answered 503; any other request beyond it is answered with JSON and
+	// answered 503 with Retry-After; any other request beyond it is answered with JSON and
 	// its notifications are dropped.
 	MaxStreams int
 	// MaxInFlight is how many requests may be in progress at once, held
@@ -224,6 +226,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, b)
 }
 
+// unavailable answers 503 with Retry-After, as every 503 of this
+// transport is answered: the condition is expected to pass.
+func unavailable(w http.ResponseWriter, id json.RawMessage, format string, args ...any) {
+	w.Header().Set("Retry-After", "1")
+	fail(w, http.StatusServiceUnavailable, id, format, args...)
+}
+
 // admit takes a slot for a request about to be handled, or answers 503
 // when MaxInFlight are in progress. A slot taken is given back by leave.
 func (h *Handler) admit(w http.ResponseWriter, id json.RawMessage) bool {
@@ -231,8 +240,7 @@ func (h *Handler) admit(w http.ResponseWriter, id json.RawMessage) bool {
 		return true
 	}
 	h.log.Warn("MaxInFlight reached; a request was refused", "limit", cap(h.inFlight))
-	w.Header().Set("Retry-After", "1")
-	fail(w, http.StatusServiceUnavailable, id, "too many requests are in progress; try again later")
+	unavailable(w, id, "too many requests are in progress; try again later")
 	return false
 }
 
@@ -273,7 +281,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.closed.Load() {
-		fail(w, http.StatusServiceUnavailable, nil, "the server is shutting down")
+		unavailable(w, nil, "the server is shutting down")
 		return
 	}
 	switch r.Method {
@@ -328,7 +336,7 @@ func (h *Handler) get(w *response, r *http.Request) {
 	defer st.end()
 	if !st.reserve() {
 		h.log.Warn("MaxStreams reached; a GET stream was refused", "limit", cap(h.streams))
-		fail(w, http.StatusServiceUnavailable, nil, "too many open streams; try again later")
+		unavailable(w, nil, "too many open streams; try again later")
 		return
 	}
 	st.hold()
@@ -430,7 +438,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	}
 	if initialize && !h.sessions.hasRoom() {
 		h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
-		fail(w, http.StatusServiceUnavailable, m.ID, "too many sessions are open; try again later")
+		unavailable(w, m.ID, "too many sessions are open; try again later")
 		return
 	}
 
@@ -470,7 +478,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		// and it ends on Close.
 		if !st.reserve() {
 			h.log.Warn("MaxStreams reached; a subscriptions/listen was refused", "limit", cap(h.streams))
-			fail(w, http.StatusServiceUnavailable, m.ID, "too many open streams; try again later")
+			unavailable(w, m.ID, "too many open streams; try again later")
 			return
 		}
 		defer context.AfterFunc(h.hold, cancel)()
@@ -482,7 +490,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		id, ok := h.sessions.add(es)
 		if !ok {
 			h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
-			fail(w, http.StatusServiceUnavailable, m.ID, "too many sessions are open; try again later")
+			unavailable(w, m.ID, "too many sessions are open; try again later")
 			return
 		}
 		w.Header().Set(headerSessionID, id)
@@ -502,8 +510,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 func (h *Handler) readBody(w *response, r *http.Request) ([]byte, bool) {
 	if !tryAcquire(h.reading) {
 		h.log.Warn("MaxInFlight bodies are being read; a request was refused", "limit", cap(h.reading))
-		w.Header().Set("Retry-After", "1")
-		fail(w, http.StatusServiceUnavailable, nil, "too many requests are in progress; try again later")
+		unavailable(w, nil, "too many requests are in progress; try again later")
 		return nil, false
 	}
 	defer func() { <-h.reading }()

@@ -129,12 +129,21 @@ func TestIdleSessionDropped(t *testing.T) {
 	wantError(t, resp, http.StatusNotFound, -32600, "3")
 }
 
-// TestTooManySessionsIs503: beyond MaxSessions a new initialize is 503;
+// TestTooManySessionsIs503: beyond MaxSessions, when every session is in
+// use (here by its GET stream), a new initialize is 503 with Retry-After;
 // ending a session makes room.
 func TestTooManySessionsIs503(t *testing.T) {
-	srv, _ := start(t, streamhttp.Options{MaxSessions: 1})
+	srv, h := start(t, streamhttp.Options{MaxSessions: 1, Logger: discard()})
 	sid := openSession(t, srv, "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream := do(t, ctx, http.MethodGet, srv.URL, hdr{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}, "")
+	defer stream.Body.Close()
+	eventually(t, "the GET stream open", func() bool { return h.OpenStreams() == 1 })
 	resp := post(t, srv, nil, initialize("2025-11-25"))
+	if resp.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
 	wantError(t, resp, http.StatusServiceUnavailable, -32603, "1")
 	if resp.Header.Get("Mcp-Session-Id") != "" {
 		t.Error("a refused initialize minted a session")
