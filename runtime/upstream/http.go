@@ -33,6 +33,7 @@ type httpConn struct {
 	client  *http.Client
 	log     *slog.Logger
 	handler handlerFunc
+	out     *outbox // cancellations and replies, each a POST within spec.sendWait
 
 	mu      sync.Mutex
 	session string
@@ -42,7 +43,7 @@ type httpConn struct {
 	streams sync.WaitGroup // the GET stream, waited for by close
 }
 
-func dialHTTP(spec Spec, log *slog.Logger, handler handlerFunc) (*httpConn, error) {
+func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
 	// Its own transport: the default keeps 2 idle connections per host,
 	// so 32 concurrent calls to one upstream would dial most of the time.
 	tr := spec.Transport
@@ -51,7 +52,9 @@ func dialHTTP(spec Spec, log *slog.Logger, handler handlerFunc) (*httpConn, erro
 		own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 		tr = own
 	}
-	return &httpConn{spec: spec, client: &http.Client{Transport: tr}, log: log, handler: handler, gone: make(chan struct{})}, nil
+	h := &httpConn{spec: spec, client: &http.Client{Transport: tr}, log: log, handler: handler, gone: make(chan struct{})}
+	h.out = newOutbox(h.notify, noisy, spec.sendWait)
+	return h, nil
 }
 
 func (h *httpConn) setDialect(d *edge.Dialect) {
@@ -115,7 +118,12 @@ func (h *httpConn) cancelsByNotification() bool {
 
 func (h *httpConn) dead() <-chan struct{} { return h.gone }
 
-func (h *httpConn) die() { h.once.Do(func() { close(h.gone) }) }
+func (h *httpConn) die() {
+	h.once.Do(func() {
+		close(h.gone)
+		h.out.close()
+	})
+}
 
 // Header values every request shares: net/http only reads them, and one
 // slice each saves allocating them per request.
@@ -252,6 +260,8 @@ func (h *httpConn) readSSE(id json.RawMessage, body io.Reader) (*jsonrpc.Message
 	return nil, errors.New("the upstream's event stream ended without a response")
 }
 
+func (h *httpConn) send(m *jsonrpc.Message) { h.out.send(m) }
+
 func (h *httpConn) notify(ctx context.Context, m *jsonrpc.Message) error {
 	resp, err := h.post(ctx, m, "")
 	if err != nil {
@@ -264,17 +274,21 @@ func (h *httpConn) notify(ctx context.Context, m *jsonrpc.Message) error {
 	return nil
 }
 
-// close ends a legacy session with DELETE, as the transport asks.
+// close ends a legacy session with DELETE, as the transport asks, within
+// spec.sendWait; what was still being sent in the background is dropped.
 func (h *httpConn) close() error {
 	h.die()
 	defer h.streams.Wait()
+	h.out.wait()
 	h.mu.Lock()
 	session := h.session
 	h.mu.Unlock()
 	if session == "" {
 		return nil
 	}
-	req, err := http.NewRequest(http.MethodDelete, h.spec.URL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), h.spec.sendWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.spec.URL, nil)
 	if err != nil {
 		return err
 	}

@@ -341,9 +341,17 @@ func (p *process) deadErr() error {
 }
 
 func (p *process) notify(ctx context.Context, m *jsonrpc.Message) error { return p.write(ctx, m) }
-func (p *process) setDialect(*edge.Dialect)                             {}
-func (p *process) cancelsByNotification() bool                          { return true }
-func (p *process) dead() <-chan struct{}                                { return p.gone }
+
+// send writes m now, within sendWait.
+func (p *process) send(m *jsonrpc.Message) {
+	ctx, cancel := context.WithTimeout(context.Background(), sendWait)
+	defer cancel()
+	_ = p.write(ctx, m)
+}
+
+func (p *process) setDialect(*edge.Dialect)    {}
+func (p *process) cancelsByNotification() bool { return true }
+func (p *process) dead() <-chan struct{}       { return p.gone }
 
 // close ends the process: stdin closed (stdio transport page: the client
 // closes the input first), then SIGTERM to its group, then SIGKILL.

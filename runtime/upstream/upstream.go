@@ -5,6 +5,15 @@
 // hands it to the gateway, which checks that it fits). A process that dies
 // is restarted on the next call, with exponential backoff; calls that
 // outlive their timeout fail with an error naming the upstream.
+//
+// Every request mcpx sends has a deadline: a call's is its timeout; a
+// cancellation's, a reply's to the upstream's own request and the DELETE
+// of an HTTP session's is sendWait (5s). Over HTTP, cancellations and
+// replies are sent in the background, a bounded number at once, so that
+// they hold neither a caller nor the reader of a response stream. The
+// streams held open for the upstream to speak unasked
+// (subscriptions/listen, a legacy session's GET) last as long as the
+// connection.
 package upstream
 
 import (
@@ -56,6 +65,10 @@ type Spec struct {
 	// beyond are dropped, and how many is logged at most every 5s.
 	// 0 means 20; negative means no limit.
 	LogRate int
+
+	// sendWait bounds each message sent without waiting for an answer
+	// and an HTTP session's DELETE; 0 means sendWait. Tests shorten it.
+	sendWait time.Duration
 }
 
 // defaultLogRate is what Spec.LogRate 0 means, in lines a second.
@@ -90,8 +103,12 @@ type conn interface {
 	// what a 2026-07-28 HTTP request mirrors in its Mcp-Name header (see
 	// [mirroredName]), "" for a method that mirrors none.
 	roundTrip(ctx context.Context, m *jsonrpc.Message, mcpName string) (*jsonrpc.Message, error)
-	// notify sends a notification.
+	// notify sends a notification and waits for it to be taken.
 	notify(ctx context.Context, m *jsonrpc.Message) error
+	// send sends m (a notification, or a reply to the upstream's
+	// request) within sendWait, and over HTTP without holding its
+	// caller (see [outbox]).
+	send(m *jsonrpc.Message)
 	// setDialect tells the connection what it negotiated.
 	setDialect(d *edge.Dialect)
 	// cancelsByNotification reports whether a cancelled request needs
@@ -146,6 +163,9 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	}
 	if spec.LogRate == 0 {
 		spec.LogRate = defaultLogRate
+	}
+	if spec.sendWait <= 0 {
+		spec.sendWait = sendWait
 	}
 	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight)}
 	c.limit = &logLimit{out: c.log, rate: float64(max(spec.LogRate, 0)), burst: float64(logBurst * max(spec.LogRate, 0)), every: dropReportEvery}
@@ -254,7 +274,7 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 	case c.spec.Command != "":
 		cn, err = startProcess(c.spec, c.log, c.noisy, c.handle)
 	case c.spec.URL != "":
-		cn, err = dialHTTP(c.spec, c.log, c.handle)
+		cn, err = dialHTTP(c.spec, c.log, c.noisy, c.handle)
 	default:
 		err = errors.New("the config gives neither a command nor a url")
 	}
@@ -279,7 +299,10 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 	}
 	cn.setDialect(d)
 	if n := d.Initialized(); n != nil {
-		if err := cn.notify(ctx, n); err != nil {
+		nctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
+		err := cn.notify(nctx, n)
+		cancel()
+		if err != nil {
 			cn.close()
 			return nil, nil, err
 		}
@@ -344,12 +367,14 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	switch {
 	case m.IsRequest():
 		// mcpx does not relay server-to-client requests yet; ping is
-		// answered, the rest refused plainly.
+		// answered, the rest refused plainly. Over HTTP the reply goes in
+		// the background: this goroutine may be the one reading a
+		// response stream.
 		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients yet", m.Method))
 		if m.Method == mcp.MethodPing {
 			reply = jsonrpc.Response(m.ID, json.RawMessage(`{}`))
 		}
-		_ = cn.notify(context.Background(), reply)
+		cn.send(reply)
 	case m.Method == mcp.MethodNotificationsProgress && d != nil:
 		v, err := d.Notification(m.Method, m.Params)
 		p, _ := v.(*mcp.ProgressNotificationParams)
@@ -441,7 +466,8 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
 	if err != nil {
 		if cctx.Err() != nil && cn.cancelsByNotification() {
-			_ = cn.notify(context.Background(), d.Cancel(id, "the client cancelled or the call timed out"))
+			// In the background: the caller's answer does not wait on it.
+			cn.send(d.Cancel(id, "the client cancelled or the call timed out"))
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil, fmt.Errorf("upstream %q did not answer %s within %s", c.spec.Name, method, c.spec.Timeout)
