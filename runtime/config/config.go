@@ -51,6 +51,12 @@
 // is an error naming the file, the server and the variable. Nothing else
 // is expanded: "command", "args", "cwd" and names are taken literally.
 //
+// # Limits
+//
+// A file is at most [MaxFileSize] bytes (4 MiB; [Load] reads no more) and
+// its objects and arrays nest at most [MaxDepth] (64) deep. Both are checked
+// before the file is parsed, each a one-line [*Error].
+//
 // # Validation
 //
 // docs/gateway.md, the format's reference, is rendered from the schema by
@@ -71,6 +77,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,6 +90,18 @@ import (
 
 // DefaultTimeout is a server's request timeout when "timeout" is not set.
 const DefaultTimeout = 60 * time.Second
+
+// Limits on a configuration file, checked before anything else is done
+// with it, so that a file that is not a configuration (a log, a generated
+// blob nested a hundred thousand deep) fails at once, in little memory,
+// with a clear message.
+const (
+	// MaxFileSize bounds a file's size in bytes: [Load] reads no more.
+	MaxFileSize = 4 << 20
+	// MaxDepth bounds how deeply objects and arrays nest; a configuration
+	// needs 5.
+	MaxDepth = 64
+)
 
 // Config is a parsed configuration file.
 type Config struct {
@@ -182,7 +201,12 @@ func (e *Error) Error() string {
 // environment, and makes each relative Cwd relative to the file's
 // directory. Messages name the file as path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	f.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +304,14 @@ func (p *parser) fail() error {
 }
 
 func (p *parser) parse(data []byte) (*Config, error) {
+	if len(data) > MaxFileSize {
+		p.add("", "the file is larger than %d bytes (4 MiB), the most a configuration may be", MaxFileSize)
+		return nil, p.fail()
+	}
+	if off, ok := depthOK(data); !ok {
+		p.add("", "objects and arrays nest more than %d deep (line %d); a configuration needs 5", MaxDepth, 1+bytes.Count(data[:off], []byte("\n")))
+		return nil, p.fail()
+	}
 	v, err := hujson.Parse(data)
 	if err != nil {
 		p.add("", "%s", strings.TrimPrefix(err.Error(), "hujson: "))
@@ -329,6 +361,45 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		return nil, p.fail()
 	}
 	return c, nil
+}
+
+// depthOK scans data as HuJSON (strings, // and /* */ comments) and
+// reports whether objects and arrays nest at most MaxDepth deep; if not,
+// off is the offset of the bracket that goes deeper. It builds nothing: a
+// file nested far too deep costs one pass over its bytes. Malformed input
+// is left to the parser.
+func depthOK(data []byte) (off int, ok bool) {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			switch {
+			case i+1 < len(data) && data[i+1] == '/':
+				for i < len(data) && data[i] != '\n' {
+					i++
+				}
+			case i+1 < len(data) && data[i+1] == '*':
+				end := bytes.Index(data[i+2:], []byte("*/"))
+				if end < 0 {
+					return 0, true
+				}
+				i += 2 + end + 1
+			}
+		case '{', '[':
+			if depth++; depth > MaxDepth {
+				return i, false
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return 0, true
 }
 
 // walk records every value's offset and reports duplicate keys.
