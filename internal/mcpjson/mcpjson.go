@@ -18,10 +18,16 @@ package mcpjson
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// MaxDepth is how deeply arrays and objects may nest in what [Unmarshal]
+// reads (the decoder's own limit); deeper input fails [IsTooDeep].
+const MaxDepth = 10000
 
 // Unmarshal decodes data into v, which must be a non-nil pointer. Types
 // with an UnmarshalJSON method (the generated unions, json.RawMessage)
@@ -38,3 +44,93 @@ func IsSyntax(err error) bool {
 
 // Valid reports whether data is one JSON value as [Unmarshal] reads them.
 func Valid(data []byte) bool { return jsontext.Value(data).IsValid() }
+
+// IsTooDeep reports whether err says the input nests arrays and objects
+// more than MaxDepth deep: JSON that is valid, but more than mcpx reads.
+func IsTooDeep(err error) bool {
+	var s *jsontext.SyntacticError
+	// The decoder's error for it is not exported; its text is its name.
+	return errors.As(err, &s) && s.Err != nil && s.Err.Error() == "exceeded max depth"
+}
+
+// Check returns why data is not one JSON value as [Unmarshal] reads
+// them (an error [IsSyntax] and perhaps [IsTooDeep] report), or nil.
+func Check(data []byte) error {
+	return json.Unmarshal(data, new(jsontext.Value))
+}
+
+// Describe says what is wrong with JSON that [Unmarshal] could not decode
+// into a Go value, in JSON terms ("at /name: expected a string, not a
+// number"), never naming Go types. Other errors are described as they are.
+func Describe(err error) string {
+	var se *json.SemanticError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	at := ""
+	if se.JSONPointer != "" {
+		at = fmt.Sprintf("at %s: ", se.JSONPointer)
+	}
+	want, got := jsonKindOf(se.GoType), kindName(se.JSONKind)
+	switch {
+	case want != "" && got != "":
+		return fmt.Sprintf("%sexpected %s, not %s", at, want, got)
+	case got != "":
+		return fmt.Sprintf("%s%s is not allowed here", at, got)
+	}
+	return at + "a value of the wrong type"
+}
+
+// kindName names a JSON kind as a message does: "a string", "null".
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return ""
+}
+
+// jsonKindOf is the JSON kind a Go type decodes from, when it is one
+// kind; "" for types that take several (interfaces, unions with their
+// own decoding).
+func jsonKindOf(t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "an array"
+	}
+	return ""
+}
+
+var unmarshalerType = reflect.TypeFor[interface{ UnmarshalJSON([]byte) error }]()

@@ -63,12 +63,12 @@ func Classify(m *jsonrpc.Message, s Seen) Class {
 	v, named := c.meta.protocolVersion()
 	switch {
 	case named && request && s.HTTP && s.Header == "":
-		return c.refuse(Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header is required and must equal params._meta[%q] (%s)", headerProtocolVersion, protocolVersionKey, v))
+		return c.refuse(Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header is required and must equal params._meta[%q] (%s)", headerProtocolVersion, protocolVersionKey, jsonrpc.Clip(v)))
 	case named && request && s.Header != "" && s.Header != v:
-		return c.refuse(Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header (%s) does not match params._meta[%q] (%s)", headerProtocolVersion, s.Header, protocolVersionKey, v))
+		return c.refuse(Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header (%s) does not match params._meta[%q] (%s)", headerProtocolVersion, jsonrpc.Clip(s.Header), protocolVersionKey, jsonrpc.Clip(v)))
 	case !named && s.Header != "" && !Known(header):
-		return c.refuse(s.Default, jsonrpc.Errorf(jsonrpc.InvalidRequest, map[string]any{"supported": supportedVersions(), "requested": s.Header},
-			"the %s header names %q, which this server does not serve; supported: %s", headerProtocolVersion, s.Header, strings.Join(supportedVersions(), ", ")))
+		return c.refuse(s.Default, jsonrpc.Errorf(jsonrpc.InvalidRequest, map[string]any{"supported": supportedVersions(), "requested": jsonrpc.Clip(s.Header)},
+			"the %s header names %s, which this server does not serve; supported: %s", headerProtocolVersion, jsonrpc.Quote(s.Header), strings.Join(supportedVersions(), ", ")))
 	}
 	if Known(header) {
 		c.rev = header
@@ -81,8 +81,8 @@ func Classify(m *jsonrpc.Message, s Seen) Class {
 	case named:
 		c.rev = Modern
 		if request {
-			c.err = &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion, Message: fmt.Sprintf("protocol version %q is not served per request; use %s, or initialize for the others", v, Modern),
-				Data: mustJSON(map[string]any{"supported": supportedVersions(), "requested": v})}
+			c.err = &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion, Message: fmt.Sprintf("protocol version %s is not served per request; use %s, or initialize for the others", jsonrpc.Quote(v), Modern),
+				Data: mustJSON(map[string]any{"supported": supportedVersions(), "requested": jsonrpc.Clip(v)})}
 		}
 	case IsModern(header):
 		c.headers = request

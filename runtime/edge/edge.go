@@ -217,11 +217,11 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	}
 	method, ok := revision.Lookup(rev).Method(m.Method)
 	if !ok || !method.FromClient || method.Notification {
-		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %q does not exist in protocol revision %s", m.Method, rev))
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %s does not exist in protocol revision %s", jsonrpc.Quote(m.Method), rev))
 	}
 	h := handlers[m.Method]
 	if h == nil {
-		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %q is not served by mcpx", m.Method))
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %s is not served by mcpx", jsonrpc.Quote(m.Method)))
 	}
 	params, err := decodeParams(rev, method.Params, m.Params)
 	if err != nil {
@@ -232,7 +232,7 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	if !sess.track(string(m.ID), func() { cancel(errCancelled) }) {
 		// Every revision forbids reusing the id of a request still in
 		// progress; answering both would make the responses ambiguous.
-		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "request id %s is already in use by a request in progress", m.ID))
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "request id %s is already in use by a request in progress", jsonrpc.Clip(string(m.ID))))
 	}
 	defer sess.untrack(string(m.ID))
 
@@ -326,7 +326,7 @@ func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, erro
 	}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := mcpjson.Unmarshal(raw, wire); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %v", err)
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %s", jsonrpc.Clip(mcpjson.Describe(err)))
 		}
 	}
 	return convert.Upgrade(rev, wire)

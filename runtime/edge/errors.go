@@ -71,7 +71,7 @@ func (e *Edge) rpcError(rev mcp.Revision, err error) *jsonrpc.Error {
 		if IsModern(rev) {
 			code = jsonrpc.InvalidParams
 		}
-		return jsonrpc.Errorf(code, map[string]string{"uri": notFound.URI}, "resource not found: %s", notFound.URI)
+		return jsonrpc.Errorf(code, map[string]string{"uri": notFound.URI}, "resource not found: %s", jsonrpc.Clip(notFound.URI))
 	case errors.As(err, &invalid), errors.Is(err, server.ErrUnknownTool), errors.Is(err, server.ErrUnknownPrompt):
 		return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s", err.Error())
 	case errors.Is(err, server.ErrUnsupported):

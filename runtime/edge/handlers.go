@@ -87,7 +87,7 @@ func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ 
 func (e *Edge) setLevel(c *call) (any, error) {
 	p := c.params.(*mcp.SetLevelRequestParams)
 	if !server.ValidLevel(p.Level) {
-		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"supported": levels()}, "unknown log level %q", p.Level)
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"supported": levels()}, "unknown log level %s", jsonrpc.Quote(string(p.Level)))
 	}
 	c.sess.mu.Lock()
 	c.sess.logLevel = p.Level

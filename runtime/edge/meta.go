@@ -31,7 +31,9 @@ func readMeta(params json.RawMessage) (requestMeta, error) {
 		Meta requestMeta `json:"_meta"`
 	}
 	if err := mcpjson.Unmarshal(params, &p); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %v", err)
+		// In JSON terms ("at /_meta: expected an object, not a string"),
+		// not the Go type it failed to fill.
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %s", jsonrpc.Clip(mcpjson.Describe(err)))
 	}
 	return p.Meta, nil
 }
@@ -90,7 +92,7 @@ func (m requestMeta) logLevel() (mcp.LoggingLevel, error) {
 	}
 	var l mcp.LoggingLevel
 	if mcpjson.Unmarshal(raw, &l) != nil || !server.ValidLevel(l) {
-		return "", jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"requested": json.RawMessage(raw), "supported": levels()},
+		return "", jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]any{"requested": requested(raw), "supported": levels()},
 			"params._meta[%q] must be one of %s", logLevelKey, strings.Join(levels(), ", "))
 	}
 	return l, nil
@@ -107,4 +109,13 @@ func (m requestMeta) progressToken() json.RawMessage {
 		return nil
 	}
 	return t
+}
+
+// requested is a value the client sent, as an error's data repeats it:
+// as it is, or clipped (as a string) when longer than jsonrpc.MaxQuoted.
+func requested(raw json.RawMessage) any {
+	if len(raw) <= jsonrpc.MaxQuoted {
+		return raw
+	}
+	return jsonrpc.Clip(string(raw))
 }

@@ -96,7 +96,7 @@ func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool)
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
 		if !mcpjson.Valid(b) {
-			return []*Message{nil}, []*Error{parseError()}, false
+			return []*Message{nil}, []*Error{syntaxError(mcpjson.Check(b))}, false
 		}
 		if !batches {
 			return []*Message{nil}, []*Error{{Code: InvalidRequest, Message: "batches are not part of this protocol revision; send one message at a time"}}, false
@@ -119,6 +119,20 @@ func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool)
 
 func parseError() *Error { return &Error{Code: ParseError, Message: "the message is not valid JSON"} }
 
+// syntaxError is the error for input the decoder refused with err. JSON
+// nested more deeply than the decoder reads is valid JSON, but it is
+// still -32700: JSON-RPC gives that code to any error "while parsing the
+// JSON text", which is where this one arises, before the input could be
+// looked at as a request (-32600 says a request was read and is wrong).
+// Its message says what the limit is, so that the sender is not told its
+// valid JSON is invalid.
+func syntaxError(err error) *Error {
+	if mcpjson.IsTooDeep(err) {
+		return &Error{Code: ParseError, Message: fmt.Sprintf("the message nests arrays and objects more than %d levels deep, more than this server reads", mcpjson.MaxDepth)}
+	}
+	return parseError()
+}
+
 // wire is Message with presence kept for the members whose absence matters.
 type wire struct {
 	JSONRPC *string         `json:"jsonrpc"`
@@ -133,7 +147,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 	var w wire
 	if err := mcpjson.Unmarshal(b, &w); err != nil {
 		if mcpjson.IsSyntax(err) || len(b) == 0 {
-			return nil, parseError()
+			return nil, syntaxError(err)
 		}
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}

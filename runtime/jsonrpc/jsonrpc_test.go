@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -141,4 +142,21 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("String(%q) = %q, %v; mcpjson.Unmarshal: %q, %v", raw, got, gotErr, want, wantErr)
 		}
 	})
+}
+
+// TestTooDeepIsSaidSo: valid JSON nested more deeply than the decoder
+// reads is -32700 with a message that says so, alone or in a batch, not
+// "not valid JSON".
+func TestTooDeepIsSaidSo(t *testing.T) {
+	deep := strings.Repeat("[", mcpjson.MaxDepth) + strings.Repeat("]", mcpjson.MaxDepth)
+	one := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + deep + `}}`
+	for _, in := range []string{one, "[" + one + "]"} {
+		_, errs, _ := Decode([]byte(in), true)
+		if e := errs[0]; e == nil || e.Code != ParseError || !strings.Contains(e.Message, "levels deep") {
+			t.Errorf("%.30s…: %+v, want -32700 saying it is nested too deeply", in, e)
+		}
+	}
+	if _, errs, _ := Decode([]byte(`{"jsonrpc":`), true); errs[0] == nil || errs[0].Message != "the message is not valid JSON" {
+		t.Errorf("malformed JSON: %+v", errs[0])
+	}
 }

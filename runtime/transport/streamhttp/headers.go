@@ -271,9 +271,9 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc
 	case !ok:
 		return mismatch("Header mismatch: the %s header must be one value of visible ASCII characters", headerMethod)
 	case !present:
-		return mismatch("Header mismatch: the %s header is required on every 2026-07-28 request and must be %q", headerMethod, m.Method)
+		return mismatch("Header mismatch: the %s header is required on every 2026-07-28 request and must be %s", headerMethod, jsonrpc.Quote(m.Method))
 	case method != m.Method:
-		return mismatch("Header mismatch: %s header value %q does not match body method %q", headerMethod, method, m.Method)
+		return mismatch("Header mismatch: %s header value %s does not match body method %s", headerMethod, jsonrpc.Quote(method), jsonrpc.Quote(m.Method))
 	}
 	src, ok := nameSource[m.Method]
 	if !ok {
@@ -293,10 +293,10 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc
 	}
 	var want string
 	if raw := p.member(src.field); raw == nil || mcpjson.Unmarshal(raw, &want) != nil {
-		return mismatch("Header mismatch: %s header value %q does not match params.%s, which is missing or not a string", headerName, name, src.field)
+		return mismatch("Header mismatch: %s header value %s does not match params.%s, which is missing or not a string", headerName, jsonrpc.Quote(name), src.field)
 	}
 	if name != want {
-		return mismatch("Header mismatch: %s header value %q does not match body value %q", headerName, name, want)
+		return mismatch("Header mismatch: %s header value %s does not match body value %s", headerName, jsonrpc.Quote(name), jsonrpc.Quote(want))
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func (h *Handler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, pk *pee
 		case !present:
 			return mismatch("Header mismatch: arguments.%s is in the body but the %s header is missing", strings.Join(ph.Path, "."), header)
 		case !sameValue(hv, body):
-			return mismatch("Header mismatch: %s header value %q does not match arguments.%s", header, hv, strings.Join(ph.Path, "."))
+			return mismatch("Header mismatch: %s header value %s does not match arguments.%s", header, jsonrpc.Quote(hv), strings.Join(ph.Path, "."))
 		}
 	}
 	return nil

@@ -273,11 +273,11 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}()
 
 	if !h.originAllowed(r.Header.Get("Origin")) {
-		fail(w, http.StatusForbidden, nil, "the Origin %q is not allowed to use this server", r.Header.Get("Origin"))
+		fail(w, http.StatusForbidden, nil, "the Origin %s is not allowed to use this server", jsonrpc.Quote(r.Header.Get("Origin")))
 		return
 	}
 	if !h.hostAllowed(r) {
-		fail(w, http.StatusForbidden, nil, "the Host %q does not name this local server", r.Host)
+		fail(w, http.StatusForbidden, nil, "the Host %s does not name this local server", jsonrpc.Quote(r.Host))
 		return
 	}
 	if h.closed.Load() {
@@ -293,7 +293,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		h.delete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		fail(w, http.StatusMethodNotAllowed, nil, "the MCP endpoint takes POST (and GET or DELETE with an Mcp-Session-Id), not %s", r.Method)
+		fail(w, http.StatusMethodNotAllowed, nil, "the MCP endpoint takes POST (and GET or DELETE with an Mcp-Session-Id), not %s", jsonrpc.Clip(r.Method))
 	}
 }
 
@@ -323,7 +323,7 @@ func (h *Handler) get(w *response, r *http.Request) {
 	}
 	ss := h.sessions.acquire(sid)
 	if ss == nil {
-		fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended; initialize a new one", sid)
+		fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
 		return
 	}
 	defer h.sessions.release(ss)
@@ -353,7 +353,7 @@ func (h *Handler) delete(w *response, r *http.Request) {
 		return
 	}
 	if !h.sessions.remove(sid) {
-		fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended", sid)
+		fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended", jsonrpc.Quote(sid))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -362,7 +362,7 @@ func (h *Handler) delete(w *response, r *http.Request) {
 // post serves one message, or a 2025-03-26 batch.
 func (h *Handler) post(w *response, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
-		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %q", ct)
+		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %s", jsonrpc.Quote(ct))
 		return
 	}
 	if r.ContentLength > h.maxBody { // refused without reading a byte of it
@@ -430,7 +430,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	initialize := !modern && m.IsRequest() && m.Method == mcp.MethodInitialize
 	if sid := r.Header.Get(headerSessionID); sid != "" && !modern && !initialize {
 		if ss = h.sessions.acquire(sid); ss == nil {
-			fail(w, http.StatusNotFound, m.ID, "session %q does not exist or has ended; initialize a new one", sid)
+			fail(w, http.StatusNotFound, m.ID, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
 			return
 		}
 		defer h.sessions.release(ss)
@@ -633,7 +633,7 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	if sid := r.Header.Get(headerSessionID); sid != "" && !cl.Modern() {
 		ss := h.sessions.acquire(sid)
 		if ss == nil {
-			fail(w, http.StatusNotFound, nil, "session %q does not exist or has ended; initialize a new one", sid)
+			fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
 			return
 		}
 		defer h.sessions.release(ss)
