@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -120,5 +121,71 @@ func TestEdgeListsFollowChanges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSlowUpstreamDoesNotHoldClients: one upstream never answers its
+// initialize (until the test lets it), one does. A client's initialize and
+// tools/list answer within the first-load bound, list the ready one, and
+// declare every list with listChanged; when the slow one arrives, tools
+// list_changed is signalled and it is listed.
+func TestSlowUpstreamDoesNotHoldClients(t *testing.T) {
+	slow := newFake("slow", "s")
+	slow.hold = make(chan struct{})
+	fast := newFake("fast", "f")
+	g := New(slog.New(slog.DiscardHandler))
+	g.LoadTimeout = 10 * time.Second
+	t.Cleanup(func() { g.Close() })
+	for _, f := range []*fake{slow, fast} {
+		if err := g.Add(f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &edge.Edge{Server: &server.Server{NS: g, Info: mcp.Implementation{Name: "mcpx", Version: "0"}}, Log: slog.New(slog.DiscardHandler)}
+	start := time.Now()
+	sess := new(edge.Session)
+	handle := func(method, params string) *jsonrpc.Message {
+		m := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: method, Params: json.RawMessage(params)}
+		r := e.Handle(context.Background(), sess, edge.In{Msg: m, Default: edge.Headerless}, nil).Msg
+		if r.Error != nil {
+			t.Fatalf("%s: %+v", method, r.Error)
+		}
+		return r
+	}
+	init := handle("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	list := handle("tools/list", `{}`)
+	if d := time.Since(start); d > DefaultFirstWait+time.Second {
+		t.Errorf("initialize and tools/list took %s with an upstream that does not answer; want at most %s and a little", d, DefaultFirstWait)
+	}
+	var res struct {
+		Capabilities map[string]struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(init.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"tools", "prompts", "resources"} {
+		if !res.Capabilities[l].ListChanged {
+			t.Errorf("initialize does not declare %s.listChanged while an upstream is loading: %s", l, init.Result)
+		}
+	}
+	if s := string(list.Result); !strings.Contains(s, `"fast__f"`) || strings.Contains(s, `"slow__s"`) {
+		t.Errorf("tools/list while slow loads: %s; want fast__f alone", s)
+	}
+	for len(g.Changes()) > 0 {
+		<-g.Changes()
+	}
+	close(slow.hold)
+	select {
+	case ev := <-g.Changes():
+		if ev != mcp.MethodNotificationsToolsListChanged {
+			t.Errorf("signalled %q, want tools list_changed", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no list change was signalled when the slow upstream arrived")
+	}
+	if s := string(handle("tools/list", `{}`).Result); !strings.Contains(s, `"fast__f"`) || !strings.Contains(s, `"slow__s"`) {
+		t.Errorf("tools/list once slow arrived: %s", s)
 	}
 }

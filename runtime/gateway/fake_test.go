@@ -33,7 +33,8 @@ type fake struct {
 	endless   bool  // every page's nextCursor is new
 	listErr   error // every list fails
 	capsErr   error
-	isDown    bool // set by event: Capabilities fails, as a crashed upstream's does
+	isDown    bool          // set by event: Capabilities fails, as a crashed upstream's does
+	hold      chan struct{} // if not nil, Capabilities waits for it to close (or ctx): an upstream slow to initialize
 	listCalls int
 
 	callTool  func(p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error)
@@ -61,6 +62,13 @@ func tool(name string) mcp.Tool {
 func (f *fake) Name() string { return f.name }
 
 func (f *fake) Capabilities(ctx context.Context) (mcp.ServerCapabilities, error) {
+	if f.hold != nil {
+		select {
+		case <-f.hold:
+		case <-ctx.Done():
+			return mcp.ServerCapabilities{}, ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.isDown {

@@ -66,15 +66,27 @@ type Options struct {
 //
 // Lists are cached per upstream, loaded when it is added and reloaded when
 // its Changes reports the matching list_changed, "up", or after it was down
-// (retrying with backoff). [Gateway.Version] changes whenever a cached list
+// (retrying with backoff).
+//
+// First loads. A client is not kept waiting for every upstream: requests
+// and Capabilities wait for an upstream's first load for at most FirstWait
+// after it was added ([DefaultFirstWait], 2 s), and then answer from the
+// upstreams loaded so far. One that is hung or slow (a server still being
+// downloaded) joins later: its lists appear with list_changed, which the
+// edge declares for every list. Until every first load has ended,
+// Capabilities declares tools, prompts and resources whatever the loaded
+// upstreams have, so that a client asks for, and listens to, the lists a
+// late upstream may fill (they answer empty until then). [Gateway.Version] changes whenever a cached list
 // does. An upstream that is down, by its own report or because loading
 // failed, contributes no tools, prompts or resources, and requests for its
 // names fail with an error naming it.
 type Gateway struct {
 	// LoadTimeout bounds one load of an upstream's capabilities and lists;
 	// 0 means 30s. RetryMin and RetryMax bound the backoff between loads of
-	// an upstream that is down; 0 means 1s and 1m. Set them before Add.
-	LoadTimeout, RetryMin, RetryMax time.Duration
+	// an upstream that is down; 0 means 1s and 1m. FirstWait bounds how
+	// long requests wait for an upstream's first load, from when it was
+	// added; 0 means DefaultFirstWait. Set them before Add.
+	LoadTimeout, RetryMin, RetryMax, FirstWait time.Duration
 
 	log    *slog.Logger
 	ctx    context.Context // cancelled by Close: stops the watchers
@@ -112,6 +124,7 @@ type member struct {
 	root             bool
 	include, exclude map[string]bool
 	ready            chan struct{} // closed after the first load, failed or not
+	added            time.Time     // when Add was called: requests wait for ready until FirstWait after
 
 	// Guarded by Gateway.mu. Lists hold the upstream's own values (tools
 	// already filtered); down keeps them, for naming the upstream in
@@ -184,7 +197,7 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	if !validNamespace(name) {
 		return fmt.Errorf("gateway: upstream name %q: want letters, digits, '.', '_', '~' or '-'", name)
 	}
-	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{})}
+	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), added: time.Now()}
 	switch {
 	case opt.Root && opt.Prefix != nil && *opt.Prefix != "":
 		return fmt.Errorf("gateway: upstream %q: a root upstream keeps its names and takes no prefix", name)
@@ -266,9 +279,33 @@ func (g *Gateway) Close() error {
 // gateway answers may have changed.
 func (g *Gateway) Version() uint64 { return g.version.Load() }
 
+// DefaultFirstWait is how long requests wait, at most, for an upstream's
+// first load after it was added, when Gateway.FirstWait is 0: long enough
+// for a local server to start and list, short enough for a client's
+// initialize (the MCP Inspector gives up after 15 s).
+const DefaultFirstWait = 2 * time.Second
+
+func (g *Gateway) firstWait() time.Duration {
+	if g.FirstWait > 0 {
+		return g.FirstWait
+	}
+	return DefaultFirstWait
+}
+
 // Ready waits until every upstream added so far has been loaded once
-// (successfully or not), or ctx is done.
+// (successfully or not), or ctx is done. Requests do not wait for this
+// (see settle); tests and callers that want every upstream do.
 func (g *Gateway) Ready(ctx context.Context) error {
+	return g.wait(ctx, false)
+}
+
+// settle is what a request waits for: each upstream's first load, but for
+// no longer than FirstWait after the upstream was added.
+func (g *Gateway) settle(ctx context.Context) error {
+	return g.wait(ctx, true)
+}
+
+func (g *Gateway) wait(ctx context.Context, bounded bool) error {
 	if g.unready.Load() == 0 {
 		return nil // every call asks: the common answer without a lock
 	}
@@ -276,8 +313,19 @@ func (g *Gateway) Ready(ctx context.Context) error {
 	members := slices.Clone(g.members)
 	g.mu.RUnlock()
 	for _, m := range members {
+		var deadline <-chan time.Time
+		if bounded {
+			left := time.Until(m.added.Add(g.firstWait()))
+			if left <= 0 {
+				continue
+			}
+			t := time.NewTimer(left)
+			defer t.Stop()
+			deadline = t.C
+		}
 		select {
 		case <-m.ready:
+		case <-deadline:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-g.ctx.Done():
@@ -287,14 +335,26 @@ func (g *Gateway) Ready(ctx context.Context) error {
 	return nil
 }
 
+// pending reports whether m's first load has not ended.
+func (m *member) pending() bool {
+	select {
+	case <-m.ready:
+		return false
+	default:
+		return true
+	}
+}
+
 // Capabilities is the union of what mcpx's own tools and the upstreams
 // declared (as last known: an upstream that went down keeps its features
-// declared). It waits for the first load of each upstream, which
-// LoadTimeout bounds. listChanged is left false here: the edge declares it
+// declared). It waits for the first load of each upstream, for at most
+// FirstWait after the upstream was added; while a first load is still
+// pending, tools, prompts and resources are declared, since that upstream
+// may bring them. listChanged is left false here: the edge declares it
 // for every list, because the gateway is a server.Changer and the edge
 // delivers its Changes. resources.subscribe is not declared (not relayed).
 func (g *Gateway) Capabilities() mcp.ServerCapabilities {
-	_ = g.Ready(context.Background())
+	_ = g.settle(context.Background())
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	var caps mcp.ServerCapabilities
@@ -304,6 +364,9 @@ func (g *Gateway) Capabilities() mcp.ServerCapabilities {
 	}
 	for _, m := range g.members {
 		c := m.caps
+		if c == nil && m.pending() {
+			c = &mcp.ServerCapabilities{Tools: &mcp.ServerCapabilitiesTools{}, Prompts: &mcp.ServerCapabilitiesPrompts{}, Resources: &mcp.ServerCapabilitiesResources{}}
+		}
 		if c == nil {
 			continue
 		}
@@ -326,11 +389,12 @@ func (g *Gateway) Capabilities() mcp.ServerCapabilities {
 	return caps
 }
 
-// has reports whether any upstream (or, for tools, mcpx itself) declared
-// the feature f selects. The caller holds g.mu.
+// has reports whether any upstream declared the feature f selects, or may
+// (its first load has not ended: Capabilities declares every list for it).
+// The caller holds g.mu.
 func (g *Gateway) has(f func(*mcp.ServerCapabilities) bool) bool {
 	for _, m := range g.members {
-		if m.caps != nil && f(m.caps) {
+		if m.caps != nil && f(m.caps) || m.caps == nil && m.pending() {
 			return true
 		}
 	}

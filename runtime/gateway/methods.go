@@ -101,7 +101,7 @@ func (m *member) state() (mcp.ServerCapabilities, error) {
 
 // ListTools returns mcpx's own tools, then every upstream's, sorted.
 func (g *Gateway) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	g.mu.RLock()
@@ -114,7 +114,7 @@ func (g *Gateway) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 
 // CallTool calls the tool behind the exposed name by its upstream name.
 func (g *Gateway) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	// The lookup and the upstream's state are read in one critical
@@ -165,7 +165,7 @@ func (g *Gateway) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*
 
 // ListResources returns every upstream's resources, their URIs exposed.
 func (g *Gateway) ListResources(ctx context.Context) ([]mcp.Resource, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	g.mu.RLock()
@@ -188,7 +188,7 @@ func (g *Gateway) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 
 // ListResourceTemplates returns every upstream's templates, exposed.
 func (g *Gateway) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	g.mu.RLock()
@@ -233,7 +233,7 @@ func (g *Gateway) resolve(uri string) (m *member, upstreamURI string, ok bool) {
 // resources), or an upstream that answered -32002 or -32602. Every other
 // failure is an error carrying the upstream's message.
 func (g *Gateway) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	notFound := &server.ResourceNotFoundError{URI: p.URI}
@@ -277,7 +277,7 @@ func (g *Gateway) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPa
 
 // ListPrompts returns every upstream's prompts, sorted by exposed name.
 func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	g.mu.RLock()
@@ -326,7 +326,7 @@ var testHookAfterLookup func()
 
 // GetPrompt gets the prompt behind the exposed name by its upstream name.
 func (g *Gateway) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	t, err := g.prompt(p.Name)
@@ -354,7 +354,7 @@ func (g *Gateway) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) 
 // template and asks that upstream. An upstream that declared no
 // completions gets no request: the answer is no values.
 func (g *Gateway) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
-	if err := g.Ready(ctx); err != nil {
+	if err := g.settle(ctx); err != nil {
 		return nil, err
 	}
 	// No capability check: 2024-11-05 has completion/complete but no

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/testbin"
 )
@@ -138,4 +139,36 @@ func TestCrashSaysWhy(t *testing.T) {
 	}
 	_, err = g.CallTool(ctx, &mcp.CallToolRequestParams{Name: "crashy__echo"})
 	check("a call while it is down", err)
+}
+
+// TestHungUpstreamDoesNotHoldClients: an upstream that never answers its
+// initialize (with the default 60 s timeout) does not hold a client's
+// capabilities and tools/list beyond the gateway's first-load bound; the
+// upstream that answers is listed.
+func TestHungUpstreamDoesNotHoldClients(t *testing.T) {
+	cfg, err := config.Parse("hung.json", []byte(`{"mcpServers": {
+		"good": `+self(t, nil)+`,
+		"mute": {"command": "sleep", "args": ["30"]}
+	}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	start := time.Now()
+	g, err := host.Gateway(ctx, cfg, mcp.Implementation{Name: "mcpx", Version: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	caps := g.Capabilities()
+	tools, err := g.ListTools(ctx)
+	if d := time.Since(start); d > gateway.DefaultFirstWait+time.Second {
+		t.Errorf("capabilities and tools/list took %s; want at most %s and a little", d, gateway.DefaultFirstWait)
+	}
+	if err != nil || caps.Tools == nil {
+		t.Fatalf("tools/list: %v; capabilities %+v", err, caps)
+	}
+	if len(tools) != 2 || !strings.HasPrefix(tools[0].Name, "good__") {
+		t.Errorf("tools: %+v; want good's two", tools)
+	}
 }
