@@ -26,6 +26,9 @@ import (
 //	stderr=N     first N lines on stderr
 //	logs=N       N notifications/message before each tools/call answer
 //	             (not before: mcpx ignores them until the handshake ends)
+//	pings=N      N ping requests before each tools/call answer, written
+//	             without reading stdin meanwhile (the replies are read
+//	             after the answer, and not answered)
 //
 // tools/call "echo" answers "echo: <text>"; "bigline" writes a stdout line
 // over maxLine instead of an answer.
@@ -58,6 +61,7 @@ func rawServer(in io.Reader, arg string) int {
 		return 1
 	}
 	logs, _ := strconv.Atoi(opts["logs"])
+	pings, _ := strconv.Atoi(opts["pings"])
 
 	out := bufio.NewWriter(os.Stdout)
 	send := func(v any) {
@@ -94,6 +98,9 @@ func rawServer(in io.Reader, arg string) int {
 			for i := range logs {
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "log line " + strconv.Itoa(i)}})
 			}
+			for i := range pings {
+				send(map[string]any{"jsonrpc": "2.0", "id": "srv-" + strconv.Itoa(i), "method": "ping"})
+			}
 			if m.Params.Name == "bigline" {
 				out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"`)
 				out.WriteString(strings.Repeat("z", maxLine))
@@ -104,7 +111,7 @@ func rawServer(in io.Reader, arg string) int {
 		case "ping":
 			answer(m.ID, map[string]any{})
 		default:
-			if m.ID != nil {
+			if m.ID != nil && m.Method != "" { // a request, not a reply to one
 				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
 			}
 		}

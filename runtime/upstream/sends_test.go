@@ -209,3 +209,52 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestStdioRequestFlood: an upstream that floods mcpx with requests while
+// it does not read its input still has its answer read: the replies are
+// written off the reader, at most maxPending at once, the rest dropped
+// and logged; the upstream is not stopped, and once it reads again the
+// next call works.
+func TestStdioRequestFlood(t *testing.T) {
+	defer noLeaks(t)()
+	// Far more replies than the pipe to its stdin holds (64 kB, and the
+	// recorder's 32 kB): about 2,000.
+	p := newProc(t, "pinger", "raw:pings=10000")
+	p.spec.Timeout = 3 * time.Second
+	log, logs := newLogCapture()
+	c := New(p.spec, mcpxInfo, log)
+	closed := false
+	defer func() {
+		if !closed {
+			c.Close()
+		}
+	}()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, c)
+	if err := within(t, 6*time.Second, "a call answered after a flood of pings", func() error { return echo(ctx, c) }); err != nil {
+		t.Fatalf("the call answered after a flood of pings: %v", err)
+	}
+	const dropped = "message to the upstream dropped: too many are waiting to be sent"
+	recs := logs.records(dropped)
+	if len(recs) == 0 {
+		t.Error("no reply was dropped, or no drop logged")
+	}
+	for _, r := range recs {
+		if got := r.attrs["message"].String(); !strings.HasPrefix(got, `the reply to request "srv-`) {
+			t.Errorf("the drop logged names %q, want a reply to a ping", got)
+			break
+		}
+	}
+	t.Logf("%d drops logged", len(recs))
+	if err := within(t, 6*time.Second, "the next call", func() error { return echo(ctx, c) }); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+	if got := pidOf(t, c); got != pid {
+		t.Errorf("the upstream was restarted (pid %d, was %d)", got, pid)
+	}
+	closed = true
+	within(t, 5*time.Second, "Close", c.Close)
+}

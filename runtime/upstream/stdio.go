@@ -45,6 +45,7 @@ type process struct {
 	log     *slog.Logger
 	noisy   *slog.Logger // rate-limited: the lines the upstream makes mcpx log
 	handler handlerFunc
+	out     *outbox // cancellations and replies, written off the reader within spec.sendWait
 
 	wmu   sync.Mutex
 	stdin *os.File // a pipe of our own, so that a write can time out
@@ -104,6 +105,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		return nil, startErr(spec.Command, err)
 	}
 	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
+	p.out = newOutbox(p.write, noisy, spec.sendWait)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); p.readStderr(errR) }()
@@ -135,6 +137,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		}
 		p.mu.Unlock()
 		close(p.gone)
+		p.out.close()
 		if err != nil {
 			log.Warn("upstream process exited", "err", err)
 		} else {
@@ -342,12 +345,9 @@ func (p *process) deadErr() error {
 
 func (p *process) notify(ctx context.Context, m *jsonrpc.Message) error { return p.write(ctx, m) }
 
-// send writes m now, within sendWait.
-func (p *process) send(m *jsonrpc.Message) {
-	ctx, cancel := context.WithTimeout(context.Background(), sendWait)
-	defer cancel()
-	_ = p.write(ctx, m)
-}
+// send writes m in the background: the caller may be the reader of the
+// process's stdout, which must not wait on its stdin (see [outbox]).
+func (p *process) send(m *jsonrpc.Message) { p.out.send(m) }
 
 func (p *process) setDialect(*edge.Dialect)    {}
 func (p *process) cancelsByNotification() bool { return true }
@@ -356,6 +356,8 @@ func (p *process) dead() <-chan struct{}       { return p.gone }
 // close ends the process: stdin closed (stdio transport page: the client
 // closes the input first), then SIGTERM to its group, then SIGKILL.
 func (p *process) close() error {
+	p.out.close() // what is still to be sent is not
+	defer p.out.wait()
 	p.wmu.Lock()
 	p.stdin.Close()
 	p.wmu.Unlock()

@@ -8,12 +8,12 @@
 //
 // Every request mcpx sends has a deadline: a call's is its timeout; a
 // cancellation's, a reply's to the upstream's own request and the DELETE
-// of an HTTP session's is sendWait (5s). Over HTTP, cancellations and
-// replies are sent in the background, a bounded number at once, so that
-// they hold neither a caller nor the reader of a response stream. The
-// streams held open for the upstream to speak unasked
-// (subscriptions/listen, a legacy session's GET) last as long as the
-// connection.
+// of an HTTP session's is sendWait (5s). Cancellations and replies are
+// sent in the background, a bounded number at once, so that they hold
+// neither a caller nor the goroutine reading the upstream (its stdout, a
+// response stream). The streams held open for the upstream to speak
+// unasked (subscriptions/listen, a legacy session's GET) last as long as
+// the connection.
 package upstream
 
 import (
@@ -106,8 +106,8 @@ type conn interface {
 	// notify sends a notification and waits for it to be taken.
 	notify(ctx context.Context, m *jsonrpc.Message) error
 	// send sends m (a notification, or a reply to the upstream's
-	// request) within sendWait, and over HTTP without holding its
-	// caller (see [outbox]).
+	// request) within sendWait, without holding its caller: see
+	// [outbox].
 	send(m *jsonrpc.Message)
 	// setDialect tells the connection what it negotiated.
 	setDialect(d *edge.Dialect)
@@ -367,9 +367,10 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	switch {
 	case m.IsRequest():
 		// mcpx does not relay server-to-client requests yet; ping is
-		// answered, the rest refused plainly. Over HTTP the reply goes in
-		// the background: this goroutine may be the one reading a
-		// response stream.
+		// answered, the rest refused plainly. The reply goes in the
+		// background: this goroutine is the one reading the upstream's
+		// stdout or a response stream, and an upstream that sends
+		// requests without reading its input must not stall it.
 		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients yet", m.Method))
 		if m.Method == mcp.MethodPing {
 			reply = jsonrpc.Response(m.ID, json.RawMessage(`{}`))
