@@ -518,8 +518,9 @@ func (h *Handler) readBody(w *response, r *http.Request) ([]byte, bool) {
 	// Not every ResponseWriter supports deadlines (a test recorder does
 	// not); the body is then read without one.
 	if rc.SetReadDeadline(time.Now().Add(h.bodyTimeout)) == nil {
-		// Cleared once read: the connection's read deadline would
-		// otherwise end a held SSE stream, or the next request on it.
+		// Cleared once read (net/http clears it too when a body ends, but
+		// not for an empty one): left on the connection, it would cut
+		// off the request, or a held SSE stream, when it passed.
 		defer rc.SetReadDeadline(time.Time{})
 	}
 	body, err := readLimited(w.ResponseWriter, r, h.maxBody)
