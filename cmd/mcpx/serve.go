@@ -46,6 +46,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fs.IntVar(&limits.MaxStreams, "max-streams", 0, "SSE streams held open at once (0: 256)")
 		fs.Int64Var(&limits.MaxBody, "max-body", 0, "largest request body in `bytes`; a larger one is answered 413 (0: 4 MiB)")
 		fs.DurationVar(&limits.SessionIdle, "session-idle", 0, "how long a legacy session may go unused before it is dropped (0: 30m)")
+		fs.DurationVar(&limits.BodyTimeout, "body-timeout", 0, "how long a request body may take to arrive; a slower one is answered 408 (0: 30s)")
 	}
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage[cmd])
@@ -69,8 +70,8 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "mcpx %s: a --max-* limit must be positive, or 0 for its default\n", cmd)
 		return 2
 	}
-	if limits.SessionIdle < 0 {
-		fmt.Fprintf(stderr, "mcpx %s: --session-idle must be positive, or 0 for its default\n", cmd)
+	if limits.SessionIdle < 0 || limits.BodyTimeout < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: --session-idle and --body-timeout must be positive, or 0 for their defaults\n", cmd)
 		return 2
 	}
 	newNS, ok := builtins[*builtin]
