@@ -55,7 +55,8 @@
 //
 // A file is at most [MaxFileSize] bytes (4 MiB; [Load] reads no more) and
 // its objects and arrays nest at most [MaxDepth] (64) deep. Both are checked
-// before the file is parsed, each a one-line [*Error].
+// before the file is parsed, each a one-line [*Error]. It names at most
+// [MaxServers] (256) servers.
 //
 // # Validation
 //
@@ -101,6 +102,9 @@ const (
 	// MaxDepth bounds how deeply objects and arrays nest; a configuration
 	// needs 5.
 	MaxDepth = 64
+	// MaxServers bounds how many servers a file may name: each is a
+	// process or a connection, and a watcher in the gateway.
+	MaxServers = 256
 )
 
 // Config is a parsed configuration file.
@@ -156,7 +160,8 @@ type Server struct {
 	// ("mcpx.maxInFlight"); 0 when not set, for the upstream's default.
 	MaxInFlight int
 	// Eager is "mcpx.start": "eager": start or connect when mcpx starts
-	// rather than on first use.
+	// rather than when a client first contacts the gateway ("lazy", the
+	// default; see the schema's description of "start").
 	Eager bool
 	// Root is "mcpx.root": the server is served transparently, its tools
 	// and prompts keeping their names and its resource URIs passing
@@ -345,6 +350,10 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	key, entries := "mcpServers", file.MCPServers
 	if entries == nil {
 		key, entries = "servers", file.Servers
+	}
+	if len(entries) > MaxServers {
+		p.add("/"+key, "has %d servers; at most %d are allowed", len(entries), MaxServers)
+		return nil, p.fail()
 	}
 	c := &Config{Servers: make([]Server, 0, len(entries))}
 	for name, msg := range entries {

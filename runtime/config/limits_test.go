@@ -94,3 +94,31 @@ func TestLimitsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestServerLimit: a file naming more than MaxServers servers is refused,
+// saying so; MaxServers are accepted.
+func TestServerLimit(t *testing.T) {
+	file := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"mcpServers": {`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"s%d": {"command": "x"}`, i)
+		}
+		b.WriteString("}}")
+		return []byte(b.String())
+	}
+	if c, err := Parse("ok.json", file(MaxServers), testEnv); err != nil || len(c.Servers) != MaxServers {
+		t.Errorf("%d servers: %v", MaxServers, err)
+	}
+	_, err := Parse("many.json", file(MaxServers+1), testEnv)
+	var ce *Error
+	if !errors.As(err, &ce) || err.Error() != "many.json: /mcpServers: has 257 servers; at most 256 are allowed" {
+		t.Errorf("%d servers: %v", MaxServers+1, err)
+	}
+	if !strings.Contains(string(Schema()), "at most 256") {
+		t.Errorf("the schema does not state the limit")
+	}
+}

@@ -31,6 +31,9 @@ type Options struct {
 	// its URIs pass through unchanged (a Prefix is an error), and a URI that
 	// is not mcpx:// is read from it. At most one upstream is the root.
 	Root bool
+	// Lazy defers the upstream's first load, and so its start, from Add to
+	// a client's first contact with the gateway (see Gateway).
+	Lazy bool
 }
 
 // Gateway is a [server.Namespace] made of upstream MCP servers, and a
@@ -64,7 +67,8 @@ type Options struct {
 // Resources and templates are listed per upstream in the order added, each
 // in the upstream's own order.
 //
-// Lists are cached per upstream, loaded when it is added and reloaded when
+// Lists are cached per upstream, loaded when it is added (a lazy one: when
+// woken, below) and reloaded when
 // its Changes reports the matching list_changed, "up", or after it was down
 // (retrying with backoff).
 //
@@ -73,13 +77,27 @@ type Options struct {
 // after it was added ([DefaultFirstWait], 2 s), and then answer from the
 // upstreams loaded so far. One that is hung or slow (a server still being
 // downloaded) joins later: its lists appear with list_changed, which the
-// edge declares for every list. Until every first load has ended,
-// Capabilities declares tools, prompts and resources whatever the loaded
-// upstreams have, so that a client asks for, and listens to, the lists a
-// late upstream may fill (they answer empty until then). [Gateway.Version] changes whenever a cached list
-// does. An upstream that is down, by its own report or because loading
-// failed, contributes no tools, prompts or resources, and requests for its
-// names fail with an error naming it.
+// edge declares for every list.
+//
+// Lazy upstreams ([Options].Lazy) are not loaded, and so not started, when
+// added: a client's first contact with the gateway (Capabilities, which
+// initialize, server/discover and subscriptions/listen ask for, or any
+// request) starts every lazy upstream, and waits for them as above,
+// FirstWait from then. A gateway no client uses starts nothing. They do not
+// wait for a call routed to them: a client can only call what was listed,
+// and it reads the capabilities (which lists there are, completions,
+// logging) once, at initialize, so those must be the upstreams' own by
+// then. [Gateway.Ready] starts them too.
+//
+// Until every first load has ended, Capabilities declares tools, prompts
+// and resources whatever the loaded upstreams have, so that a client asks
+// for, and listens to, the lists a late upstream may fill (they answer
+// empty until then).
+//
+// [Gateway.Version] changes whenever a cached list does. An upstream that
+// is down, by its own report or because loading failed, contributes no
+// tools, prompts or resources, and requests for its names fail with an
+// error naming it.
 type Gateway struct {
 	// LoadTimeout bounds one load of an upstream's capabilities and lists;
 	// 0 means 30s. RetryMin and RetryMax bound the backoff between loads of
@@ -105,6 +123,7 @@ type Gateway struct {
 	warned     map[string]bool // collision warnings already logged
 
 	unready       atomic.Int32 // members whose first load has not ended: Ready's fast path
+	sleeping      atomic.Int32 // lazy members not woken yet
 	version       atomic.Uint64
 	changes       chan string // see Changes
 	lastResources [][2]any
@@ -124,7 +143,9 @@ type member struct {
 	root             bool
 	include, exclude map[string]bool
 	ready            chan struct{} // closed after the first load, failed or not
-	added            time.Time     // when Add was called: requests wait for ready until FirstWait after
+	lazy             bool
+	wake             chan struct{} // closed to start a lazy member's first load; nil once closed, or if not lazy (guarded by Gateway.mu)
+	since            atomic.Int64  // UnixNano of Add, or of waking a lazy member: requests wait for ready until FirstWait after
 
 	// Guarded by Gateway.mu. Lists hold the upstream's own values (tools
 	// already filtered); down keeps them, for naming the upstream in
@@ -197,7 +218,11 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	if !validNamespace(name) {
 		return fmt.Errorf("gateway: upstream name %q: want letters, digits, '.', '_', '~' or '-'", name)
 	}
-	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), added: time.Now()}
+	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), lazy: opt.Lazy}
+	if opt.Lazy {
+		m.wake = make(chan struct{})
+	}
+	m.since.Store(time.Now().UnixNano())
 	switch {
 	case opt.Root && opt.Prefix != nil && *opt.Prefix != "":
 		return fmt.Errorf("gateway: upstream %q: a root upstream keeps its names and takes no prefix", name)
@@ -221,12 +246,15 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	}
 	g.members = append(g.members, m)
 	g.unready.Add(1)
+	if m.lazy {
+		g.sleeping.Add(1)
+	}
 	g.byName[name] = m
 	if opt.Root {
 		g.root = m
 	}
 	g.wg.Add(1)
-	go g.watch(m)
+	go g.watch(m, m.wake)
 	return nil
 }
 
@@ -292,15 +320,17 @@ func (g *Gateway) firstWait() time.Duration {
 	return DefaultFirstWait
 }
 
-// Ready waits until every upstream added so far has been loaded once
-// (successfully or not), or ctx is done. Requests do not wait for this
-// (see settle); tests and callers that want every upstream do.
+// Ready starts the lazy upstreams and waits until every upstream added so
+// far has been loaded once (successfully or not), or ctx is done. Requests
+// do not wait for this (see settle); tests and callers that want every
+// upstream do.
 func (g *Gateway) Ready(ctx context.Context) error {
 	return g.wait(ctx, false)
 }
 
-// settle is what a request waits for: each upstream's first load, but for
-// no longer than FirstWait after the upstream was added.
+// settle is what a request, and Capabilities, wait for: it starts the lazy
+// upstreams, then waits for each upstream's first load, but for no longer
+// than FirstWait after the upstream was added or woken.
 func (g *Gateway) settle(ctx context.Context) error {
 	return g.wait(ctx, true)
 }
@@ -309,13 +339,16 @@ func (g *Gateway) wait(ctx context.Context, bounded bool) error {
 	if g.unready.Load() == 0 {
 		return nil // every call asks: the common answer without a lock
 	}
+	if g.sleeping.Load() > 0 {
+		g.wakeAll()
+	}
 	g.mu.RLock()
 	members := slices.Clone(g.members)
 	g.mu.RUnlock()
 	for _, m := range members {
 		var deadline <-chan time.Time
 		if bounded {
-			left := time.Until(m.added.Add(g.firstWait()))
+			left := time.Until(time.Unix(0, m.since.Load()).Add(g.firstWait()))
 			if left <= 0 {
 				continue
 			}
@@ -335,7 +368,21 @@ func (g *Gateway) wait(ctx context.Context, bounded bool) error {
 	return nil
 }
 
-// pending reports whether m's first load has not ended.
+// wakeAll starts the first load of every lazy member not started yet.
+func (g *Gateway) wakeAll() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, m := range g.members {
+		if m.wake != nil {
+			m.since.Store(time.Now().UnixNano())
+			close(m.wake)
+			m.wake = nil
+			g.sleeping.Add(-1)
+		}
+	}
+}
+
+// pending reports whether m's first load has not ended (or, lazy, begun).
 func (m *member) pending() bool {
 	select {
 	case <-m.ready:

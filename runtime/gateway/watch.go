@@ -69,8 +69,18 @@ func (g *Gateway) retryBounds() (time.Duration, time.Duration) {
 // process that exited, with its status), and that cause, not the bare
 // event, is the reason m is down; while m is down it is reloaded with
 // backoff.
-func (g *Gateway) watch(m *member) {
+//
+// A lazy member's first load waits for wake to close (nil: it does not
+// wait).
+func (g *Gateway) watch(m *member, wake <-chan struct{}) {
 	defer g.wg.Done()
+	if wake != nil {
+		select {
+		case <-wake:
+		case <-g.ctx.Done():
+			return
+		}
+	}
 	lo, hi := g.retryBounds()
 	backoff := lo
 	retry := time.NewTimer(time.Hour)

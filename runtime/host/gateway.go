@@ -12,8 +12,9 @@ import (
 
 // Gateway builds the gateway a config file describes: one upstream client
 // per server, each a namespace. Servers marked eager are started now (a
-// failure is logged; the gateway retries it). The caller closes the
-// gateway, which stops every upstream.
+// failure is logged; the gateway retries it); lazy ones (the default) when
+// a client first contacts the gateway (see gateway.Options.Lazy).
+// The caller closes the gateway, which stops every upstream.
 func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, log *slog.Logger) (*gateway.Gateway, error) {
 	if log == nil {
 		log = slog.Default()
@@ -25,7 +26,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
 		}, info, log)
 		prefix := s.Prefix
-		if err := g.Add(u, gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root}); err != nil {
+		if err := g.Add(u, gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}); err != nil {
 			u.Close()
 			g.Close()
 			return nil, err

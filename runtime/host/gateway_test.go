@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,60 @@ func TestHungUpstreamDoesNotHoldClients(t *testing.T) {
 	}
 	if len(tools) != 2 || !strings.HasPrefix(tools[0].Name, "good__") {
 		t.Errorf("tools: %+v; want good's two", tools)
+	}
+}
+
+// TestLazyStartsOnFirstRequest: a lazy server (the default) is not started
+// when the gateway is built; a client's first contact (Capabilities, what
+// initialize asks) starts it, and the first list lists its tools. An eager
+// one is started when the gateway is built.
+func TestLazyStartsOnFirstRequest(t *testing.T) {
+	dir := t.TempDir()
+	lazyMark, eagerMark := dir+"/lazy", dir+"/eager"
+	cfg, err := config.Parse("lazy.json", []byte(`{"mcpServers": {
+		"lazy": `+self(t, map[string]string{"MCPX_HOST_TEST_MARK": lazyMark})+`,
+		"eager": `+strings.Replace(self(t, map[string]string{"MCPX_HOST_TEST_MARK": eagerMark}), "{", `{"mcpx": {"start": "eager"},`, 1)+`
+	}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := func(mark string) int {
+		b, _ := os.ReadFile(mark)
+		return strings.Count(string(b), "started")
+	}
+	ctx := context.Background()
+	g, err := host.Gateway(ctx, cfg, mcp.Implementation{Name: "mcpx", Version: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if n := starts(eagerMark); n != 1 {
+		t.Errorf("the eager server was started %d times at launch, want 1", n)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := starts(lazyMark); n != 0 {
+		t.Fatalf("the lazy server was started before any client came (%d times)", n)
+	}
+	if caps := g.Capabilities(); caps.Tools == nil {
+		t.Errorf("capabilities: %+v; want tools", caps)
+	}
+	if n := starts(lazyMark); n != 1 {
+		t.Errorf("the lazy server was started %d times by a client's first contact, want 1", n)
+	}
+	start := time.Now()
+	tools, err := g.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the first list took %s", time.Since(start))
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "lazy__echo") || !slices.Contains(names, "eager__echo") {
+		t.Errorf("tools after the first list: %v; want both servers'", names)
+	}
+	if n := starts(lazyMark); n != 1 {
+		t.Errorf("the lazy server was started %d times in all, want 1", n)
 	}
 }
