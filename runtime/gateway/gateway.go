@@ -281,9 +281,25 @@ func set(names []string) map[string]bool {
 	return s
 }
 
+// CloseTimeout bounds [Gateway.Close]: the upstreams are closed all at
+// once, and Close returns after at most this long, naming those that had
+// not finished closing (a container runtime's stop window is commonly
+// 10 s; an upstream process gets 1 s after its input closes, then 2 s
+// after SIGTERM, before SIGKILL).
+const CloseTimeout = 5 * time.Second
+
 // Close stops watching the upstreams, waits for the watchers to end, and
-// closes every upstream.
-func (g *Gateway) Close() error {
+// closes every upstream, in parallel, within CloseTimeout in all (see
+// [Gateway.CloseWithin]).
+func (g *Gateway) Close() error { return g.CloseWithin(CloseTimeout) }
+
+// CloseWithin is Close with an overall deadline of d (0: CloseTimeout).
+// An upstream whose Close has not returned by then is named in the error
+// and left to finish in the background.
+func (g *Gateway) CloseWithin(d time.Duration) error {
+	if d <= 0 {
+		d = CloseTimeout
+	}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -292,13 +308,45 @@ func (g *Gateway) Close() error {
 	g.closed = true
 	members := slices.Clone(g.members)
 	g.mu.Unlock()
+	deadline, stop := context.WithTimeout(context.Background(), d)
+	defer stop()
 	g.cancel()
-	g.wg.Wait()
+	watchers := make(chan struct{})
+	go func() { g.wg.Wait(); close(watchers) }()
 	var errs []error
+	select {
+	case <-watchers: // they stop on cancel; then nothing loads an upstream being closed
+	case <-deadline.Done():
+		errs = append(errs, fmt.Errorf("gateway: watchers still running after %v", d))
+	}
+	type result struct {
+		name string
+		err  error
+	}
+	results := make(chan result, len(members))
 	for _, m := range members {
-		if err := m.u.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("upstream %q: %w", m.name, err))
+		go func() { results <- result{m.name, m.u.Close()} }()
+	}
+	done := make(map[string]bool, len(members))
+	for range members {
+		select {
+		case r := <-results:
+			done[r.name] = true
+			if r.err != nil {
+				errs = append(errs, fmt.Errorf("upstream %q: %w", r.name, r.err))
+			}
+			continue
+		case <-deadline.Done():
 		}
+		var late []string
+		for _, m := range members {
+			if !done[m.name] {
+				late = append(late, m.name)
+			}
+		}
+		g.log.Warn("gateway: upstreams still closing at the deadline; left to finish", "upstreams", late, "deadline", d)
+		errs = append(errs, fmt.Errorf("upstreams %q still closing after %v", late, d))
+		break
 	}
 	return errors.Join(errs...)
 }
