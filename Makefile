@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench run conformance everything
+.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench run conformance everything fuzz
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -27,13 +27,21 @@ everything:
 	else echo "everything: npm not found; TestEverything will be skipped"; fi
 
 # Every test: no binary tracked, vet, formatting, unit tests under the race
-# detector, then generated/ must be current.
+# detector, a bounded fuzzing run, then generated/ must be current.
 test: schemas everything
 	@./scripts/no-binaries
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory fmt-check
 	$(GO) test -race ./...
+	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory fresh
+
+# The HTTP request path fuzzed (headers and body together) for FUZZTIME;
+# `go test` alone runs only its seeds. A failing input is written to
+# runtime/transport/streamhttp/testdata/fuzz/FuzzPost: commit it with the fix.
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzPost$$' -fuzztime $(FUZZTIME) ./runtime/transport/streamhttp/
 
 vet:
 	$(GO) vet ./...
