@@ -220,11 +220,17 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 		} else {
 			c.backoff = min(2*c.backoff, maxBackoff)
 		}
-		c.lastErr, c.retryAt = err, time.Now().Add(c.backoff)
-		c.log.Warn("upstream unavailable", "err", err, "retry_in", c.backoff)
+		// A timeout names the upstream and the method itself: the
+		// reason kept for the backoff's answer is the rest of it.
+		reason, named := err, fmt.Errorf("upstream %q: %w", c.spec.Name, err)
+		if te := (*timeoutError)(nil); errors.As(err, &te) {
+			reason, named = errors.New(te.reason()), te
+		}
+		c.lastErr, c.retryAt = reason, time.Now().Add(c.backoff)
+		c.log.Warn("upstream unavailable", "err", reason, "retry_in", c.backoff)
 		// No "down" here: a gateway would take it as the reason and so
 		// hide this error, which its load of the upstream already got.
-		return nil, nil, fmt.Errorf("upstream %q: %w", c.spec.Name, err)
+		return nil, nil, named
 	}
 	c.c, c.d, c.backoff, c.lastErr = cn, d, 0, nil
 	c.dialect.Store(d)
@@ -288,13 +294,16 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 		defer cancel()
 		resp, err := cn.roundTrip(rctx, m, "")
 		if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("did not answer %s within %s", m.Method, c.spec.Timeout)
+			return nil, &timeoutError{upstream: c.spec.Name, method: m.Method, after: c.spec.Timeout}
 		}
 		return resp, err
 	}
 	d, err := edge.Negotiate(ctx, rt, c.info)
 	if err != nil {
 		cn.close()
+		if te := (*timeoutError)(nil); errors.As(err, &te) {
+			err = te // it names the step Negotiate would put before it
+		}
 		return nil, nil, err
 	}
 	cn.setDialect(d)
@@ -471,7 +480,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 			cn.send(d.Cancel(id, "the client cancelled or the call timed out"))
 		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("upstream %q did not answer %s within %s", c.spec.Name, method, c.spec.Timeout)
+			return nil, &timeoutError{upstream: c.spec.Name, method: method, after: c.spec.Timeout}
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -482,6 +491,20 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		return nil, resp.Error
 	}
 	return d.Result(method, resp.Result)
+}
+
+// timeoutError is a request the upstream did not answer in time, said in
+// one sentence naming the upstream, the method and the timeout, each once.
+type timeoutError struct {
+	upstream, method string
+	after            time.Duration
+}
+
+func (e *timeoutError) Error() string { return fmt.Sprintf("upstream %q %s", e.upstream, e.reason()) }
+
+// reason is the sentence without its subject, the upstream.
+func (e *timeoutError) reason() string {
+	return fmt.Sprintf("did not answer %s within %s", e.method, e.after)
 }
 
 // mirroredName is the member of a request's params that Mcp-Name mirrors
