@@ -89,8 +89,14 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
 	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
+	// The first SIGINT or SIGTERM shuts down: requests still running get
+	// streamhttp's ShutdownGrace (2 s), then a JSON-RPC error saying the
+	// server is shutting down; then the upstreams are closed in parallel
+	// within gateway.CloseTimeout (5 s); mcpx exits 0. A second signal
+	// ends mcpx at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	c := host.Config{Info: info, TTLMs: 60_000, Log: log, HTTP: limits}
 	what := "the " + *builtin + " namespace"
 	if *configFile != "" {

@@ -58,6 +58,12 @@ type Options struct {
 	// BodyTimeout is how long a request body may take to arrive once its
 	// headers are read; 0 means 30 seconds. A slower body is answered 408.
 	BodyTimeout time.Duration
+	// ShutdownGrace is how long requests still running when the handler
+	// is closed (a shutdown) may take to finish on their own; 0 means 2
+	// seconds. Then they are cancelled, and each is answered with a
+	// JSON-RPC error (-32603) saying the server is shutting down, well
+	// within ListenAndServe's ShutdownTimeout.
+	ShutdownGrace time.Duration
 	// MaxSessions is how many legacy sessions are held at once; 0 means
 	// 1024. An initialize beyond that ends the session unused the longest
 	// of those with no request in progress and no stream held (its id
@@ -114,6 +120,11 @@ type Handler struct {
 	stopHold context.CancelFunc
 	closed   atomic.Bool
 	once     sync.Once
+
+	// running ends the requests in progress ShutdownGrace after Close.
+	running     context.Context
+	stopRunning context.CancelFunc
+	grace       time.Duration
 }
 
 // New returns the endpoint serving e.
@@ -161,19 +172,39 @@ func New(e *edge.Edge, opt Options) *Handler {
 		}
 	}
 	h.hold, h.stopHold = context.WithCancel(context.Background())
+	h.running, h.stopRunning = context.WithCancel(context.Background())
+	h.grace = opt.ShutdownGrace
+	if h.grace <= 0 {
+		h.grace = 2 * time.Second
+	}
 	return h
 }
 
 // Close ends the held streams (GET streams and subscriptions/listen,
 // which get their final result) and forgets every session; later requests
-// are answered 503. Requests still running are left to finish, so that a
-// graceful shutdown can wait for them. It may be called more than once.
+// are answered 503. Requests still running get ShutdownGrace to finish,
+// so that a graceful shutdown can wait for them; then they are cancelled
+// and answered with a JSON-RPC error saying the server is shutting down.
+// It may be called more than once.
 func (h *Handler) Close() {
 	h.once.Do(func() {
 		h.closed.Store(true)
 		h.stopHold()
 		h.sessions.close()
+		time.AfterFunc(h.grace, h.stopRunning)
 	})
+}
+
+// shuttingDown is the answer to request id when a shutdown ended it.
+func shuttingDown(id json.RawMessage) *jsonrpc.Message {
+	return jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "the server is shutting down; the request was not finished"})
+}
+
+// stoppedBy reports whether a request whose reply is msg was ended by a
+// shutdown rather than finished: the shutdown cancelled the requests
+// still running, and the answer is an error or nothing.
+func (h *Handler) stoppedBy(msg *jsonrpc.Message) bool {
+	return h.running.Err() != nil && (msg == nil || msg.Error != nil)
 }
 
 func (h *Handler) takeSlot() bool { return tryAcquire(h.streams) }
@@ -483,8 +514,18 @@ func (h *Handler) post(w *response, r *http.Request) {
 		}
 		defer context.AfterFunc(h.hold, cancel)()
 	}
+	client := ctx // the request, its session, its stream
+	if !listen {  // a held stream ends on Close, with its result
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		defer context.AfterFunc(h.running, stop)()
+	}
 
 	reply := h.e.Handle(ctx, es, in, sink)
+	if !listen && h.stoppedBy(reply.Msg) && client.Err() == nil {
+		reply.Msg, reply.Status = shuttingDown(m.ID), http.StatusOK
+	}
 
 	if reply.Initialized && !modern {
 		id, ok := h.sessions.add(es)
@@ -664,6 +705,10 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	if acc.sse {
 		sink = st.notify
 	}
+	client := r.Context() // the request, its session, its stream
+	ctx, stop := context.WithCancel(client)
+	defer stop()
+	defer context.AfterFunc(h.running, stop)() // a shutdown: see stoppedBy
 	var out []*jsonrpc.Message
 	for i, m := range msgs {
 		if refusal := edge.RefuseBatchMember(m, errs[i]); refusal != nil {
@@ -680,8 +725,10 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 			continue
 		}
 		if !m.IsRequest() {
-			h.e.Handle(r.Context(), es, in, nil)
-		} else if reply := h.e.Handle(r.Context(), es, in, sink); reply.Msg != nil {
+			h.e.Handle(ctx, es, in, nil)
+		} else if reply := h.e.Handle(ctx, es, in, sink); h.stoppedBy(reply.Msg) && client.Err() == nil {
+			out = append(out, shuttingDown(m.ID))
+		} else if reply.Msg != nil {
 			out = append(out, reply.Msg)
 		}
 	}
