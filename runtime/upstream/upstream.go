@@ -144,6 +144,7 @@ type Client struct {
 	lastErr  error
 	retryAt  time.Time
 	backoff  time.Duration
+	failedAt time.Time // when the last attempt failed or the connection ended; zero while connected
 	closed   bool
 	stop     chan struct{} // closed by Close: ends the listen streams
 	watchers sync.WaitGroup
@@ -212,6 +213,13 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 	if wait := time.Until(c.retryAt); wait > 0 {
 		return nil, nil, fmt.Errorf("upstream %q is unavailable (%v); mcpx retries in %s", c.spec.Name, c.lastErr, wait.Round(time.Millisecond))
 	}
+	// The backoff is the least wait before a restart, not the wait: the
+	// restart comes with the next call after it (a gateway's reload, on
+	// the gateway's own schedule). So the failure's line says the backoff
+	// and this one the delay actually waited.
+	if !c.failedAt.IsZero() {
+		c.log.Info("upstream restarting", "after", time.Since(c.failedAt).Round(time.Millisecond), "backoff", c.backoff)
+	}
 	cn, d, err := c.connect(ctx)
 	if err != nil {
 		err = redact(err)
@@ -226,13 +234,14 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 		if te := (*timeoutError)(nil); errors.As(err, &te) {
 			reason, named = errors.New(te.reason()), te
 		}
-		c.lastErr, c.retryAt = reason, time.Now().Add(c.backoff)
-		c.log.Warn("upstream unavailable", "err", reason, "retry_in", c.backoff)
+		c.failedAt = time.Now()
+		c.lastErr, c.retryAt = reason, c.failedAt.Add(c.backoff)
+		c.log.Warn("upstream unavailable", "err", reason, "restart", "at the next call after the backoff", "backoff", c.backoff)
 		// No "down" here: a gateway would take it as the reason and so
 		// hide this error, which its load of the upstream already got.
 		return nil, nil, named
 	}
-	c.c, c.d, c.backoff, c.lastErr = cn, d, 0, nil
+	c.c, c.d, c.backoff, c.lastErr, c.failedAt = cn, d, 0, nil, time.Time{}
 	c.dialect.Store(d)
 	c.log.Info("upstream connected", "revision", d.Revision(), "server", d.ServerInfo.Name)
 	if c.down {
@@ -343,8 +352,9 @@ func (c *Client) watch(cn conn) {
 		why = p.deadErr()
 	}
 	c.backoff = minBackoff
-	c.lastErr, c.retryAt = why, time.Now().Add(c.backoff)
-	c.log.Warn("upstream exited; restarting on the next call", "err", why, "retry_in", c.backoff)
+	c.failedAt = time.Now()
+	c.lastErr, c.retryAt = why, c.failedAt.Add(c.backoff)
+	c.log.Warn("upstream exited", "err", why, "restart", "at the next call after the backoff", "backoff", c.backoff)
 	if !c.down {
 		c.down = true
 		c.signal("down")
