@@ -175,7 +175,16 @@ type Reply struct {
 }
 
 // Sink receives the notifications a request produces while it runs
-// (progress, log messages), already in the client's revision.
+// (progress, log messages), already in the client's revision, and the
+// list changes of a stream given to Attach or subscriptions/listen.
+//
+// A sink must not wait on its client (ARCHITECTURE principle 7): it is
+// called by goroutines that serve others too, one reading a shared
+// upstream (progress, log messages) and the list-change broadcast, which
+// calls every listener's sink in turn. A transport with many clients
+// queues, bounded, and may coalesce or drop notifications, never a
+// response (streamhttp: StreamQueue, Options.WriteTimeout); stdio's one
+// client is the only one its writes can hold up.
 type Sink func(*jsonrpc.Message)
 
 // call is one request on its way through the edge.

@@ -8,6 +8,8 @@ package gatewaytest
 //	gosdk:REV    the official Go SDK server, pinned to REV with
 //	             ServerOptions.SupportedProtocolVersions
 //	mcpgo:REV    mark3labs/mcp-go's server, pinned to REV (see serveMCPGo)
+//	flood        a hand-written server whose tools flood progress and
+//	             list changes (serveFlood)
 //	exec:REV     the program and arguments that follow on the command line
 //	             (mcpx-fixture, node running server-everything), which
 //	             speaks REV
@@ -59,6 +61,8 @@ func serveUpstream(mode string) int {
 		return 0
 	case "mcpgo":
 		return serveMCPGo(ctx, rev)
+	case "flood":
+		return serveFlood(os.Stdin)
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")

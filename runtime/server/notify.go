@@ -36,6 +36,10 @@ func notifier(ctx context.Context) Notifier {
 
 // Progress reports progress on the request ctx belongs to, if the client
 // asked for it (a progressToken). progress must increase from call to call.
+// It does not wait on the client: a client that is behind gets the latest
+// progress (earlier ones still waiting are replaced), or none (see
+// the edge's Sink); so it may be called from a goroutine that serves others,
+// such as the one reading a shared upstream.
 func Progress(ctx context.Context, progress, total float64, message string) {
 	n := notifier(ctx)
 	if n == nil || n.ProgressToken() == nil {

@@ -89,6 +89,12 @@ type Options struct {
 	// KeepAlive is how often a held SSE stream gets a comment line so that
 	// intermediaries and clients do not time it out; 0 means 15 seconds.
 	KeepAlive time.Duration
+	// WriteTimeout bounds each write on an SSE stream (an event, a
+	// keep-alive comment, the headers); 0 means 10 seconds. A client that
+	// does not take one for that long has its stream ended and its request
+	// cancelled. Notifications wait for the stream's writer in a queue of
+	// StreamQueue, so that no one else waits on a slow client.
+	WriteTimeout time.Duration
 	// AllowedOrigins are the origins (scheme://host[:port], compared
 	// exactly but for case) allowed besides loopback ones, which are
 	// always allowed. A request with any other Origin header is answered
@@ -102,13 +108,14 @@ type Options struct {
 
 // Handler is the MCP endpoint. Create it with [New]; stop it with Close.
 type Handler struct {
-	e           *edge.Edge
-	log         *slog.Logger
-	maxBody     int64
-	bodyTimeout time.Duration
-	keepAlive   time.Duration
-	origins     []string
-	originHosts []string
+	e            *edge.Edge
+	log          *slog.Logger
+	maxBody      int64
+	bodyTimeout  time.Duration
+	keepAlive    time.Duration
+	writeTimeout time.Duration
+	origins      []string
+	originHosts  []string
 
 	sessions *sessions
 	streams  chan struct{} // one token per open SSE stream
@@ -150,19 +157,23 @@ func New(e *edge.Edge, opt Options) *Handler {
 	if opt.KeepAlive <= 0 {
 		opt.KeepAlive = 15 * time.Second
 	}
+	if opt.WriteTimeout <= 0 {
+		opt.WriteTimeout = 10 * time.Second
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
 	h := &Handler{
-		e:           e,
-		log:         opt.Logger,
-		maxBody:     opt.MaxBody,
-		bodyTimeout: opt.BodyTimeout,
-		keepAlive:   opt.KeepAlive,
-		sessions:    newSessions(opt.MaxSessions, opt.SessionIdle),
-		streams:     make(chan struct{}, opt.MaxStreams),
-		inFlight:    make(chan struct{}, opt.MaxInFlight),
-		reading:     make(chan struct{}, opt.MaxInFlight),
+		e:            e,
+		log:          opt.Logger,
+		maxBody:      opt.MaxBody,
+		bodyTimeout:  opt.BodyTimeout,
+		keepAlive:    opt.KeepAlive,
+		writeTimeout: opt.WriteTimeout,
+		sessions:     newSessions(opt.MaxSessions, opt.SessionIdle),
+		streams:      make(chan struct{}, opt.MaxStreams),
+		inFlight:     make(chan struct{}, opt.MaxInFlight),
+		reading:      make(chan struct{}, opt.MaxInFlight),
 	}
 	for _, o := range opt.AllowedOrigins {
 		o = strings.TrimSuffix(o, "/")
@@ -363,7 +374,7 @@ func (h *Handler) get(w *response, r *http.Request) {
 	defer context.AfterFunc(ss.ctx, cancel)()
 	defer context.AfterFunc(h.hold, cancel)()
 
-	st := newStream(h, w)
+	st := newStream(h, w, cancel)
 	defer st.end()
 	if !st.reserve() {
 		h.log.Warn("MaxStreams reached; a GET stream was refused", "limit", cap(h.streams))
@@ -473,14 +484,11 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	// The request's context ends with the request; it needs a cancel of
-	// its own only to end with the session or the handler too.
+	// The request's context ends with the request, and also with the
+	// session, the handler (listen) or its stream (a client too far behind).
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
-	ctx, cancel := r.Context(), context.CancelFunc(nil)
-	if ss != nil || listen {
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	if ss != nil {
 		defer context.AfterFunc(ss.ctx, cancel)()
 	}
@@ -498,7 +506,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer h.leave()
 	}
 
-	st := newStream(h, w)
+	st := newStream(h, w, cancel)
 	defer st.end()
 	var sink edge.Sink
 	if acc.sse && !initialize { // an initialize response must carry the session id header
@@ -671,6 +679,11 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 		writeError(w, status, nil, e)
 		return
 	}
+	// The batch's context ends with the request, and also with the
+	// session or its stream (a client too far behind).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
 	es := new(edge.Session)
 	if sid := r.Header.Get(headerSessionID); sid != "" && !cl.Modern() {
 		ss := h.sessions.acquire(sid)
@@ -680,10 +693,7 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 		}
 		defer h.sessions.release(ss)
 		es = ss.es
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
 		defer context.AfterFunc(ss.ctx, cancel)()
-		r = r.WithContext(ctx)
 	}
 	if rev := cl.Revision(es); !edge.AllowsBatch(rev) {
 		fail(w, http.StatusBadRequest, nil, "batches are not part of protocol revision %s; send one message per POST", rev)
@@ -699,7 +709,7 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 		fail(w, http.StatusNotAcceptable, nil, "Accept must allow application/json and text/event-stream")
 		return
 	}
-	st := newStream(h, w)
+	st := newStream(h, w, cancel)
 	defer st.end()
 	var sink edge.Sink
 	if acc.sse {
