@@ -51,7 +51,10 @@ type Spec struct {
 	// http.DefaultTransport that keeps up to 256 idle connections.
 	Transport http.RoundTripper
 
-	// Timeout bounds each call; 0 means 60s.
+	// Timeout bounds each call; 0 means 60s. A call whose upstream
+	// reports progress for it (the client asked for progress) times out
+	// Timeout after the last progress notification, and at most
+	// maxProgressExtension (10) times Timeout after it began.
 	Timeout time.Duration
 
 	// MaxInFlight is how many calls may be waiting on the upstream at
@@ -130,6 +133,7 @@ type Client struct {
 	changes  chan string
 	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
 	tokens   sync.Map      // progress token string -> context.Context of the client request
+	clocks   sync.Map      // progress token string -> *callClock of the call
 	inflight sync.Map      // request id -> context.Context of the client request
 	nextTok  atomic.Int64
 
@@ -401,6 +405,9 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 		if err != nil || p == nil {
 			return
 		}
+		if k, ok := c.clocks.Load(string(p.ProgressToken)); ok {
+			k.(*callClock).progress() // the call's timeout starts again
+		}
 		if ctx, ok := c.tokens.Load(string(p.ProgressToken)); ok {
 			total := 0.0
 			if p.Total != nil {
@@ -459,18 +466,23 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	// The call's clock: Timeout from the start or from the upstream's
+	// last progress notification for the call's token, never more than
+	// maxProgressExtension times Timeout in all.
+	cctx, clock := startClock(ctx, c.spec.Timeout)
+	defer clock.stop()
 	var token json.RawMessage
 	if n := server.ProgressToken(ctx); n != nil {
 		token = json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(c.nextTok.Add(1), 10)))
 		c.tokens.Store(string(token), ctx)
 		defer c.tokens.Delete(string(token))
+		c.clocks.Store(string(token), clock)
+		defer c.clocks.Delete(string(token))
 	}
 	raw, err := d.Request(method, params, token, server.LogLevel(ctx))
 	if err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
-	defer cancel()
 	select {
 	case c.slots <- struct{}{}:
 	case <-cctx.Done():
@@ -489,8 +501,8 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 			// In the background: the caller's answer does not wait on it.
 			cn.send(d.Cancel(id, "the client cancelled or the call timed out"))
 		}
-		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, &timeoutError{upstream: c.spec.Name, method: method, after: c.spec.Timeout}
+		if te := clock.timedOut(c.spec.Name, method); te != nil && ctx.Err() == nil {
+			return nil, te
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -508,13 +520,111 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 type timeoutError struct {
 	upstream, method string
 	after            time.Duration
+	// progressed: the upstream sent progress; capped: progress had
+	// extended the timeout to its maximum, after.
+	progressed, capped bool
 }
 
 func (e *timeoutError) Error() string { return fmt.Sprintf("upstream %q %s", e.upstream, e.reason()) }
 
 // reason is the sentence without its subject, the upstream.
 func (e *timeoutError) reason() string {
+	switch {
+	case e.capped:
+		return fmt.Sprintf("did not answer %s within %s, the most its progress notifications may extend the timeout to", e.method, e.after)
+	case e.progressed:
+		return fmt.Sprintf("did not answer %s within %s of its last progress notification", e.method, e.after)
+	}
 	return fmt.Sprintf("did not answer %s within %s", e.method, e.after)
+}
+
+// maxProgressExtension bounds how far progress may extend a call: to this
+// many times its timeout in all. The lifecycle's Timeouts section lets a
+// timeout restart on progress and asks for a maximum regardless; a
+// multiple of the configured timeout keeps that maximum in proportion to
+// what the config says the upstream's calls take (60s by default: 10
+// minutes of work reported as it goes), where one fixed maximum would be
+// too short for some upstreams and no bound at all for others.
+const maxProgressExtension = 10
+
+// callClock times one call: its timeout, restarted by each progress
+// notification, and the maximum, which is not. Its context ends with the
+// first of them or with the caller's.
+type callClock struct {
+	timeout    time.Duration
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	idle, most *time.Timer
+
+	mu         sync.Mutex
+	due        time.Time // when the timeout passes, as of the last progress
+	end        time.Time // when the maximum passes
+	progressed bool
+}
+
+// The causes of a call's context ending by its clock.
+var (
+	errIdle = errors.New("the call's timeout passed")
+	errMost = errors.New("the call's longest extension by progress passed")
+)
+
+func startClock(ctx context.Context, timeout time.Duration) (context.Context, *callClock) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	now := time.Now()
+	k := &callClock{timeout: timeout, ctx: cctx, cancel: cancel, due: now.Add(timeout), end: now.Add(maxProgressExtension * timeout)}
+	k.idle = time.AfterFunc(timeout, func() { cancel(errIdle) })
+	k.most = time.AfterFunc(maxProgressExtension*timeout, func() { cancel(errMost) })
+	return clockCtx{cctx, k}, k
+}
+
+// clockCtx is a call's context: its deadline is when the timeout passes
+// as of now (what a write to the upstream waits for at most), or the
+// caller's, if sooner.
+type clockCtx struct {
+	context.Context
+	k *callClock
+}
+
+func (c clockCtx) Deadline() (time.Time, bool) {
+	c.k.mu.Lock()
+	due := c.k.due
+	c.k.mu.Unlock()
+	if d, ok := c.Context.Deadline(); ok && d.Before(due) {
+		return d, true
+	}
+	return due, true
+}
+
+// progress restarts the timeout, unless the call is over.
+func (k *callClock) progress() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.idle.Stop() {
+		k.idle.Reset(k.timeout)
+		k.due, k.progressed = time.Now().Add(k.timeout), true
+		if k.due.After(k.end) {
+			k.due = k.end
+		}
+	}
+}
+
+func (k *callClock) stop() {
+	k.idle.Stop()
+	k.most.Stop()
+	k.cancel(nil)
+}
+
+// timedOut is the error for a call its clock ended, or nil.
+func (k *callClock) timedOut(upstream, method string) *timeoutError {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch context.Cause(k.ctx) {
+	case errIdle:
+		return &timeoutError{upstream: upstream, method: method, after: k.timeout, progressed: k.progressed}
+	case errMost:
+		return &timeoutError{upstream: upstream, method: method, after: maxProgressExtension * k.timeout, capped: true}
+	}
+	return nil
 }
 
 // mirroredName is the member of a request's params that Mcp-Name mirrors
