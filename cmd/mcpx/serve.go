@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
@@ -19,6 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
 // version is mcpx's own version, reported as serverInfo.
@@ -105,12 +107,23 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
+		// An upstream's descendant that leaves its process group and
+		// loses its parent is adopted by mcpx (Linux), to be killed with
+		// its upstream or at exit.
+		if err := upstream.Subreaper(); err != nil {
+			log.Warn("mcpx cannot adopt the orphaned descendants of upstreams; one that leaves its process group may outlive mcpx", "err", err)
+		}
 		g, err := host.Gateway(ctx, cfg, info, log)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
 			return 1
 		}
-		defer g.Close() // stops every upstream: no orphans
+		defer func() {
+			if err := g.Close(); err != nil { // stops every upstream, in parallel, within gateway.CloseTimeout
+				log.Warn("closing the upstreams", "err", err)
+			}
+			upstream.KillAdopted(time.Second) // what left their groups: no orphans
+		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
 	} else {
 		c.NS = newNS()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -19,6 +20,13 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
+
+// markVar is the environment variable that marks each upstream process,
+// and what it starts, as that process's (a value unique to it).
+const markVar = "MCPX_UPSTREAM_PROCESS"
+
+// procMarks numbers the upstream processes started.
+var procMarks atomic.Uint64
 
 // maxLine is the longest line accepted from an upstream's stdout.
 const maxLine = 16 << 20
@@ -63,10 +71,14 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	// Its mark, which what it starts inherits: see sweepMark.
+	mark := fmt.Sprintf("%s=%d-%d", markVar, os.Getpid(), procMarks.Add(1))
+	cmd.Env = append(cmd.Env, mark)
 	cmd.Dir = spec.Cwd
 	// Its own process group, so that stopping it also stops what it
-	// started (npx starts node): no orphans.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// started (npx starts node), and on Linux SIGKILL when mcpx dies: no
+	// orphans (lifetime_linux.go).
+	cmd.SysProcAttr = sysProcAttr()
 	// stdin is a pipe of our own too, not exec's: an *os.File pipe takes a
 	// write deadline, so a process that stops reading cannot hold a write
 	// (and every caller behind it) for ever.
@@ -94,7 +106,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
+	err = startCmd(cmd)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -112,10 +124,13 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 	go func() { defer readers.Done(); p.readStdout(outR) }()
 	go func() {
 		err := cmd.Wait()
+		forgetCmd(cmd)
 		// What the process started goes with it (no orphans); that also
 		// closes the pipes they held. The group outlives its leader while
-		// any member lives, so the id is still the group's.
+		// any member lives, so the id is still the group's. Those that
+		// left the group and were adopted by mcpx go too (Linux).
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		sweepMark(mark)
 		// Read what is left in the pipes; a member that left the group
 		// (setsid) may hold them open, so not for ever.
 		drained := make(chan struct{})
