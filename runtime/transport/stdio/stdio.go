@@ -31,11 +31,18 @@ type Options struct {
 	// take to finish and be answered; 0 means 2s. Then they are cancelled:
 	// a server SHOULD exit promptly on EOF (stdio transport page).
 	Drain time.Duration
+	// WriteGrace is how long, once Serve is stopping (ctx done, or the
+	// input ended and Drain passed), what is still to be written may take;
+	// 0 means 1s. Then writes are abandoned: a client that does not read
+	// its output cannot hold mcpx's shutdown.
+	WriteGrace time.Duration
 }
 
 // Serve reads messages from r and writes answers to w until r ends, a read
 // fails, or ctx is done. On the way out it cancels the requests still
-// running and waits for them, so nothing is written after it returns.
+// running (each is answered with an error saying the server is shutting
+// down) and waits for them, so nothing is written after it returns, but
+// for a write given up after WriteGrace, which may end later.
 func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Options) error {
 	if opt.MaxMessage <= 0 {
 		opt.MaxMessage = 16 << 20
@@ -46,9 +53,15 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	if opt.Drain <= 0 {
 		opt.Drain = 2 * time.Second
 	}
+	if opt.WriteGrace <= 0 {
+		opt.WriteGrace = time.Second
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &conn{e: e, w: w, sess: new(edge.Session), slots: make(chan struct{}, opt.MaxInFlight)}
+	c := &conn{e: e, w: w, sess: new(edge.Session), slots: make(chan struct{}, opt.MaxInFlight),
+		out: make(chan line), abandon: make(chan struct{}), quit: make(chan struct{})}
+	go c.writer()
+	defer close(c.quit)
 	defer func() {
 		if c.detach != nil {
 			c.detach()
@@ -56,6 +69,22 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	}()
 	defer c.wg.Wait()
 	defer cancel()
+	// Once stopping, the writes get WriteGrace; then they are abandoned,
+	// the one being written too (it may never end: an unread pipe).
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-c.quit:
+			return
+		}
+		t := time.NewTimer(opt.WriteGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			close(c.abandon)
+		case <-c.quit:
+		}
+	}()
 
 	// Lines are read in their own goroutine, so that ctx ending (SIGINT)
 	// stops Serve even while the client keeps stdin open and silent.
@@ -143,6 +172,65 @@ type conn struct {
 
 	mu sync.Mutex // serialises writes
 	w  io.Writer
+
+	out     chan line     // to the writer goroutine
+	abandon chan struct{} // closed: writes are given up (see WriteGrace)
+	quit    chan struct{} // closed when Serve returns: the writer ends
+
+	// From a legacy initialize until the client's notifications/initialized,
+	// no notification is written (lifecycle: the client's initialized
+	// ends the handshake): list changes are dropped, since the client
+	// lists once initialized anyway, and the rest (log messages, progress)
+	// are held, in order, up to maxHeld, then written when it arrives.
+	// 2026-07-28 requests have no handshake: their notifications are
+	// written as they come.
+	hmu     sync.Mutex
+	holding bool
+	held    []*jsonrpc.Message
+}
+
+// maxHeld bounds the notifications held for notifications/initialized; a
+// client that keeps them waiting loses the ones beyond.
+const maxHeld = 64
+
+// notify is the sink of a legacy session: it writes m, or holds or drops
+// it during the handshake.
+func (c *conn) notify(m *jsonrpc.Message) {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	if c.holding {
+		if !isListChanged(m.Method) && len(c.held) < maxHeld {
+			c.held = append(c.held, m)
+		}
+		return
+	}
+	c.write(m)
+}
+
+// hold starts holding notifications (an initialize is being served).
+func (c *conn) hold() {
+	c.hmu.Lock()
+	c.holding = true
+	c.hmu.Unlock()
+}
+
+// release writes what was held and stops holding.
+func (c *conn) release() {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	for _, m := range c.held {
+		c.write(m)
+	}
+	c.holding, c.held = false, nil
+}
+
+func isListChanged(method string) bool {
+	switch method {
+	case mcp.MethodNotificationsToolsListChanged, mcp.MethodNotificationsPromptsListChanged,
+		mcp.MethodNotificationsResourcesListChanged:
+		return true
+	}
+	return false
 }
 
 func (c *conn) write(m *jsonrpc.Message) {
@@ -160,11 +248,42 @@ func (c *conn) writeBatch(msgs []*jsonrpc.Message) {
 	}
 }
 
+// line is one line for the writer; done is closed once it is written.
+type line struct {
+	b    []byte
+	done chan struct{}
+}
+
+// writer writes the lines, one at a time, until Serve returns. Writing
+// here rather than in the caller lets a caller give up a write that does
+// not end (a client that does not read): see WriteGrace.
+func (c *conn) writer() {
+	for {
+		select {
+		case l := <-c.out:
+			c.w.Write(l.b)
+			close(l.done)
+		case <-c.quit:
+			return
+		}
+	}
+}
+
+// writeLine writes buf as a line, and returns once it is written or
+// writes are abandoned.
 func (c *conn) writeLine(buf []byte) {
-	buf = append(buf, '\n')
+	l := line{append(buf, '\n'), make(chan struct{})}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.w.Write(buf)
+	select {
+	case c.out <- l:
+	case <-c.abandon:
+		return
+	}
+	select {
+	case <-l.done:
+	case <-c.abandon:
+	}
 }
 
 // handle decodes one line and serves what it holds. Requests run in their
@@ -189,18 +308,30 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 		m := msgs[0]
 		if !m.IsRequest() {
 			c.e.Handle(ctx, c.sess, in(m, def), nil)
+			if m.Method == mcp.MethodNotificationsInitialized {
+				c.release()
+			}
 			return
 		}
 		if m.Method == mcp.MethodInitialize {
 			// Served before the next line is read: what it negotiates
-			// governs every later request.
-			reply := c.e.Handle(ctx, c.sess, in(m, def), c.write)
+			// governs every later request. A legacy one writes nothing
+			// but its response until the client's notifications/initialized.
+			sink, legacy := c.write, !in(m, def).Class.Modern()
+			if legacy {
+				c.hold()
+				sink = c.notify
+			}
+			reply := c.e.Handle(ctx, c.sess, in(m, def), sink)
 			if reply.Msg != nil {
 				c.write(reply.Msg)
 			}
+			if legacy && !reply.Initialized {
+				c.release() // no handshake under way
+			}
 			if reply.Initialized && c.detach == nil {
 				// stdout is the session's stream: list changes may go there.
-				c.detach = c.e.Attach(c.sess, c.write)
+				c.detach = c.e.Attach(c.sess, c.notify)
 			}
 			return
 		}
@@ -236,7 +367,15 @@ func (c *conn) run(ctx context.Context, f func()) {
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) *jsonrpc.Message {
 	// On shutdown a request still running gets its answer or an error: the
 	// output is open until Serve returns, and Serve waits for this.
-	reply := c.e.Handle(ctx, c.sess, in(m, def), func(n *jsonrpc.Message) { c.write(n) })
+	sink := c.notify
+	if in(m, def).Class.Modern() {
+		sink = c.write // no handshake
+	}
+	reply := c.e.Handle(ctx, c.sess, in(m, def), sink)
+	if ctx.Err() != nil && reply.Msg != nil && reply.Msg.Error != nil {
+		// Serve is stopping, which cancelled it: say so.
+		return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "the server is shutting down; the request was not finished"})
+	}
 	return reply.Msg
 }
 
@@ -252,6 +391,9 @@ func (c *conn) batch(ctx context.Context, msgs []*jsonrpc.Message, errs []*jsonr
 		}
 		if !m.IsRequest() {
 			c.e.Handle(ctx, c.sess, in(m, def), nil)
+			if m.Method == mcp.MethodNotificationsInitialized {
+				c.release()
+			}
 		} else if r := c.serve(ctx, m, def); r != nil {
 			out = append(out, r)
 		}
