@@ -97,8 +97,14 @@ func TestDescendantThatLeftTheGroupDies(t *testing.T) {
 	dir := t.TempDir()
 	cmd := startWithUpstream(t, dir, `setsid sleep 600 & echo $! > escaped; exec sleep 600`, "escaped")
 	pid := pidIn(t, filepath.Join(dir, "escaped"))
-	if pgid, _ := syscall.Getpgid(pid); pgid != pid {
-		t.Fatalf("the descendant %d did not leave the group (its group is %d)", pid, pgid)
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) { // setsid runs after the shell wrote the pid
+		pgid, _ := syscall.Getpgid(pid)
+		if pgid == pid {
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the descendant %d did not leave the group (its group is %d)", pid, pgid)
+		}
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := exitCode(t, cmd, 10*time.Second); code != 0 {

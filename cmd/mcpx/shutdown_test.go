@@ -6,8 +6,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -122,5 +124,45 @@ func TestServeSIGTERMAnswersAndExitsZero(t *testing.T) {
 	}
 	if d := time.Since(began); d > 5*time.Second {
 		t.Errorf("shutdown took %v", d)
+	}
+}
+
+// TestStdioSIGTERMWithUnreadOutput: `mcpx stdio` whose client stops
+// reading its stdout (answers pile up in the pipe until writes block)
+// still exits on SIGTERM, with 0, within its shutdown deadline: writes it
+// cannot make are given up.
+func TestStdioSIGTERMWithUnreadOutput(t *testing.T) {
+	cmd := exec.Command(mcpxBin(t), "stdio")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe() // never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	cmd.Stdout = outW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	defer cmd.Process.Kill()
+	go func() {
+		// Far more answers than a pipe holds (tools/list is over 1 kB).
+		for i := range 2000 {
+			if _, err := fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", i); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(time.Second) // the pipe is full, writes block
+	began := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(t, cmd, 8*time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM; want 0", code)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("exiting took %v", d)
 	}
 }
