@@ -32,6 +32,11 @@ type listener struct {
 	subID  json.RawMessage // modern listen: the tag
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
 	sink   Sink
+	// mu is held while the listener is given a notification, and by a
+	// listen from before its registration until its acknowledgement is
+	// given to the sink: a change broadcast meanwhile waits, so it is
+	// neither lost nor ahead of the acknowledgement.
+	mu sync.Mutex
 }
 
 type listeners struct {
@@ -136,7 +141,9 @@ func (e *Edge) broadcast(method string) {
 			p.Meta = mcp.Meta{mcp.MetaKeySubscriptionID: l.subID}
 		}
 		n := &requestNotifier{e: e, rev: rev, sink: l.sink}
+		l.mu.Lock()
 		n.Notify(method, p)
+		l.mu.Unlock()
 	}
 }
 

@@ -144,10 +144,17 @@ func (e *Edge) listen(c *call) (any, error) {
 		Notifications: agreed,
 	}
 	n := e.notifier(c)
-	n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
 	if len(wanted) > 0 {
-		// Registered after the acknowledgement, which must come first.
-		defer e.listeners.add(&listener{rev: c.rev, subID: c.id, wanted: wanted, sink: c.sink})()
+		// Registered before the acknowledgement, so that no change after
+		// it is missed, and held until it is given to the sink, so that
+		// the acknowledgement comes first.
+		l := &listener{rev: c.rev, subID: c.id, wanted: wanted, sink: c.sink}
+		l.mu.Lock()
+		defer e.listeners.add(l)()
+		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
+		l.mu.Unlock()
+	} else {
+		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
 	}
 	<-c.ctx.Done()
 	if errors.Is(context.Cause(c.ctx), errCancelled) {
