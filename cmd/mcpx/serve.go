@@ -49,6 +49,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fs.Int64Var(&limits.MaxBody, "max-body", 0, "largest request body in `bytes`; a larger one is answered 413 (0: 4 MiB)")
 		fs.DurationVar(&limits.SessionIdle, "session-idle", 0, "how long a legacy session may go unused before it is dropped (0: 30m)")
 		fs.DurationVar(&limits.BodyTimeout, "body-timeout", 0, "how long a request body may take to arrive; a slower one is answered 408 (0: 30s)")
+		fs.DurationVar(&limits.WriteTimeout, "write-timeout", 0, "how long one write to a client's stream may take; a client that does not read in time has its stream ended (0: 10s)")
 	}
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serveUsage[cmd])
@@ -72,8 +73,8 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "mcpx %s: a --max-* limit must be positive, or 0 for its default\n", cmd)
 		return 2
 	}
-	if limits.SessionIdle < 0 || limits.BodyTimeout < 0 {
-		fmt.Fprintf(stderr, "mcpx %s: --session-idle and --body-timeout must be positive, or 0 for their defaults\n", cmd)
+	if limits.SessionIdle < 0 || limits.BodyTimeout < 0 || limits.WriteTimeout < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: --session-idle, --body-timeout and --write-timeout must be positive, or 0 for their defaults\n", cmd)
 		return 2
 	}
 	newNS, ok := builtins[*builtin]
