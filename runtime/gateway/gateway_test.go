@@ -763,19 +763,8 @@ func TestCloseStopsWatchersAndUpstreams(t *testing.T) {
 // case deterministically.)
 func TestConcurrentUse(t *testing.T) {
 	f := newFake("gh", "a", "b")
-	// As gateway() builds it, but a down upstream is not retried on its
-	// own: it stays down until its "up", so that the down state holds
-	// still while its sequential answers are taken.
-	g := New(slog.New(slog.NewTextHandler(&logBuf{}, nil)))
-	g.RetryMin, g.RetryMax, g.LoadTimeout = time.Hour, time.Hour, 5*time.Second
-	t.Cleanup(func() { g.Close() })
+	g := heldDownGateway(t, f)
 	bg := context.Background()
-	if err := g.Add(f, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Ready(bg); err != nil {
-		t.Fatal(err)
-	}
 	// An answer, comparable: a list's tools, a call result's text, an
 	// error's text.
 	type answer struct {
@@ -868,16 +857,8 @@ func TestUpAgainBetweenLookupAndState(t *testing.T) {
 	f := newFake("gh", "a")
 	f.caps.Prompts = &mcp.ServerCapabilitiesPrompts{}
 	f.prompts = []mcp.Prompt{{Name: "p"}}
-	g := New(slog.New(slog.NewTextHandler(&logBuf{}, nil)))
-	g.RetryMin, g.RetryMax, g.LoadTimeout = time.Hour, time.Hour, 5*time.Second
-	t.Cleanup(func() { g.Close() })
+	g := heldDownGateway(t, f)
 	bg := context.Background()
-	if err := g.Add(f, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Ready(bg); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { testHookAfterLookup = nil })
 	for _, c := range []struct {
 		what string
@@ -908,4 +889,21 @@ func TestUpAgainBetweenLookupAndState(t *testing.T) {
 			t.Errorf("%s once up: %v", c.what, err)
 		}
 	}
+}
+
+// heldDownGateway is a loaded gateway of f as gateway() builds it, but a
+// down upstream is not retried on its own: it stays down until its "up",
+// so that the down state holds still while answers are taken.
+func heldDownGateway(t *testing.T, f *fake) *Gateway {
+	t.Helper()
+	g := New(slog.New(slog.NewTextHandler(&logBuf{}, nil)))
+	g.RetryMin, g.RetryMax, g.LoadTimeout = time.Hour, time.Hour, 5*time.Second
+	t.Cleanup(func() { g.Close() })
+	if err := g.Add(f, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
