@@ -81,8 +81,10 @@ func AllowsBatch(rev mcp.Revision) bool {
 }
 
 // RefuseBatchMember answers a member of a batch that is not to be served:
-// one that did not decode (err is why; m may then be nil), or an
-// initialize request, which must not be batched. It returns nil for a
+// one that did not decode (err is why; m may then be nil), an initialize
+// request, which must not be batched, or a 2026-07-28 message (its _meta
+// names a protocol version), since 2026-07-28 has no batches: served, it
+// would skip the header checks it gets on its own. It returns nil for a
 // member to serve. The transports that read batches share it.
 func RefuseBatchMember(m *jsonrpc.Message, err *jsonrpc.Error) *jsonrpc.Message {
 	switch {
@@ -94,6 +96,9 @@ func RefuseBatchMember(m *jsonrpc.Message, err *jsonrpc.Error) *jsonrpc.Message 
 		return jsonrpc.ErrorResponse(id, err)
 	case m.IsRequest() && m.Method == mcp.MethodInitialize:
 		return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"})
+	case Classify(m, Seen{}).Modern():
+		return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest,
+			Message: "a 2026-07-28 message (its params._meta names a protocol version) must not be part of a batch; send it on its own"})
 	}
 	return nil
 }

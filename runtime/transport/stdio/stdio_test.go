@@ -129,6 +129,35 @@ func TestBatchRejectedAfter20250618(t *testing.T) {
 	}
 }
 
+// TestModernMemberInBatchRefused: 2026-07-28 has no batches, so a member
+// whose _meta names a protocol version is answered -32600 on its own; the
+// others are served.
+func TestModernMemberInBatchRefused(t *testing.T) {
+	s := start(t, stdio.Options{})
+	s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}]`)
+	got := s.recv()
+	var arr []struct {
+		ID     json.RawMessage
+		Result json.RawMessage
+		Error  *struct{ Code int }
+	}
+	if err := json.Unmarshal([]byte(got), &arr); err != nil || len(arr) != 2 {
+		t.Fatalf("want an array of two responses, got %s", got)
+	}
+	for _, r := range arr {
+		switch string(r.ID) {
+		case "1":
+			if r.Result == nil {
+				t.Errorf("the legacy member was not served: %s", got)
+			}
+		case "2":
+			if r.Error == nil || r.Error.Code != -32600 {
+				t.Errorf("the 2026-07-28 member: want -32600, got %s", got)
+			}
+		}
+	}
+}
+
 // TestInitializeInBatchRejected: 2025-03-26 says initialize MUST NOT be batched.
 func TestInitializeInBatchRejected(t *testing.T) {
 	s := start(t, stdio.Options{})

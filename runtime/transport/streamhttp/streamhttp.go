@@ -726,14 +726,6 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 			continue
 		}
 		in := edge.In{Msg: m, Class: edge.Classify(m, seen)}
-		if in.Class.Modern() {
-			// Its _meta makes it a 2026-07-28 message, which has no
-			// batches: served here, it would skip the header checks the
-			// same request gets on its own POST.
-			out = append(out, jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest,
-				Message: "a 2026-07-28 message (its params._meta names a protocol version) must not be part of a batch; send it on its own POST with its MCP-Protocol-Version, Mcp-Method and Mcp-Name headers"}))
-			continue
-		}
 		if !m.IsRequest() {
 			h.e.Handle(ctx, es, in, nil)
 		} else if reply := h.e.Handle(ctx, es, in, sink); h.stoppedBy(reply.Msg) && client.Err() == nil {
