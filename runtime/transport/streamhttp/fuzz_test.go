@@ -218,7 +218,8 @@ func checkJSONAnswer(t *testing.T, out, in []byte, errorStatus bool) {
 }
 
 // checkStream checks an SSE response: every event is a message event
-// whose data is a notification or a response; a response comes last.
+// whose data is a notification, a response or a batch's array of
+// responses; the answer comes last.
 func checkStream(t *testing.T, out []byte) {
 	t.Helper()
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -232,6 +233,18 @@ func checkStream(t *testing.T, out []byte) {
 		}
 		if answered {
 			t.Fatalf("an event after the response: %.300s", out)
+		}
+		if strings.HasPrefix(data, "[") {
+			// A 2025-03-26 batch's answer: one event holding the array.
+			var arr []json.RawMessage
+			if err := json.Unmarshal([]byte(data), &arr); err != nil || len(arr) == 0 {
+				t.Fatalf("a batch answer that is not a non-empty array: %.300s", out)
+			}
+			for _, m := range arr {
+				checkMessage(t, m, false)
+			}
+			answered = true
+			continue
 		}
 		if m := checkMessage(t, []byte(data), true); m.Method == "" {
 			answered = true
