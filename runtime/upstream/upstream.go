@@ -238,9 +238,7 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 		if te := (*timeoutError)(nil); errors.As(err, &te) {
 			reason, named = errors.New(te.reason()), te
 		}
-		c.failedAt = time.Now()
-		c.lastErr, c.retryAt = reason, c.failedAt.Add(c.backoff)
-		c.log.Warn("upstream unavailable", "err", reason, "restart", "at the next call after the backoff", "backoff", c.backoff)
+		c.failed("upstream unavailable", reason)
 		// No "down" here: a gateway would take it as the reason and so
 		// hide this error, which its load of the upstream already got.
 		return nil, nil, named
@@ -356,9 +354,7 @@ func (c *Client) watch(cn conn) {
 		why = p.deadErr()
 	}
 	c.backoff = minBackoff
-	c.failedAt = time.Now()
-	c.lastErr, c.retryAt = why, c.failedAt.Add(c.backoff)
-	c.log.Warn("upstream exited", "err", why, "restart", "at the next call after the backoff", "backoff", c.backoff)
+	c.failed("upstream exited", why)
 	if !c.down {
 		c.down = true
 		c.signal("down")
@@ -513,6 +509,14 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		return nil, resp.Error
 	}
 	return d.Result(method, resp.Result)
+}
+
+// failed records why the upstream is unavailable, and logs it with msg:
+// calls fail with why until the backoff has passed. c.mu is held.
+func (c *Client) failed(msg string, why error) {
+	c.failedAt = time.Now()
+	c.lastErr, c.retryAt = why, c.failedAt.Add(c.backoff)
+	c.log.Warn(msg, "err", why, "restart", "at the next call after the backoff", "backoff", c.backoff)
 }
 
 // timeoutError is a request the upstream did not answer in time, said in
