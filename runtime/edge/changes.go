@@ -28,7 +28,7 @@ var listChanges = []struct {
 // listener is one place list changes go.
 type listener struct {
 	sess   *Session        // legacy: its revision at the time of sending
-	rev    mcp.Revision    // modern listen: Modern
+	rev    mcp.Revision    // modern listen: the listen request's revision
 	subID  json.RawMessage // modern listen: the tag
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
 	sink   Sink

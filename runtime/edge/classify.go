@@ -63,9 +63,9 @@ func Classify(m *jsonrpc.Message, s Seen) Class {
 	v, named := c.meta.protocolVersion()
 	switch {
 	case named && request && s.HTTP && s.Header == "":
-		return c.refuse(Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header is required and must equal params._meta[%q] (%s)", headerProtocolVersion, protocolVersionKey, jsonrpc.Clip(v)))
+		return c.refuse(modernOr(mcp.Revision(v)), jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header is required and must equal params._meta[%q] (%s)", headerProtocolVersion, protocolVersionKey, jsonrpc.Clip(v)))
 	case named && request && s.Header != "" && s.Header != v:
-		return c.refuse(Modern, jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header (%s) does not match params._meta[%q] (%s)", headerProtocolVersion, jsonrpc.Clip(s.Header), protocolVersionKey, jsonrpc.Clip(v)))
+		return c.refuse(modernOr(mcp.Revision(v)), jsonrpc.Errorf(jsonrpc.HeaderMismatch, nil, "Header mismatch: the %s header (%s) does not match params._meta[%q] (%s)", headerProtocolVersion, jsonrpc.Clip(s.Header), protocolVersionKey, jsonrpc.Clip(v)))
 	case !named && s.Header != "" && !Known(header):
 		return c.refuse(s.Default, jsonrpc.Errorf(jsonrpc.InvalidRequest, map[string]any{"supported": supportedVersions(), "requested": jsonrpc.Clip(s.Header)},
 			"the %s header names %s, which this server does not serve; supported: %s", headerProtocolVersion, jsonrpc.Quote(s.Header), strings.Join(supportedVersions(), ", ")))
@@ -79,20 +79,30 @@ func Classify(m *jsonrpc.Message, s Seen) Class {
 	case named && IsModern(mcp.Revision(v)):
 		c.rev, c.headers = mcp.Revision(v), request
 	case named:
-		c.rev = Modern
+		c.rev = NewestModern
 		if request {
-			c.err = &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion, Message: fmt.Sprintf("protocol version %s is not served per request; use %s, or initialize for the others", jsonrpc.Quote(v), Modern),
-				Data: mustJSON(map[string]any{"supported": supportedVersions(), "requested": jsonrpc.Clip(v)})}
+			c.err = unsupportedVersion(v)
 		}
 	case IsModern(header):
 		c.headers = request
 		if request {
-			c.err = missingMeta(protocolVersionKey)
+			c.err = missingMeta(protocolVersionKey, header)
 		}
 	case request && c.meta.looksModern():
-		c.rev, c.err = Modern, missingMeta(protocolVersionKey)
+		c.rev, c.err = NewestModern, missingMeta(protocolVersionKey, "")
 	}
 	return c
+}
+
+// unsupportedVersion is -32022 for a request whose _meta names v, which
+// mcpx does not serve per request: data.supported lists every version mcpx
+// serves and data.requested repeats v (2026-07-28 versioning page: MUST,
+// listing the versions it does support), and the message says which are
+// served per request and which through initialize.
+func unsupportedVersion(v string) error {
+	return &jsonrpc.Error{Code: jsonrpc.UnsupportedProtocolVersion,
+		Message: fmt.Sprintf("Unsupported protocol version %s: served per request are %s; %s through initialize", jsonrpc.Quote(v), strings.Join(versions(ModernRevisions), ", "), strings.Join(versions(LegacyRevisions), ", ")),
+		Data:    mustJSON(map[string]any{"supported": supportedVersions(), "requested": jsonrpc.Clip(v)})}
 }
 
 func (c Class) refuse(rev mcp.Revision, err *jsonrpc.Error) Class {

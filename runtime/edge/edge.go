@@ -4,11 +4,11 @@
 //
 //	bytes -> transport -> jsonrpc.Decode
 //	      -> edge ([Classify], once, for the transport and Handle): which revision?
-//	               _meta and the MCP-Protocol-Version header (2026-07-28),
+//	               _meta and the MCP-Protocol-Version header (modern: the revision named),
 //	               initialize (legacy session), else the header or the transport's default
 //	      -> edge: decode params in that revision's types, upgrade to the hub
 //	      -> server (hub types only)
-//	      -> edge: 2026-07-28 envelope (resultType, serverInfo, ttlMs/cacheScope),
+//	      -> edge: the modern envelope (resultType, serverInfo, ttlMs/cacheScope),
 //	               downgrade to the revision, encode
 //	      -> jsonrpc.Message -> transport
 //
@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -35,43 +36,11 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
-// The revisions by role. Modern, LatestLegacy and Oldest follow from the
-// manifest's eras and order (newest first); Headerless is the transport
-// pages' rule.
-var (
-	// Modern is the revision served per request.
-	Modern = byEra("modern", false)
-	// LatestLegacy answers an initialize that names a revision mcpx does
-	// not serve that way: every legacy lifecycle page says the server MUST
-	// then respond with another version it supports.
-	LatestLegacy = byEra("legacy", false)
-	// Oldest spells results for a stdio client that declared nothing:
-	// guessing downward is the safe direction.
-	Oldest = byEra("legacy", true)
-)
-
 // Headerless is assumed for a Streamable HTTP request with no
 // MCP-Protocol-Version header and no session, and for a stdio batch before
 // initialize (docs/revisions.md#which-revision-a-message-is-in; the 2025-06-18 and
 // 2025-11-25 transport pages: a server SHOULD assume 2025-03-26).
 const Headerless = mcp.Rev20250326
-
-// byEra is the newest (or, with oldest, the oldest) revision of an era.
-func byEra(era string, oldest bool) mcp.Revision {
-	var found mcp.Revision
-	for _, t := range revision.Tables { // newest first
-		if t.Era == era {
-			found = t.Revision
-			if !oldest {
-				break
-			}
-		}
-	}
-	if found == "" {
-		panic("edge: the revision tables have no " + era + " revision")
-	}
-	return found
-}
 
 // AllowsBatch reports whether rev has JSON-RPC batches, as its schema says
 // (only 2025-03-26 defines them; 2025-06-18 removed them again).
@@ -82,9 +51,9 @@ func AllowsBatch(rev mcp.Revision) bool {
 
 // RefuseBatchMember answers a member of a batch that is not to be served:
 // one that did not decode (err is why; m may then be nil), an initialize
-// request, which must not be batched, or a 2026-07-28 message (its _meta
-// names a protocol version), since 2026-07-28 has no batches: served, it
-// would skip the header checks it gets on its own. It returns nil for a
+// request, which must not be batched, or a modern message (its _meta
+// names a protocol version), since no modern revision has batches: served,
+// it would skip the header checks it gets on its own. It returns nil for a
 // member to serve. The transports that read batches share it.
 func RefuseBatchMember(m *jsonrpc.Message, err *jsonrpc.Error) *jsonrpc.Message {
 	switch {
@@ -96,9 +65,14 @@ func RefuseBatchMember(m *jsonrpc.Message, err *jsonrpc.Error) *jsonrpc.Message 
 		return jsonrpc.ErrorResponse(id, err)
 	case m.IsRequest() && m.Method == mcp.MethodInitialize:
 		return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "initialize must not be part of a batch"})
-	case Classify(m, Seen{}).Modern():
+	}
+	if cl := Classify(m, Seen{}); cl.Modern() {
+		why := "carries modern request members"
+		if v, named := cl.meta.protocolVersion(); named {
+			why = "names protocol version " + jsonrpc.Quote(v)
+		}
 		return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InvalidRequest,
-			Message: "a 2026-07-28 message (its params._meta names a protocol version) must not be part of a batch; send it on its own"})
+			Message: fmt.Sprintf("a modern message (its params._meta %s) must not be part of a batch; send it on its own", why)})
 	}
 	return nil
 }
@@ -226,7 +200,7 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 		if m.Method == mcp.MethodInitialize {
 			return e.initialize(ctx, sess, m, meta)
 		}
-	} else if err := meta.checkModern(); err != nil {
+	} else if err := meta.checkModern(rev); err != nil {
 		return e.fail(m.ID, rev, err)
 	}
 	method, ok := revision.Lookup(rev).Method(m.Method)
@@ -311,14 +285,9 @@ func (s *Session) Cancel(id json.RawMessage) {
 // supportedVersions lists every revision mcpx serves, newest first, in
 // server/discover and in -32022: the 2026-07-28 versioning page's own
 // example of a dual-era server lists a legacy revision there, and a client
-// that cannot speak 2026-07-28 learns which revisions it may initialize with.
-func supportedVersions() []string {
-	out := make([]string, len(mcp.Revisions))
-	for i, r := range mcp.Revisions {
-		out[i] = string(r)
-	}
-	return out
-}
+// that speaks no modern revision of mcpx's learns which revisions it may
+// initialize with.
+func supportedVersions() []string { return versions(mcp.Revisions) }
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -50,8 +50,8 @@ func serve[P, R any](f func(*server.Server, contextType, *P) (*R, error)) handle
 	}
 }
 
-// initialize negotiates a legacy session. An unknown or modern version gets
-// the latest legacy revision: every legacy lifecycle page says a server
+// initialize negotiates a legacy session: a legacy revision mcpx serves
+// gets itself; an unknown or modern version gets the newest legacy one: every legacy lifecycle page says a server
 // that does not support the requested version MUST answer with another it
 // supports, and -32022 means nothing to a legacy client.
 func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ requestMeta) Reply {
@@ -59,10 +59,7 @@ func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ 
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = mcpjson.Unmarshal(m.Params, &probe)
-	rev := mcp.Revision(probe.ProtocolVersion)
-	if !Known(rev) || IsModern(rev) {
-		rev = LatestLegacy
-	}
+	rev := legacyFor(probe.ProtocolVersion)
 	params, err := decodeParams(rev, "InitializeRequestParams", m.Params)
 	if err != nil {
 		return e.fail(m.ID, rev, err)

@@ -53,7 +53,7 @@ func (m requestMeta) protocolVersion() (string, bool) {
 	return v, true
 }
 
-// looksModern reports whether the _meta carries 2026-07-28 request keys
+// looksModern reports whether the _meta carries modern request keys
 // without a protocol version: a modern request missing a required member,
 // not a legacy one.
 func (m requestMeta) looksModern() bool {
@@ -62,16 +62,23 @@ func (m requestMeta) looksModern() bool {
 	return caps || info
 }
 
-func missingMeta(key string) error {
+// missingMeta is the error for a modern request without _meta[key]; rev
+// names its revision, "" when the request names none.
+func missingMeta(key string, rev mcp.Revision) error {
+	which := "modern"
+	if rev != "" {
+		which = string(rev)
+	}
 	return &metaError{rpc: jsonrpc.Errorf(jsonrpc.InvalidParams, map[string]string{"missing": key},
-		"params._meta[%q] is required on every 2026-07-28 request", key)}
+		"params._meta[%q] is required on every %s request", key, which)}
 }
 
-// checkModern checks the members every 2026-07-28 request must carry.
-func (m requestMeta) checkModern() error {
+// checkModern checks the members every request of modern revision rev
+// must carry.
+func (m requestMeta) checkModern(rev mcp.Revision) error {
 	raw, ok := m[clientCapabilitiesKey]
 	if !ok {
-		return missingMeta(clientCapabilitiesKey)
+		return missingMeta(clientCapabilitiesKey, rev)
 	}
 	var caps mcp.ClientCapabilities
 	if err := mcpjson.Unmarshal(raw, &caps); err != nil || len(raw) == 0 || raw[0] != '{' {
@@ -83,7 +90,7 @@ func (m requestMeta) checkModern() error {
 	return nil
 }
 
-// logLevel is the 2026-07-28 per-request log level: "" when absent, an
+// logLevel is a modern request's log level: "" when absent, an
 // invalid-params error when it names no level (logging page: SHOULD).
 func (m requestMeta) logLevel() (mcp.LoggingLevel, error) {
 	raw, ok := m[logLevelKey]

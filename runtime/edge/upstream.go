@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +33,7 @@ type Dialect struct {
 	Instructions string
 	client       mcp.Implementation
 	clientRaw    json.RawMessage // client, encoded once
+	revRaw       json.RawMessage // rev, encoded once (a modern request's _meta names it)
 }
 
 // Revision names the upstream's revision, for logs.
@@ -55,35 +55,42 @@ func (d *Dialect) CancelsByNotification() bool { return !d.Modern() }
 // follows, and is probed once more.
 const DiscoverTimeout = 3 * time.Second
 
-// Negotiate finds the upstream's era the way the specification tells a
-// client to: a server/discover request first (stdio.mdx, "era probe";
+// Negotiate finds the upstream's revision the way the specification tells
+// a client to: a server/discover request first (stdio.mdx, "era probe";
 // streamable-http.mdx: a modern request, whose 400 answer names the
-// versions). A DiscoverResult listing 2026-07-28 means modern; an error
-// only a modern server sends fails the handshake (see [modernRefusal]);
-// anything else means legacy, and an initialize for the latest legacy
-// revision follows, answered with the revision the upstream picks.
+// versions), in the newest modern revision mcpx has. From the versions the
+// upstream lists (in a DiscoverResult, or in -32022's data.supported) mcpx
+// takes the newest it speaks too ([Pick]): a modern one is used per
+// request (after a probe in it, when the first one was refused); a legacy
+// one is offered in initialize. An error only a modern server sends fails
+// the handshake (see [probeRefused]); anything else means legacy, and an
+// initialize for the newest legacy revision follows, answered with the
+// revision the upstream picks.
 func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*Dialect, error) {
 	d := &Dialect{client: client, clientRaw: mustJSON(client)}
-	modern, unanswered, err := d.discover(ctx, rt, `0`)
+	// ids 0-2 are the probe's, initialize's and logging/setLevel's; 3 the
+	// second probe's; 4 and 5 the probes repeated in the revision a -32022
+	// named.
+	p := d.discover(ctx, rt, NewestModern, `0`, `4`)
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case modern:
+	case p.modern:
 		return d, nil
-	case err != nil:
-		return nil, err
+	case p.err != nil:
+		return nil, p.err
 	}
-	ierr := d.initialize(ctx, rt)
+	ierr := d.initialize(ctx, rt, p.offer)
 	var refused *jsonrpc.Error
-	if ierr != nil && unanswered && errors.As(ierr, &refused) {
+	if ierr != nil && p.unanswered && errors.As(ierr, &refused) {
 		// The probe went unanswered and initialize was refused: a modern
 		// server slow to start (npx fetching its package, say) is
 		// listening now, so it is asked once more.
-		switch modern, _, err := d.discover(ctx, rt, `3`); { // ids 0-2 are the first probe's, initialize's, logging/setLevel's
-		case modern:
+		switch p := d.discover(ctx, rt, NewestModern, `3`, `5`); {
+		case p.modern:
 			return d, nil
-		case err != nil:
-			return nil, err
+		case p.err != nil:
+			return nil, p.err
 		}
 	}
 	if ierr != nil {
@@ -92,67 +99,115 @@ func Negotiate(ctx context.Context, rt RoundTrip, client mcp.Implementation) (*D
 	return d, nil
 }
 
-// discover sends the server/discover probe, bounded by DiscoverTimeout.
-// modern reports a DiscoverResult that lists 2026-07-28, whose
-// declarations d then holds; unanswered, that the timeout passed; err is
-// a refusal only a modern server sends (see [modernRefusal]). Any other
-// outcome is neither: the server is legacy.
-func (d *Dialect) discover(ctx context.Context, rt RoundTrip, id string) (modern, unanswered bool, err error) {
-	pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
-	defer cancel()
-	resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, d.modernParams(json.RawMessage(`{}`))))
-	switch {
-	case err != nil:
-		return false, errors.Is(pctx.Err(), context.DeadlineExceeded), nil
-	case resp.Error != nil:
-		return false, false, modernRefusal(resp.Error)
-	}
-	raw, err := d.decode(Modern, "DiscoverResult", resp.Result)
-	if err != nil {
-		return false, false, nil
-	}
-	res := raw.(*mcp.DiscoverResult)
-	if !slices.Contains(res.SupportedVersions, string(Modern)) {
-		return false, false, nil
-	}
-	d.rev, d.Capabilities, d.Instructions = Modern, res.Capabilities, res.Instructions
-	if info, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
-		_ = mcpjson.Unmarshal(info, &d.ServerInfo)
-	}
-	return true, false, nil
+// probe is what the server/discover probe found out.
+type probe struct {
+	modern     bool         // d now holds a modern revision and the upstream's declarations
+	offer      mcp.Revision // else: the legacy revision initialize offers
+	unanswered bool         // the probe timed out
+	err        error        // a refusal only a modern server sends
 }
 
-// modernRefusal is the error to report when the server/discover probe was
-// refused with an error only a modern server sends: such a server wants
-// the request corrected, not a legacy handshake (streamable-http.mdx,
-// Backward Compatibility). It is nil where falling back to initialize is
-// right: any other error, and -32022 that lists a legacy revision mcpx
-// speaks or no revisions at all.
-func modernRefusal(e *jsonrpc.Error) error {
+// discover sends the server/discover probe, each attempt bounded by
+// DiscoverTimeout: first in revision first (the newest modern one mcpx
+// has), then (with the next id) once more in the modern revision a -32022
+// named as shared.
+func (d *Dialect) discover(ctx context.Context, rt RoundTrip, first mcp.Revision, ids ...string) probe {
+	rev := first
+	for i, id := range ids {
+		pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
+		resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, d.modernParams(rev, json.RawMessage(`{}`))))
+		timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case err != nil:
+			return probe{offer: LatestLegacy, unanswered: timedOut}
+		case resp.Error == nil:
+			return d.discovered(resp.Result)
+		}
+		retry, p := probeRefused(rev, resp.Error)
+		switch {
+		case retry == "":
+			return p
+		case i == len(ids)-1:
+			return probe{err: fmt.Errorf("server/discover: the upstream refused %s, then %s: %w", first, rev, resp.Error)}
+		}
+		rev = retry
+	}
+	panic("edge: discover without an id")
+}
+
+// discovered reads a DiscoverResult: the newest revision both sides speak
+// is the upstream's when it is modern, and offered in initialize when it
+// is legacy; none shared fails the handshake. A result that is no
+// DiscoverResult (no supportedVersions, or not decoding as one in the
+// picked revision) means legacy.
+func (d *Dialect) discovered(raw json.RawMessage) probe {
+	var head struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if mcpjson.Unmarshal(raw, &head) != nil || len(head.SupportedVersions) == 0 {
+		return probe{offer: LatestLegacy}
+	}
+	rev, ok := Pick(mcp.Revisions, head.SupportedVersions)
+	switch {
+	case !ok:
+		return probe{err: fmt.Errorf("server/discover: the upstream supports %s; mcpx speaks %s", strings.Join(head.SupportedVersions, ", "), strings.Join(supportedVersions(), ", "))}
+	case !IsModern(rev):
+		return probe{offer: rev}
+	}
+	res, err := d.decode(rev, "DiscoverResult", raw)
+	if err != nil {
+		return probe{offer: LatestLegacy}
+	}
+	r := res.(*mcp.DiscoverResult)
+	d.setRevision(rev)
+	d.Capabilities, d.Instructions = r.Capabilities, r.Instructions
+	if info, ok := r.Meta[mcp.MetaKeyServerInfo]; ok {
+		_ = mcpjson.Unmarshal(info, &d.ServerInfo)
+	}
+	return probe{modern: true}
+}
+
+// probeRefused reads the error answering a probe sent in sent. Errors only
+// a modern server sends mean it wants the request corrected, not a legacy
+// handshake (streamable-http.mdx, Backward Compatibility): -32020 and
+// -32021 fail the handshake, and -32022 names the versions it speaks, of
+// which the newest mcpx speaks too is tried: a modern one by probing again
+// in it (retry), a legacy one by initialize. -32022 listing none of mcpx's
+// fails; listing none at all, and any other error, mean legacy.
+func probeRefused(sent mcp.Revision, e *jsonrpc.Error) (retry mcp.Revision, p probe) {
+	p.offer = LatestLegacy
 	switch e.Code {
 	case jsonrpc.HeaderMismatch, jsonrpc.MissingRequiredClientCapability:
-		return fmt.Errorf("server/discover: the upstream speaks a modern revision and refused mcpx's request: %w", e)
+		p.err = fmt.Errorf("server/discover: the upstream speaks a modern revision and refused mcpx's request: %w", e)
 	case jsonrpc.UnsupportedProtocolVersion:
 		var data struct {
 			Supported []string `json:"supported"`
 		}
 		if mcpjson.Unmarshal(e.Data, &data) != nil || len(data.Supported) == 0 {
-			return nil
+			return "", p
 		}
-		for _, v := range data.Supported {
-			if r := mcp.Revision(v); Known(r) && !IsModern(r) {
-				return nil
-			}
+		rev, ok := Pick(mcp.Revisions, data.Supported)
+		switch {
+		case !ok:
+			p.err = fmt.Errorf("server/discover: the upstream supports %s; mcpx speaks %s", strings.Join(data.Supported, ", "), strings.Join(supportedVersions(), ", "))
+		case !IsModern(rev):
+			p.offer = rev
+		case rev == sent:
+			p.err = fmt.Errorf("server/discover: the upstream refused %s, which it lists as supported: %w", sent, e)
+		default:
+			return rev, p
 		}
-		return fmt.Errorf("server/discover: the upstream supports %s; mcpx speaks %s", strings.Join(data.Supported, ", "), strings.Join(supportedVersions(), ", "))
 	}
-	return nil
+	return "", p
 }
 
-// initialize runs the legacy handshake.
-func (d *Dialect) initialize(ctx context.Context, rt RoundTrip) error {
-	p := &mcp.InitializeRequestParams{ProtocolVersion: string(LatestLegacy), ClientInfo: d.client}
-	raw, err := d.encode(LatestLegacy, p)
+// initialize runs the legacy handshake, offering offer; any legacy
+// revision mcpx serves is accepted in answer (the lifecycle pages: a
+// server that does not support the offered version answers with another).
+func (d *Dialect) initialize(ctx context.Context, rt RoundTrip, offer mcp.Revision) error {
+	p := &mcp.InitializeRequestParams{ProtocolVersion: string(offer), ClientInfo: d.client}
+	raw, err := d.encode(offer, p)
 	if err != nil {
 		return err
 	}
@@ -167,17 +222,23 @@ func (d *Dialect) initialize(ctx context.Context, rt RoundTrip) error {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = mcpjson.Unmarshal(resp.Result, &probe)
-	rev := mcp.Revision(probe.ProtocolVersion)
-	if !Known(rev) || IsModern(rev) {
-		return fmt.Errorf("initialize: the server answered protocol version %q; mcpx speaks %s", probe.ProtocolVersion, supportedVersions())
+	rev, ok := Pick(LegacyRevisions, []string{probe.ProtocolVersion})
+	if !ok {
+		return fmt.Errorf("initialize: the server answered protocol version %s; mcpx initializes with %s", jsonrpc.Quote(probe.ProtocolVersion), strings.Join(versions(LegacyRevisions), ", "))
 	}
 	res, err := d.decode(rev, "InitializeResult", resp.Result)
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	r := res.(*mcp.InitializeResult)
-	d.rev, d.Capabilities, d.ServerInfo, d.Instructions = rev, r.Capabilities, r.ServerInfo, r.Instructions
+	d.setRevision(rev)
+	d.Capabilities, d.ServerInfo, d.Instructions = r.Capabilities, r.ServerInfo, r.Instructions
 	return nil
+}
+
+// setRevision settles the upstream's revision.
+func (d *Dialect) setRevision(rev mcp.Revision) {
+	d.rev, d.revRaw = rev, mustJSON(string(rev))
 }
 
 // Initialized is the notification a legacy upstream expects after
@@ -218,7 +279,7 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 			m["progressToken"] = progress
 		}
 		if d.Modern() {
-			m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = modernVersionJSON, emptyObject, d.clientJSON()
+			m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = d.revRaw, emptyObject, d.clientJSON()
 			if logLevel != "" {
 				m[logLevelKey] = mustJSON(logLevel)
 			}
@@ -229,10 +290,7 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 	return d.encode(d.rev, params)
 }
 
-var (
-	modernVersionJSON = mustJSON(string(Modern))
-	emptyObject       = json.RawMessage(`{}`)
-)
+var emptyObject = json.RawMessage(`{}`)
 
 func (d *Dialect) clientJSON() json.RawMessage { return d.clientRaw }
 
@@ -301,9 +359,10 @@ func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) 
 	return convert.Upgrade(rev, wire)
 }
 
-// modernParams adds the per-request _meta a 2026-07-28 server requires.
-func (d *Dialect) modernParams(raw json.RawMessage) json.RawMessage {
-	raw = withMeta(raw, protocolVersionKey, mustJSON(string(Modern)))
+// modernParams adds the per-request _meta a server of modern revision rev
+// requires.
+func (d *Dialect) modernParams(rev mcp.Revision, raw json.RawMessage) json.RawMessage {
+	raw = withMeta(raw, protocolVersionKey, mustJSON(string(rev)))
 	raw = withMeta(raw, clientCapabilitiesKey, json.RawMessage(`{}`))
 	return withMeta(raw, mcp.MetaKeyClientInfo, mustJSON(d.client))
 }
@@ -324,21 +383,24 @@ func withMeta(raw json.RawMessage, key string, value json.RawMessage) json.RawMe
 	return mustJSON(p)
 }
 
-// VersionHeader is the MCP-Protocol-Version an HTTP request to an upstream
-// carries, and whether the request is a 2026-07-28 one (which also needs
-// Mcp-Method and Mcp-Name). d is nil while negotiating: then only the
-// server/discover probe is modern, and initialize names no version.
-func VersionHeader(d *Dialect, method string) (version string, modern bool) {
+// VersionHeader is the MCP-Protocol-Version an HTTP request m to an
+// upstream carries, and whether the request is a modern one (which also
+// needs Mcp-Method and Mcp-Name); m is nil for the GET stream. d is nil
+// while negotiating: then only the server/discover probe is modern, in the
+// revision its _meta names, and initialize names no version.
+func VersionHeader(d *Dialect, m *jsonrpc.Message) (version string, modern bool) {
 	switch {
-	case d == nil && method == mcp.MethodServerDiscover:
-		return string(Modern), true
+	case d == nil && m != nil && m.Method == mcp.MethodServerDiscover:
+		meta, _ := readMeta(m.Params)
+		v, _ := meta.protocolVersion()
+		return v, true
 	case d == nil:
 		return "", false
 	}
 	return string(d.rev), d.Modern()
 }
 
-// ListenFilter is what to ask a 2026-07-28 upstream's subscriptions/listen
+// ListenFilter is what to ask a modern upstream's subscriptions/listen
 // for: the list changes it declares; ok is false when there is nothing to
 // listen for, or the upstream is legacy (it sends them unasked).
 func (d *Dialect) ListenFilter() (f mcp.SubscriptionFilter, ok bool) {

@@ -92,7 +92,7 @@ func (h *httpConn) standalone() {
 		req.Header.Set(k, v)
 	}
 	h.mu.Lock()
-	version, _ := edge.VersionHeader(h.d, "")
+	version, _ := edge.VersionHeader(h.d, nil)
 	req.Header.Set("Mcp-Session-Id", h.session)
 	h.mu.Unlock()
 	req.Header.Set("Accept", "text/event-stream")
@@ -144,7 +144,7 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string
 	h.mu.Lock()
 	d, session := h.d, h.session
 	h.mu.Unlock()
-	version, modern := edge.VersionHeader(d, m.Method)
+	version, modern := edge.VersionHeader(d, m)
 	if version != "" {
 		hd["Mcp-Protocol-Version"] = []string{version}
 	}

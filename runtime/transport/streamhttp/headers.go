@@ -271,7 +271,7 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc
 	case !ok:
 		return mismatch("Header mismatch: the %s header must be one value of visible ASCII characters", headerMethod)
 	case !present:
-		return mismatch("Header mismatch: the %s header is required on every 2026-07-28 request and must be %s", headerMethod, jsonrpc.Quote(m.Method))
+		return mismatch("Header mismatch: the %s header is required on every modern request and must be %s", headerMethod, jsonrpc.Quote(m.Method))
 	case method != m.Method:
 		return mismatch("Header mismatch: %s header value %s does not match body method %s", headerMethod, jsonrpc.Quote(method), jsonrpc.Quote(m.Method))
 	}
