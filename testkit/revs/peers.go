@@ -73,9 +73,17 @@ func Coverage(peers ...Peer) string {
 // runs as role ("client", "upstream"), and skips t naming the revisions
 // none of them speaks: a revision without a real peer is reported, not
 // failed, and a skip stands out in `go test -v` where a log line would not.
+// A peer that speaks no revision in the tables fails t: its tests would
+// run nothing.
 func ReportCoverage(t testing.TB, role string, peers ...Peer) {
 	t.Helper()
 	t.Logf("real %ss by revision:\n%s", role, Coverage(peers...))
+	for _, p := range peers {
+		if len(p.Revisions()) == 0 {
+			// Not a new revision without a peer: a peer that runs nothing.
+			t.Errorf("%s speaks none of the revisions in the tables (it lists %v): its tests run nothing", p.Name, p.Speaks)
+		}
+	}
 	if u := Uncovered(peers...); len(u) > 0 {
 		t.Skipf("no real %s covers %s: the real-peer tests do not run it (each peer's Speaks lists what it supports)", role, strings.Join(Strings(u), ", "))
 	}

@@ -1,7 +1,10 @@
 package revs
 
 import (
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -170,5 +173,22 @@ func TestReportCoverage(t *testing.T) {
 	}
 	if covered.Skipped() || covered.Failed() {
 		t.Errorf("with every revision covered: skipped %v, failed %v; want passed", covered.Skipped(), covered.Failed())
+	}
+}
+
+// TestReportCoverageOfAPeerThatRunsNothing: a peer none of whose versions
+// the tables have fails the report. The failing subtest runs in a copy of
+// the test binary, since a failed subtest fails its parent.
+func TestReportCoverageOfAPeerThatRunsNothing(t *testing.T) {
+	if os.Getenv("REVS_NOTHING_PEER") != "" {
+		withTables(t, fakeTables())
+		ReportCoverage(t, "client", Peer{Name: "future", Speaks: []string{"2030-01-01"}})
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReportCoverageOfAPeerThatRunsNothing$")
+	cmd.Env = append(os.Environ(), "REVS_NOTHING_PEER=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "future speaks none of the revisions in the tables") {
+		t.Fatalf("want a failure naming the peer, got %v:\n%s", err, out)
 	}
 }
