@@ -308,7 +308,7 @@ func modern(method, name string) hdr {
 // streamableLegacy are the legacy revisions of Streamable HTTP, which
 // 2025-03-26 introduced, newest first.
 func streamableLegacy() []string {
-	return revs.Strings(revs.Where(func(t *revision.Table) bool { return t.Era == "legacy" && t.Revision >= "2025-03-26" }))
+	return revs.Strings(revs.Where(func(t *revision.Table) bool { return revs.IsLegacy(t.Revision) && t.Revision >= "2025-03-26" }))
 }
 
 func initialize(version string) string {
