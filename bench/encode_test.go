@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // encode is the path a result takes to a peer of rev: convert.Downgrade,
@@ -90,14 +91,14 @@ func TestEncodeToolsList(t *testing.T) {
 				t.Errorf("%s: tool %d is %q with %d bytes of inputSchema, want %q", rev, i, tool.Name, len(tool.InputSchema), res.Tools[i].Name)
 			}
 		}
-		switch rev {
-		case mcp.Rev20241105:
+		switch {
+		case rev == mcp.Rev20241105:
 			for _, key := range []string{`"title"`, `"ttlMs"`, `"cacheScope"`, `"resultType"`, `"outputSchema"`, `"annotations"`, `"icons"`} {
 				if strings.Contains(string(out), key) {
 					t.Errorf("%s: encoding has %s", rev, key)
 				}
 			}
-		case mcp.Rev20260728:
+		case revs.IsModern(rev):
 			for _, key := range []string{`"title":`, `"ttlMs":`, `"cacheScope":`, `"resultType":`} {
 				if !strings.Contains(string(out), key) {
 					t.Errorf("%s: encoding lacks %s", rev, key)

@@ -9,20 +9,29 @@
 # URIs pass through unchanged), started eagerly. mcpx's log and output go
 # to mcpx.log and mcpx.stdout in the results directory.
 #
-# For each revision in REVISIONS it runs
+# The revisions come from the generated tables (`go run
+# ./conformance/revisions`, newest first), and the suite runs each one it
+# knows: a revision `conformance list --server --spec-version REV` refuses
+# as unknown, or that has no server scenario, is skipped, and said so with
+# why (on stderr, in skipped.tsv, and in the summary). So a new revision in
+# the tables is run, or reported, without editing this script. For each
+# revision REV that is run, oldest first, it runs
 #
 #   conformance server --url URL --suite all --spec-version REV \
 #     --expected-failures conformance/expected-failures-REV.yml \
 #     --timeout T*1000 (milliseconds) -o DIR/REV
 #
 # that is, every server scenario applicable at REV, on REV's wire (the
-# stateful initialize handshake up to 2025-11-25, the stateless 2026-07-28
-# wire with per-request _meta). --spec-version never selects extension
-# scenarios (tasks-*, sep-2640-skills-*), so at the newest revision each of
-# them runs on its own with `--scenario S --spec-version REV --force`
-# against the same file. The suite compares each run with the
-# expected-failures file: a failing (or warning) check not listed there, or
-# a listed one that now passes, makes it exit 1. Every suite process runs
+# stateful initialize handshake for a legacy revision, the stateless wire
+# with per-request _meta for a modern one). A revision without an
+# expected-failures file runs without --expected-failures: nothing is
+# expected to fail, and this is said. --spec-version never selects
+# extension scenarios (tasks-*, sep-2640-skills-*), so at the newest
+# revision run each of them runs on its own with `--scenario S
+# --spec-version REV --force` against the same file. The suite compares
+# each run with the expected-failures file: a failing (or warning) check
+# not listed there, or a listed one that now passes, makes it exit 1.
+# `run.sh --plan` prints which revisions would run and stops. Every suite process runs
 # within what is left of MCPX_CONFORMANCE_BUDGET and is recorded, with its
 # exit code, in runs.tsv. The suite's exit codes do not stop this script:
 # summarize.mjs then prints a summary per revision, each unexpected failure
@@ -48,8 +57,6 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HERE=$ROOT/conformance
-REVISIONS="2025-06-18 2025-11-25 2026-07-28"
-NEWEST=2026-07-28 # extension scenarios run here
 CACHE=${MCPX_CONFORMANCE_CACHE:-$ROOT/.tools/conformance}
 mkdir -p "$CACHE" && CACHE=$(cd "$CACHE" && pwd)
 T=${MCPX_CONFORMANCE_TIMEOUT:-30}
@@ -57,6 +64,12 @@ BUDGET=${MCPX_CONFORMANCE_BUDGET:-480}
 GO=${GO:-go}
 
 die() { echo "conformance: $*" >&2; exit 1; }
+PLAN=""
+case "${1:-}" in
+"") ;;
+--plan) PLAN=1 ;;
+*) die "usage: conformance/run.sh [--plan]" ;;
+esac
 [[ $T =~ ^[1-9][0-9]*$ ]] || die "MCPX_CONFORMANCE_TIMEOUT must be a positive number of seconds"
 [[ $BUDGET =~ ^[1-9][0-9]*$ ]] || die "MCPX_CONFORMANCE_BUDGET must be a positive number of seconds"
 START=$(date +%s)
@@ -101,6 +114,50 @@ fi
 NODE=$(find_node)
 export NODE_COMPILE_CACHE=$CACHE/.node-compile-cache # faster start of each suite process
 
+# --- which revisions -----------------------------------------------------------
+# mcpx's revisions, from the generated tables, newest first; the suite runs
+# those it knows. REVISIONS (oldest first) are run; SKIPPED has a
+# "REV<TAB>why" line for each of the others.
+MCPX_REVISIONS=$(cd "$ROOT" && "$GO" run ./conformance/revisions) || die "go run ./conformance/revisions failed"
+[ -n "$MCPX_REVISIONS" ] || die "the generated tables list no revision"
+REVISIONS=""
+SKIPPED=""
+for rev in $MCPX_REVISIONS; do
+  rc=0
+  out=$("$NODE" "$CLI" list --server --spec-version "$rev" 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    # The suite's answer to a version it does not know; any other failure
+    # is not a reason to skip.
+    printf '%s\n' "$out" | grep -q '^Unknown spec version' ||
+      die "conformance list --server --spec-version $rev failed (exit $rc): $out"
+    why="the suite $SUITE_VERSION does not know it ($(printf '%s\n' "$out" | sed -n 's/^Valid versions: /it knows: /p' | head -1))"
+  elif ! printf '%s\n' "$out" | grep -q '^  - '; then
+    why="the suite $SUITE_VERSION has no server scenario at it"
+  else
+    REVISIONS="$rev${REVISIONS:+ $REVISIONS}"
+    continue
+  fi
+  SKIPPED="$SKIPPED$rev	$why
+"
+done
+[ -n "$REVISIONS" ] || die "the suite $SUITE_VERSION knows none of mcpx's revisions ($(echo $MCPX_REVISIONS))"
+NEWEST=${REVISIONS##* } # extension scenarios run here
+echo "conformance: mcpx's revisions (generated tables): $(echo $MCPX_REVISIONS); running: $REVISIONS" >&2
+printf '%s' "$SKIPPED" | while IFS='	' read -r rev why; do
+  echo "conformance: skipping $rev: $why" >&2
+done
+for rev in $REVISIONS; do
+  [ -f "$HERE/expected-failures-$rev.yml" ] ||
+    echo "conformance: $rev has no conformance/expected-failures-$rev.yml: running it with no expected failures" >&2
+done
+for f in "$HERE"/expected-failures-*.yml; do
+  [ -e "$f" ] || continue
+  rev=${f##*/expected-failures-}
+  rev=${rev%.yml}
+  case " $REVISIONS " in *" $rev "*) ;; *) echo "conformance: warning: ${f#"$ROOT"/} is for $rev, which is not run" >&2 ;; esac
+done
+[ -z "$PLAN" ] || exit 0
+
 # --- results directory --------------------------------------------------------
 if [ -n "${MCPX_CONFORMANCE_OUT:-}" ]; then
   OUT=$MCPX_CONFORMANCE_OUT
@@ -111,6 +168,7 @@ else
 fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+printf '%s' "$SKIPPED" >"$OUT/skipped.tsv" # for summarize.mjs
 
 # --- mcpx serve --config (the fixture behind the gateway) ---------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mcpx-conformance.XXXXXX")
@@ -159,8 +217,9 @@ DEADLINE=$(($(date +%s) + BUDGET))
 # suite REV SCENARIO|- LOG ARGS...: one suite process under the remaining
 # budget, recorded in runs.tsv with its exit code and duration.
 suite() {
-  local rev=$1 scenario=$2 log=$3 rc=0 t0 left
+  local rev=$1 scenario=$2 log=$3 rc=0 t0 left expected=()
   shift 3
+  [ ! -f "$HERE/expected-failures-$rev.yml" ] || expected=(--expected-failures "$HERE/expected-failures-$rev.yml")
   t0=$(date +%s)
   left=$((DEADLINE - t0))
   if [ "$left" -le 0 ]; then
@@ -168,13 +227,12 @@ suite() {
     rc=124
   else
     timeout -k 5 "$left" "$NODE" "$CLI" server --url "$URL" --timeout $((T * 1000)) -o "$OUT/$rev" \
-      --expected-failures "$HERE/expected-failures-$rev.yml" "$@" </dev/null >"$log" 2>&1 || rc=$?
+      "${expected[@]}" "$@" </dev/null >"$log" 2>&1 || rc=$?
   fi
   printf '%s\t%s\t%s\t%s\t%s\n' "$rev" "$scenario" "$log" "$rc" $(($(date +%s) - t0)) >>"$OUT/runs.tsv"
 }
 
 for rev in $REVISIONS; do
-  [ -f "$HERE/expected-failures-$rev.yml" ] || die "missing $HERE/expected-failures-$rev.yml"
   mkdir -p "$OUT/$rev"
   echo "conformance: $rev" >&2
   suite "$rev" - "$OUT/$rev/suite.log" --suite all --spec-version "$rev"

@@ -3,6 +3,8 @@
 //
 // OUT_DIR/runs.tsv has one line per suite process run.sh started:
 // REVISION, SCENARIO ("-" for a whole --suite run), LOG, EXIT CODE, SECONDS.
+// OUT_DIR/skipped.tsv has one line per revision of mcpx's tables run.sh did
+// not run: REVISION, WHY; they are listed first.
 // Each log names the scenarios it ran ("=== Running scenario: S ===" in
 // suite mode) and where each one's checks.json went ("Results saved to
 // DIR"). EXPECTED_DIR holds expected-failures-REVISION.yml.
@@ -74,6 +76,12 @@ const runs = existsSync(runsFile)
       return { rev, scenario, log, rc: Number(rc), secs: Number(secs) };
     })
   : [];
+
+const skippedFile = join(outDir, "skipped.tsv");
+const skipped = existsSync(skippedFile)
+  ? readFileSync(skippedFile, "utf8").split("\n").filter(Boolean).map((l) => l.split("\t"))
+  : [];
+for (const [rev, why] of skipped) console.log(`${rev}: not run: ${why}`);
 
 const revisions = [...new Set(runs.map((r) => r.rev))];
 let passed = 0, failed = 0, bad = false;
@@ -180,7 +188,8 @@ for (const rev of revisions) {
   failed += revFailed;
   allOnlyExpected += onlyExpected;
   console.log(`${rev}: ${results.length} scenario runs, ${revPassed} passed, ${revFailed} failed ` +
-    `(${onlyExpected} only in expected checks), ${revUnexpected} with unexpected failures, ${secs}s`);
+    `(${onlyExpected} only in expected checks), ${revUnexpected} with unexpected failures, ${secs}s` +
+    (existsSync(efPath) ? "" : ` (no expected-failures-${rev}.yml: none expected)`));
   for (const l of lines) console.log(l);
 }
 

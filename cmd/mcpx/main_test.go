@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // mcpx runs the command in-process and returns its exit code and output.
@@ -72,12 +74,11 @@ func TestRevisionsAllPairs(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	// Consecutive pairs, oldest to newest, in order.
-	headings := []string{
-		"2024-11-05 -> 2025-03-26",
-		"2025-03-26 -> 2025-06-18",
-		"2025-06-18 -> 2025-11-25",
-		"2025-11-25 -> 2026-07-28",
+	// Consecutive pairs of the tables' revisions, oldest to newest, in order.
+	var headings []string
+	all := revs.OldestFirst(revs.All())
+	for i := 1; i < len(all); i++ {
+		headings = append(headings, string(all[i-1])+" -> "+string(all[i]))
 	}
 	last := -1
 	for _, h := range headings {
@@ -126,18 +127,23 @@ func TestRevisionsAllPairs(t *testing.T) {
 }
 
 func TestRevisionsFromTo(t *testing.T) {
-	// Either order gives the one comparison, older to newer.
-	for _, args := range [][]string{
-		{"revisions", "--from", "2025-11-25", "--to", "2026-07-28"},
-		{"revisions", "--from", "2026-07-28", "--to", "2025-11-25"},
-		{"revisions", "-from=2025-11-25"},
+	// Either order gives the one comparison, older to newer; --to is the
+	// newest by default.
+	for _, c := range []struct {
+		args []string
+		to   string
+	}{
+		{[]string{"revisions", "--from", "2025-11-25", "--to", "2026-07-28"}, "2026-07-28"},
+		{[]string{"revisions", "--from", "2026-07-28", "--to", "2025-11-25"}, "2026-07-28"},
+		{[]string{"revisions", "-from=2025-11-25"}, string(revs.Newest())},
 	} {
+		args := c.args
 		code, out, errOut := mcpx(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
 		}
-		if !strings.HasPrefix(out, "2025-11-25 -> 2026-07-28\n") || strings.Count(out, " -> ") != 2 { // heading and era line
-			t.Errorf("%v: want the single comparison 2025-11-25 -> 2026-07-28, got:\n%s", args, out)
+		if !strings.HasPrefix(out, "2025-11-25 -> "+c.to+"\n") || strings.Count(out, " -> ") != 2 { // heading and era line
+			t.Errorf("%v: want the single comparison 2025-11-25 -> %s, got:\n%s", args, c.to, out)
 		}
 		if !hasLine(out, "  + method server/discover (request)") || !hasLine(out, "  - method initialize") {
 			t.Errorf("%v: server/discover added and initialize removed not shown:\n%s", args, out)
@@ -146,7 +152,7 @@ func TestRevisionsFromTo(t *testing.T) {
 
 	// Only --to: from the oldest.
 	_, out, _ := mcpx(t, "revisions", "--to", "2025-03-26")
-	if !strings.HasPrefix(out, "2024-11-05 -> 2025-03-26\n") {
+	if !strings.HasPrefix(out, string(revs.Oldest())+" -> 2025-03-26\n") {
 		t.Errorf("--to 2025-03-26: got:\n%s", out)
 	}
 
@@ -173,7 +179,7 @@ func TestRevisionsType(t *testing.T) {
 	if !ok {
 		t.Fatalf("no per-revision section:\n%s", out)
 	}
-	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+	for _, rev := range revs.Strings(revs.All()) {
 		_, rest, ok := strings.Cut(byRev, "  "+rev+":\n")
 		if !ok {
 			t.Errorf("revision %s missing from:\n%s", rev, byRev)
@@ -192,7 +198,7 @@ func TestRevisionsType(t *testing.T) {
 }
 
 func TestRevisionsErrors(t *testing.T) {
-	valid := "2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28"
+	valid := strings.Join(revs.Strings(revs.OldestFirst(revs.All())), ", ")
 	for _, args := range [][]string{
 		{"revisions", "--from", "2024-01-01"},
 		{"revisions", "--to", "latest"},

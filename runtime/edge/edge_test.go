@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // fakeNS is a namespace with one of everything.
@@ -186,7 +187,7 @@ func TestModernEnvelope(t *testing.T) {
 
 // TestLegacyGetsNoEnvelope — "Legacy clients get none of it".
 func TestLegacyGetsNoEnvelope(t *testing.T) {
-	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+	for _, rev := range revs.Strings(revs.Legacy()) {
 		c := newClient(t)
 		if got := c.initialize(rev); string(got) != rev {
 			t.Fatalf("initialize %s negotiated %s", rev, got)
@@ -214,8 +215,8 @@ func TestDiscover(t *testing.T) {
 		t.Errorf("discover has members no DiscoverResult has: %s", r.Msg.Result)
 	}
 	got, _ := json.Marshal(res["supportedVersions"])
-	if string(got) != `["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]` {
-		t.Errorf("supportedVersions = %s", got)
+	if want, _ := json.Marshal(revs.All()); string(got) != string(want) { // every revision, newest first
+		t.Errorf("supportedVersions = %s, want %s", got, want)
 	}
 	closedWorld(t, edge.Modern, "server/discover", r)
 }
@@ -309,10 +310,14 @@ func TestLogLevelGates(t *testing.T) {
 // TestInitializeNegotiation — "An unknown or modern version now gets the
 // latest legacy one mcpx serves, and the client decides."
 func TestInitializeNegotiation(t *testing.T) {
-	for requested, want := range map[string]mcp.Revision{
-		"2024-11-05": "2024-11-05", "2025-03-26": "2025-03-26", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25",
-		"2026-07-28": edge.LatestLegacy, "1999-01-01": edge.LatestLegacy, "": edge.LatestLegacy,
-	} {
+	cases := map[string]mcp.Revision{"1999-01-01": revs.NewestLegacy(), "": revs.NewestLegacy()}
+	for _, rev := range revs.Legacy() {
+		cases[string(rev)] = rev
+	}
+	for _, rev := range revs.Modern() {
+		cases[string(rev)] = revs.NewestLegacy()
+	}
+	for requested, want := range cases {
 		if got := newClient(t).initialize(requested); got != want {
 			t.Errorf("initialize %q: got %s, want %s", requested, got, want)
 		}
@@ -339,7 +344,7 @@ func TestResourceNotFound(t *testing.T) {
 	if e.Code != jsonrpc.InvalidParams || !strings.Contains(string(e.Data), `"uri":"test://missing"`) {
 		t.Errorf("modern: %d %s", e.Code, e.Data)
 	}
-	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+	for _, rev := range revs.Strings(revs.Legacy()) {
 		c := newClient(t)
 		c.initialize(rev)
 		e := rpcError(t, c.do("resources/read", `{"uri":"test://missing"}`))
@@ -352,7 +357,7 @@ func TestResourceNotFound(t *testing.T) {
 // TestTemplatesSpellURITemplate — "every revision's ResourceTemplate spells
 // it uriTemplate".
 func TestTemplatesSpellURITemplate(t *testing.T) {
-	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+	for _, rev := range revs.Strings(revs.Legacy()) {
 		c := newClient(t)
 		c.initialize(rev)
 		r := c.do("resources/templates/list", `{}`)

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // The reference server, @modelcontextprotocol/server-everything from npm,
@@ -17,11 +19,18 @@ import (
 const (
 	everythingInstall = ".tools/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 	everythingEnv     = "MCPX_EVERYTHING"
-	// everythingRev is the revision server-everything 2026.8.31
-	// (@modelcontextprotocol/sdk 1.32) speaks: it answers server/discover
-	// with -32601 and initialize at 2025-11-25.
-	everythingRev = "2025-11-25"
+	everythingVersion = "2026.8.31"
 )
+
+// everythingSpeaks are the versions server-everything 2026.8.31 supports:
+// its @modelcontextprotocol/sdk 1.32.2's SUPPORTED_PROTOCOL_VERSIONS
+// (dist/esm/types.js). It answers server/discover with -32601, and
+// initialize at the version asked for when it has it.
+var everythingSpeaks = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"}
+
+// everythingRev is the revision mcpx must reach server-everything at: the
+// newest both speak.
+var everythingRev = string(revs.Peer{Speaks: everythingSpeaks}.Revisions()[0])
 
 // everything finds the installed server and a node to run it, or skips
 // the test (fails it in CI, where .ci/run installs it).
@@ -29,7 +38,7 @@ func everything(t *testing.T) (node, index string) {
 	t.Helper()
 	missing := func(format string, args ...any) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...) + "; install it with: npm install --prefix .tools/everything --no-audit --no-fund @modelcontextprotocol/server-everything@2026.8.31 (or set " + everythingEnv + " to its dist/index.js)"
+		msg := fmt.Sprintf(format, args...) + "; install it with: npm install --prefix .tools/everything --no-audit --no-fund @modelcontextprotocol/server-everything@" + everythingVersion + " (or set " + everythingEnv + " to its dist/index.js)"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
@@ -75,6 +84,7 @@ func TestEverything(t *testing.T) {
 	}
 	ups := []upstream{ev}
 	gw, _ := startGateway(t, ups)
+	revisions := revisionsOf(goSDKClientPeer)
 	for _, rev := range []string{revisions[0], revisions[len(revisions)-1]} {
 		t.Run(fmt.Sprintf("go-sdk over http pinned to %s", rev), func(t *testing.T) {
 			t.Parallel()

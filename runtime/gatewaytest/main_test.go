@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	m3mcp "github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 	"github.com/mcpx-dev/mcpx/testkit/testbin"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
@@ -54,8 +58,43 @@ func run(m *testing.M) int {
 // GATEWAYTEST_WIRE=1 go test -v ./runtime/gatewaytest/
 var showWire = os.Getenv("GATEWAYTEST_WIRE") != ""
 
-// revisions are the five revisions mcpx serves, oldest first.
-var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+// The real peers of these tests, each speaking the revisions its SDK
+// lists as supported (read from the SDK itself, so an upgrade that adds
+// one is picked up): the clients, and the servers the gateway fronts. A
+// matrix runs every revision in the tables a peer speaks;
+// TestRealPeerCoverage reports those no real client, or no real upstream,
+// speaks.
+var (
+	// go-sdk v1.8.0: a client pinned with ClientSessionOptions.ProtocolVersion,
+	// a server with ServerOptions.SupportedProtocolVersions.
+	goSDKClientPeer   = revs.Peer{Name: "go-sdk v1.8.0 client", Speaks: sdk.SupportedProtocolVersions()}
+	goSDKUpstreamPeer = revs.Peer{Name: "go-sdk v1.8.0 server", Speaks: sdk.SupportedProtocolVersions()}
+	// mcp-go v1.2.1: a client pinned with client.WithProtocolVersion, a
+	// server as serveMCPGo does; both speak mcp.ValidProtocolVersions.
+	mcpGoClientPeer   = revs.Peer{Name: "mcp-go v1.2.1 client", Speaks: m3mcp.ValidProtocolVersions}
+	mcpGoUpstreamPeer = revs.Peer{Name: "mcp-go v1.2.1 server", Speaks: m3mcp.ValidProtocolVersions}
+	// everythingPeer is server-everything at the one revision mcpx
+	// reaches it at (see everythingRev), when it is installed.
+	everythingPeer = revs.Peer{Name: "server-everything " + everythingVersion + " upstream", Speaks: []string{everythingRev}}
+)
+
+// clientPeers are the real clients by the names connect takes.
+var clientPeers = map[string]revs.Peer{goSDK: goSDKClientPeer, mcpGo: mcpGoClientPeer}
+
+// revisionsOf is what a matrix runs for p: the revisions in the tables it
+// speaks, oldest first.
+func revisionsOf(p revs.Peer) []string { return revs.Strings(revs.OldestFirst(p.Revisions())) }
+
+// TestRealPeerCoverage reports, for every revision in the tables, which
+// real clients and which real upstreams run it here, and skips (does not
+// fail) naming a revision none of them speaks, which no real-peer test of
+// this package then covers.
+func TestRealPeerCoverage(t *testing.T) {
+	t.Run("clients", func(t *testing.T) { revs.ReportCoverage(t, "client", goSDKClientPeer, mcpGoClientPeer) })
+	t.Run("upstreams", func(t *testing.T) {
+		revs.ReportCoverage(t, "upstream", goSDKUpstreamPeer, mcpGoUpstreamPeer, everythingPeer)
+	})
+}
 
 // serverInfo is what mcpx calls itself, as `mcpx serve` does.
 var serverInfo = mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: "0.1.0"}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
@@ -61,10 +62,11 @@ func sdkUpstream(kind, rev string) upstream {
 	}
 }
 
-// fixtureUpstream is the mcpx-fixture binary (2026-07-28), behind the
-// test binary's stdin checker.
+// fixtureUpstream is the mcpx-fixture binary, behind the test binary's
+// stdin checker. It is mcpx and speaks every revision, so mcpx must reach
+// it at the newest: a modern one, found by the era probe.
 func fixtureUpstream() upstream {
-	const rev = "2026-07-28"
+	rev := string(revs.NewestModern())
 	return upstream{
 		ns: "fixture", rev: rev, cmd: os.Args[0], args: []string{fixtureBin},
 		env:  map[string]string{envUpstream: "exec:" + rev},
@@ -77,12 +79,15 @@ func fixtureUpstream() upstream {
 }
 
 // matrixUpstreams are the gateway's upstreams: go-sdk and mcp-go servers
-// pinned to each of the five revisions, and the fixture.
+// pinned to each revision in the tables they speak, and the fixture.
 func matrixUpstreams() []upstream {
 	var ups []upstream
-	for _, kind := range []string{"gosdk", "mcpgo"} {
-		for _, rev := range revisions {
-			ups = append(ups, sdkUpstream(kind, rev))
+	for _, s := range []struct {
+		kind string
+		peer revs.Peer
+	}{{"gosdk", goSDKUpstreamPeer}, {"mcpgo", mcpGoUpstreamPeer}} {
+		for _, rev := range revisionsOf(s.peer) {
+			ups = append(ups, sdkUpstream(s.kind, rev))
 		}
 	}
 	return append(ups, fixtureUpstream())
@@ -254,12 +259,13 @@ func TestMatrix(t *testing.T) {
 	type cell struct{ client, transport, rev string }
 	var cells []cell
 	for _, c := range []string{goSDK, mcpGo} {
-		for _, rev := range revisions {
+		for _, rev := range revisionsOf(clientPeers[c]) {
 			cells = append(cells, cell{c, "http", rev})
 		}
 	}
 	// stdio for a subset: the oldest and the newest revision per client.
 	for _, c := range []string{goSDK, mcpGo} {
+		revisions := revisionsOf(clientPeers[c])
 		cells = append(cells, cell{c, "stdio", revisions[0]}, cell{c, "stdio", revisions[len(revisions)-1]})
 	}
 	for _, c := range cells {

@@ -40,6 +40,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
@@ -88,15 +89,17 @@ func (nopCloser) Close() error { return nil }
 // option that pins a revision: server/discover lists what the context
 // names (server.WithSupportedProtocolVersions), and initialize answers any
 // valid legacy version the client asks for (mcp.NegotiateLegacyVersion).
-// So a legacy rev is pinned by both: discover lists only rev (mcpx then
-// takes the upstream for legacy), and the initialize mcpx sent, once
-// validated as sent, reaches mcp-go asking for rev, as if mcp-go knew no
-// other revision. At 2026-07-28 mcp-go is left as it is (it serves the
-// modern era over stdio).
+// So a rev other than its newest is pinned through discover, which lists
+// only rev, and a legacy rev also through initialize: the initialize mcpx
+// sent, once validated as sent, reaches mcp-go asking for rev, as if
+// mcp-go knew no other revision. At its newest (2026-07-28 for v1.2.1)
+// mcp-go is left as it is (it serves the modern era over stdio).
 func serveMCPGo(ctx context.Context, rev string) int {
 	var rewrite func([]byte) []byte
-	if rev != string(mcp.Rev20260728) {
+	if rev != m3mcp.ValidProtocolVersions[0] {
 		ctx = m3server.WithSupportedProtocolVersions(ctx, []string{rev})
+	}
+	if revs.IsLegacy(rev) {
 		rewrite = func(line []byte) []byte {
 			var m map[string]json.RawMessage
 			if json.Unmarshal(line, &m) != nil || string(m["method"]) != `"initialize"` {
@@ -169,8 +172,9 @@ func appender(path string) func(string) {
 const recordSep = "\x1e"
 
 // upstreamRevision is the revision a message mcpx sends to an upstream
-// pinned to pinned is in: server/discover, the era probe, is a 2026-07-28
-// request whatever the upstream (it names its revision in _meta);
+// pinned to pinned is in: server/discover, the era probe, is a modern
+// request whatever the upstream (it names its revision in _meta; without
+// one, the newest modern);
 // initialize is in the revision it offers (the client's latest, which the
 // server answers with its own); everything else must be in the pinned
 // revision.
@@ -180,7 +184,7 @@ func upstreamRevision(pinned string, f *wiretest.Frame) string {
 		if r := wiretest.MetaVersion(f.Params); r != "" {
 			return r
 		}
-		return string(mcp.Rev20260728)
+		return string(revs.NewestModern())
 	case mcp.MethodInitialize:
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`

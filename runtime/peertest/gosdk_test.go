@@ -11,10 +11,9 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// goSDKRevisions are the revisions go-sdk v1.8.0 can be pinned to
-// (ClientSessionOptions.ProtocolVersion; mcp.SupportedProtocolVersions):
-// all five.
-var goSDKRevisions = revisions
+// goSDKRevisions are the revisions in the tables go-sdk v1.8.0 can be
+// pinned to, oldest first (see goSDKClient).
+var goSDKRevisions = revisionsOf(goSDKClient)
 
 // connectGoSDK starts mcpx over transport, connects a go-sdk client pinned
 // to rev (with opts, which may be nil), and records the wire for validation when the test ends.
@@ -76,7 +75,7 @@ var goSDKSteps = []struct {
 		if caps == nil || caps.Tools == nil || caps.Resources == nil || caps.Prompts == nil {
 			t.Fatalf("capabilities %+v, want tools, resources and prompts", caps)
 		}
-		if got, want := caps.Completions != nil, rev >= "2025-03-26"; got != want {
+		if got, want := caps.Completions != nil, hasCompletions(rev); got != want {
 			t.Errorf("completions capability present: %v, want %v at %s", got, want, rev)
 		}
 	}},

@@ -12,10 +12,14 @@ import (
 	"testing"
 	"time"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 	"github.com/mcpx-dev/mcpx/testkit/testbin"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
@@ -45,25 +49,60 @@ func run(m *testing.M) int {
 // PEERTEST_WIRE=1 go test -v ./runtime/peertest/
 var showWire = os.Getenv("PEERTEST_WIRE") != ""
 
-// revisions are the five revisions mcpx serves, oldest first.
-var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+// The real clients this package runs, each speaking the revisions its
+// SDK lists as supported (read from the SDK itself, so an upgrade that
+// adds one is picked up). Each test runs every revision in the tables its
+// client speaks; TestRealClientCoverage reports those no client speaks.
+var (
+	// goSDKClient: go-sdk v1.8.0, pinned with
+	// ClientSessionOptions.ProtocolVersion (mcp.SupportedProtocolVersions).
+	goSDKClient = revs.Peer{Name: "go-sdk v1.8.0 client", Speaks: gosdk.SupportedProtocolVersions()}
+	// mcpGoClient: mcp-go v1.2.1, pinned with client.WithProtocolVersion
+	// (mcp.ValidProtocolVersions).
+	mcpGoClient = revs.Peer{Name: "mcp-go v1.2.1 client", Speaks: mcpgo.ValidProtocolVersions}
+)
 
-// hasTitles reports whether rev has title on tools, resources, prompts and
-// Implementation (added in 2025-06-18).
-func hasTitles(rev string) bool { return rev >= "2025-06-18" }
+// revisionsOf is what a matrix runs for p: the revisions in the tables it
+// speaks, oldest first.
+func revisionsOf(p revs.Peer) []string { return revs.Strings(revs.OldestFirst(p.Revisions())) }
+
+// TestRealClientCoverage reports, for every revision in the tables, which
+// real client runs it here, and skips (does not fail) naming a revision
+// none of them speaks, which no test of this package then covers.
+func TestRealClientCoverage(t *testing.T) {
+	revs.ReportCoverage(t, "client", goSDKClient, mcpGoClient)
+}
+
+// hasTitles reports whether rev has title on tools, resources, resource
+// templates, prompts, prompt arguments and Implementation (all added in
+// 2025-06-18), as the tables say.
+func hasTitles(rev string) bool {
+	for _, typ := range []string{"Implementation", "Tool", "Resource", "ResourceTemplate", "Prompt", "PromptArgument"} {
+		if !revs.HasMember(rev, typ, "title") {
+			return false
+		}
+	}
+	return true
+}
 
 // hasPing reports whether rev has ping (2026-07-28 removed it; go-sdk
 // v1.8.0 pinned to 2026-07-28 still sends one, without the _meta every
 // 2026-07-28 request must carry).
-func hasPing(rev string) bool { return rev < "2026-07-28" }
+func hasPing(rev string) bool { return revs.HasMethod(rev, mcp.MethodPing) }
 
 // hasAnnotations reports whether rev has tool annotations (added in
 // 2025-03-26).
-func hasAnnotations(rev string) bool { return rev >= "2025-03-26" }
+func hasAnnotations(rev string) bool { return revs.HasMember(rev, "Tool", "annotations") }
 
 // hasStructuredContent reports whether rev has outputSchema and
 // structuredContent (added in 2025-06-18).
-func hasStructuredContent(rev string) bool { return rev >= "2025-06-18" }
+func hasStructuredContent(rev string) bool {
+	return revs.HasMember(rev, "Tool", "outputSchema") && revs.HasMember(rev, "CallToolResult", "structuredContent")
+}
+
+// hasCompletions reports whether rev has the completions server
+// capability (added in 2025-03-26).
+func hasCompletions(rev string) bool { return revs.HasServerCapability(rev, "completions") }
 
 // recordStdio returns the wire of a stdio connection to a client pinned to
 // rev; when the test ends (after the process has exited) every message

@@ -16,9 +16,9 @@ import (
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
-// mcpGoRevisions are the revisions mcp-go v1.2.1 can be pinned to
-// (client.WithProtocolVersion; mcp.ValidProtocolVersions): all five.
-var mcpGoRevisions = revisions
+// mcpGoRevisions are the revisions in the tables mcp-go v1.2.1 can be
+// pinned to, oldest first (see mcpGoClient).
+var mcpGoRevisions = revisionsOf(mcpGoClient)
 
 // connectMCPGo starts mcpx over transport, connects an mcp-go client
 // pinned to rev, and records the wire for validation when the test ends.
@@ -110,7 +110,7 @@ var mcpGoSteps = []struct {
 		if caps.Tools == nil || caps.Resources == nil || caps.Prompts == nil {
 			t.Fatalf("capabilities %+v, want tools, resources and prompts", caps)
 		}
-		if got, want := caps.Completions != nil, rev >= "2025-03-26"; got != want {
+		if got, want := caps.Completions != nil, hasCompletions(rev); got != want {
 			t.Errorf("completions capability present: %v, want %v at %s", got, want, rev)
 		}
 	}},

@@ -10,6 +10,8 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // progress is one notifications/progress as a client decoded it.
@@ -23,7 +25,7 @@ type progress struct {
 // finish, with messages from 2025-03-26 on (2024-11-05 has no message).
 func wantProgress(rev string) []progress {
 	want := []progress{{"countdown", 0, 1, "1…"}, {"countdown", 1, 1, "liftoff"}}
-	if rev < "2025-03-26" {
+	if !revs.HasMember(rev, "ProgressNotificationParams", "message") {
 		for i := range want {
 			want[i].message = ""
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 	"github.com/mcpx-dev/mcpx/testkit/testbin"
 )
 
@@ -374,9 +375,16 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 	}
 }
 
+// goSDKRevisions are the revisions in the tables that the go-sdk v1.8.0
+// server these tests run speaks (its SupportedProtocolVersions), newest
+// first.
+func goSDKRevisions() []mcp.Revision {
+	return revs.Peer{Name: "go-sdk v1.8.0 server", Speaks: sdk.SupportedProtocolVersions()}.Revisions()
+}
+
 func TestStdioUpstreams(t *testing.T) {
 	legacyNotFound := func(rev mcp.Revision) int64 {
-		if rev == edge.Modern {
+		if revs.IsModern(rev) {
 			return -32602
 		}
 		return -32002
@@ -388,9 +396,9 @@ func TestStdioUpstreams(t *testing.T) {
 		f          features
 	}
 	var cases []tc
-	for _, rev := range mcp.Revisions {
+	for _, rev := range goSDKRevisions() {
 		env := map[string]string{}
-		if rev != edge.Modern {
+		if !revs.IsModern(rev) {
 			// The go-sdk answers -32602 since v1.7.0; this restores the
 			// -32002 legacy servers answer.
 			env["MCPGODEBUG"] = "customresnotfounderrcode=1"
@@ -400,7 +408,8 @@ func TestStdioUpstreams(t *testing.T) {
 	cases = append(cases,
 		tc{"mark3/2025-11-25", "mark3:legacy", nil, mcp.Rev20251125, sdkFeatures(-32002)},
 		tc{"mark3/2026-07-28", "mark3:modern", nil, edge.Modern, sdkFeatures(-32602)},
-		tc{"fixture/2026-07-28", "exec", map[string]string{envExec: fixtureBin}, edge.Modern, fixtureFeatures},
+		// The fixture is mcpx and speaks every revision: it is reached at the newest.
+		tc{"fixture/" + string(revs.NewestModern()), "exec", map[string]string{envExec: fixtureBin}, revs.NewestModern(), fixtureFeatures},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -428,16 +437,16 @@ func TestHTTPUpstreams(t *testing.T) {
 		f       features
 	}
 	var cases []tc
-	for _, rev := range mcp.Revisions {
+	for _, rev := range goSDKRevisions() {
 		f := sdkFeatures(-32602)
 		m := &marks{}
 		f.marks = m
 		s := goSDKServer(string(rev), m.mark)
 		cases = append(cases, tc{"gosdk/" + string(rev), sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
-			&sdk.StreamableHTTPOptions{Stateless: rev == edge.Modern, PropagateRequestCancellation: true}), rev, f})
+			&sdk.StreamableHTTPOptions{Stateless: revs.IsModern(rev), PropagateRequestCancellation: true}), rev, f})
 	}
 	fx := streamhttp.New(&edge.Edge{Server: &server.Server{NS: fixture.New(), Info: mcp.Implementation{Name: "fixture", Version: "1"}}}, streamhttp.Options{})
-	cases = append(cases, tc{"mcpx-streamhttp/fixture", fx, edge.Modern, fixtureFeatures})
+	cases = append(cases, tc{"mcpx-streamhttp/fixture", fx, revs.NewestModern(), fixtureFeatures})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcpx-dev/mcpx/schemas"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // validator returns the default validator, or fails the test saying how to
@@ -24,10 +25,17 @@ func validator(t *testing.T) *Validator {
 	return v
 }
 
+// Revision lists by role, from the generated tables (testkit/revs).
 var (
-	legacy = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-	all    = append(append([]string(nil), legacy...), "2026-07-28")
+	all    = revs.Strings(revs.All())
+	legacy = revs.Strings(revs.Legacy())
+	modern = revs.Strings(revs.Modern())
 )
+
+// revsWith and revsWithout are the revisions whose table gives hub type
+// typ the member, and the others.
+func revsWith(typ, member string) []string    { return revs.Strings(revs.WithMember(typ, member)) }
+func revsWithout(typ, member string) []string { return revs.Strings(revs.WithoutMember(typ, member)) }
 
 const (
 	tool        = `{"name":"get_weather","description":"Current weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}`
@@ -40,7 +48,7 @@ const (
 // (raw JSON, or "" for none).
 func callToolResult(rev, meta string) string {
 	s := `{"content":` + textContent
-	if rev >= "2026-07-28" {
+	if revs.HasMember(rev, "CallToolResult", "resultType") {
 		s += `,"resultType":"complete"`
 	}
 	if meta != "" {
@@ -49,10 +57,10 @@ func callToolResult(rev, meta string) string {
 	return s + "}"
 }
 
-// listResult wraps a list result body for rev, adding the fields 2026-07-28
-// requires of a cacheable result.
+// listResult wraps a list result body for rev, adding the fields a modern
+// revision requires of a cacheable result.
 func listResult(rev, body string) string {
-	if rev >= "2026-07-28" {
+	if revs.IsModern(rev) {
 		body += `,"resultType":"complete","ttlMs":60000,"cacheScope":"public"`
 	}
 	return "{" + body + "}"
@@ -94,25 +102,25 @@ func TestValidate(t *testing.T) {
 	same := func(s string) func(string) string { return func(string) string { return s } }
 
 	add("a plain tool is valid in every revision", all, "Tool", same(tool), true, "")
-	add("a tool with a title is too new", []string{"2024-11-05", "2025-03-26"}, "Tool", same(titledTool), false,
+	add("a tool with a title is too new", revsWithout("Tool", "title"), "Tool", same(titledTool), false,
 		"Tool: /title: member not declared by this revision")
-	add("a tool with a title is fine from 2025-06-18", []string{"2025-06-18", "2025-11-25", "2026-07-28"}, "Tool", same(titledTool), true, "")
+	add("a tool with a title is fine from 2025-06-18", revsWith("Tool", "title"), "Tool", same(titledTool), true, "")
 
 	caps := `{"tools":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	add("server capabilities with extensions are too new", legacy, "ServerCapabilities", same(caps), false, "/extensions: member not declared")
-	add("server capabilities with extensions are fine in 2026-07-28", []string{"2026-07-28"}, "ServerCapabilities", same(caps), true, "")
+	add("server capabilities with extensions are fine in a modern revision", modern, "ServerCapabilities", same(caps), true, "")
 
 	add("a tool list with ttlMs is too new", legacy, "ListToolsResult", same(`{"tools":[`+tool+`],"ttlMs":60000}`), false, "/ttlMs: member not declared")
-	add("a tool list with ttlMs and cacheScope is 2026-07-28", []string{"2026-07-28"}, "ListToolsResult",
+	add("a tool list with ttlMs and cacheScope is modern", modern, "ListToolsResult",
 		same(`{"resultType":"complete","tools":[`+tool+`],"ttlMs":60000,"cacheScope":"public"}`), true, "")
 
 	serverInfo := `{"io.modelcontextprotocol/serverInfo":{"name":"mcpx","version":"1.0.0"}}`
-	add("serverInfo in a result's _meta is too new", []string{"2025-11-25"}, "CallToolResult",
+	add("serverInfo in a result's _meta is too new", legacy, "CallToolResult",
 		func(rev string) string { return callToolResult(rev, serverInfo) }, false,
 		"/_meta/io.modelcontextprotocol~1serverInfo: reserved _meta key not declared by this revision")
-	add("serverInfo in a result's _meta is 2026-07-28", []string{"2026-07-28"}, "CallToolResult",
+	add("serverInfo in a result's _meta is modern", modern, "CallToolResult",
 		func(rev string) string { return callToolResult(rev, serverInfo) }, true, "")
-	add("serverInfo in _meta is still checked against Implementation", []string{"2026-07-28"}, "CallToolResult",
+	add("serverInfo in _meta is still checked against Implementation", modern, "CallToolResult",
 		func(rev string) string {
 			return callToolResult(rev, `{"io.modelcontextprotocol/serverInfo":{"name":"mcpx"}}`)
 		}, false, "missing property 'version'")
@@ -123,13 +131,13 @@ func TestValidate(t *testing.T) {
 	relatedTask := `{"io.modelcontextprotocol/related-task":{"taskId":"786512e2"}}`
 	add("related-task in _meta is 2025-11-25 by the overlay", []string{"2025-11-25"}, "CallToolResult",
 		func(rev string) string { return callToolResult(rev, relatedTask) }, true, "")
-	add("related-task in _meta is declared by the tasks extension", []string{"2026-07-28"}, "CallToolResult",
+	add("related-task in _meta is declared by the tasks extension", modern, "CallToolResult",
 		func(rev string) string { return callToolResult(rev, relatedTask) }, true, "")
 	add("related-task in _meta is too new", []string{"2025-06-18"}, "CallToolResult",
 		func(rev string) string { return callToolResult(rev, relatedTask) }, false, "reserved _meta key not declared")
 
 	freeSchema := `{"name":"t","inputSchema":{"type":"object","properties":{"when":{"type":"string","format":"date"}},"additionalProperties":false,"$defs":{"n":{"type":"integer"}},"if":{"required":["when"]}}}`
-	add("an input schema may use any JSON Schema keyword (open place)", []string{"2024-11-05", "2026-07-28"}, "Tool", same(freeSchema), true, "")
+	add("an input schema may use any JSON Schema keyword (open place)", all, "Tool", same(freeSchema), true, "")
 	call := `"method":"tools/call","params":{"name":"t","arguments":{"deep":{"x":{"y":[{"z":1}]}}}}`
 	add("tool arguments are open", []string{"2024-11-05"}, "CallToolRequest", same(`{`+call+`}`), true, "")
 	add("tool arguments are open", []string{"2025-11-25"}, "CallToolRequest", same(`{"jsonrpc":"2.0","id":1,`+call+`}`), true, "")
@@ -159,7 +167,7 @@ func TestValidate(t *testing.T) {
 
 	add("a tool without a name is schema-invalid", all, "Tool", same(`{"inputSchema":{"type":"object"}}`), false,
 		"Tool: (root): schema-invalid: missing property 'name'")
-	add("format byte is asserted", []string{"2024-11-05", "2026-07-28"}, "ImageContent",
+	add("format byte is asserted", all, "ImageContent",
 		same(`{"type":"image","data":"not base64!","mimeType":"image/png"}`), false, "/data: schema-invalid")
 	add("format uri is asserted", all, "Root", same(`{"uri":"not a uri"}`), false, "/uri: schema-invalid")
 
@@ -168,18 +176,18 @@ func TestValidate(t *testing.T) {
 	add("a legacy task result with the extension's field names", []string{"2025-11-25"}, "GetTaskResult",
 		same(`{`+taskFields+`,"ttl":null,"pollIntervalMs":500}`), false, "/pollIntervalMs: member not declared")
 
-	add("the tasks extension's Task", []string{"2026-07-28"}, "Task", same(`{`+taskFields+`,"ttlMs":60000,"pollIntervalMs":500}`), true, "")
-	add("the tasks extension's CreateTaskResult", []string{"2026-07-28"}, "CreateTaskResult", same(`{`+taskFields+`,"ttlMs":null}`), true, "")
-	add("the tasks extension's GetTaskResult (completed)", []string{"2026-07-28"}, "GetTaskResult",
+	add("the tasks extension's Task", modern, "Task", same(`{`+taskFields+`,"ttlMs":60000,"pollIntervalMs":500}`), true, "")
+	add("the tasks extension's CreateTaskResult", modern, "CreateTaskResult", same(`{`+taskFields+`,"ttlMs":null}`), true, "")
+	add("the tasks extension's GetTaskResult (completed)", modern, "GetTaskResult",
 		same(`{`+strings.Replace(taskFields, "working", "completed", 1)+`,"ttlMs":null,"result":{"content":[]}}`), true, "")
-	add("the tasks extension's Task is closed by its own schema", []string{"2026-07-28"}, "Task",
+	add("the tasks extension's Task is closed by its own schema", modern, "Task",
 		same(`{`+taskFields+`,"ttlMs":1,"ttl":1}`), false, "schema-invalid: additional properties 'ttl' not allowed")
 	// Known defect of the pinned extension schema, pinned here so that a new
 	// pin that fixes it is noticed: zod's intersection of the open Result
 	// base with the strict task object puts "additionalProperties": false in
 	// one allOf branch, so "resultType" (which the extension's text says a
 	// server MUST send) and "_meta" are rejected by plain JSON Schema.
-	add("the tasks extension's CreateTaskResult rejects resultType (schema defect)", []string{"2026-07-28"}, "CreateTaskResult",
+	add("the tasks extension's CreateTaskResult rejects resultType (schema defect)", modern, "CreateTaskResult",
 		same(`{"resultType":"task",`+taskFields+`,"ttlMs":null}`), false, "additional properties 'resultType' not allowed")
 
 	runChecks(t, v, checks)

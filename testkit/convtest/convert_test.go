@@ -227,7 +227,7 @@ func TestUpgradeRoundTrips(t *testing.T) {
 					if newest := revision.Tables[0]; rev != newest.Revision && !strings.HasPrefix(m.method, "tasks/") {
 						if nm, ok := newest.Method(m.method); ok && ((nm.FromClient && !m.result && nm.Params == m.hubType) || (nm.FromServer && m.result && nm.Result == m.hubType)) {
 							if !nm.Notification {
-								withRequestMeta(up) // what the edge adds to every modern request
+								withRequestMeta(up, newest.Revision) // what the edge adds to every modern request
 							}
 							modern, err := convert.Downgrade(newest.Revision, up)
 							if err != nil {
@@ -565,9 +565,9 @@ var knownBadExamples = map[string]string{
 	"ReadResourceResultResponse/read-resource-result-response.json": "the result lacks ttlMs and cacheScope, which ReadResourceResult requires; the hub writes the required members, so the example cannot come back unchanged",
 }
 
-// withRequestMeta adds the _meta members every 2026-07-28 request must
-// carry to a hub params value that has a _meta.
-func withRequestMeta(v any) {
+// withRequestMeta adds the _meta members every request of the modern
+// revision rev must carry to a hub params value that has a _meta.
+func withRequestMeta(v any, rev mcp.Revision) {
 	f := reflect.ValueOf(v).Elem().FieldByName("Meta")
 	if !f.IsValid() || f.Type() != reflect.TypeOf(mcp.Meta{}) {
 		return
@@ -576,7 +576,7 @@ func withRequestMeta(v any) {
 	for k, val := range f.Interface().(mcp.Meta) {
 		m[k] = val
 	}
-	m[mcp.MetaKeyProtocolVersion] = json.RawMessage(`"2026-07-28"`)
+	m[mcp.MetaKeyProtocolVersion], _ = json.Marshal(rev)
 	m[mcp.MetaKeyClientCapabilities] = json.RawMessage(`{}`)
 	f.Set(reflect.ValueOf(m))
 }
@@ -656,25 +656,52 @@ func TestPinnedFacts(t *testing.T) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
-	t.Run("non-object structuredContent is dropped for 2025-06-18 and 2025-11-25", func(t *testing.T) {
+	t.Run("non-object structuredContent is dropped for a legacy revision that has structuredContent (2025-06-18 on), kept for a modern one", func(t *testing.T) {
 		res := &mcp.CallToolResult{Content: []mcp.ContentBlock{}, StructuredContent: json.RawMessage(`[1,2]`)}
-		for rev, want := range map[mcp.Revision]bool{mcp.Rev20250618: false, mcp.Rev20251125: false, mcp.Rev20260728: true} {
-			if got := encode(t, rev, res); strings.Contains(got, "structuredContent") != want {
-				t.Errorf("%s: %s", rev, got)
+		var n int
+		for _, tab := range revision.Tables {
+			if ty, ok := tab.Type("CallToolResult"); !ok || !contains(ty.Fields, "structuredContent") {
+				continue
 			}
+			n++
+			if got, want := encode(t, tab.Revision, res), tab.Era == "modern"; strings.Contains(got, "structuredContent") != want {
+				t.Errorf("%s: %s", tab.Revision, got)
+			}
+		}
+		if n < 3 { // 2025-06-18, 2025-11-25, 2026-07-28 at least
+			t.Errorf("%d revisions have CallToolResult.structuredContent, want at least 3", n)
 		}
 	})
 }
 
-// TestTablesNameEveryRevision keeps the tables and constants in step.
+// TestTablesNameEveryRevision keeps the tables, the constants and the
+// manifest they are generated from in step: one table per revision of
+// schemas/manifest.json, in its order (newest first), of its era, and
+// mcp.Revisions the same.
 func TestTablesNameEveryRevision(t *testing.T) {
-	var got []string
-	for _, tab := range revision.Tables {
-		got = append(got, string(tab.Revision))
+	m, err := schemas.Load()
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-	if !sort.StringsAreSorted(reverse(got)) || strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("tables = %v, want %v", got, want)
+	var got, want, consts []string
+	for _, tab := range revision.Tables {
+		got = append(got, string(tab.Revision)+" "+tab.Era)
+	}
+	for _, s := range m.Schemas {
+		want = append(want, s.ID+" "+string(s.Era))
+	}
+	for _, r := range mcp.Revisions {
+		era := "(no table)"
+		if tab := revision.Lookup(r); tab != nil {
+			era = tab.Era
+		}
+		consts = append(consts, string(r)+" "+era)
+	}
+	if !sort.StringsAreSorted(reverse(got)) || strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("tables = %v, want the manifest's %v, newest first", got, want)
+	}
+	if strings.Join(consts, ", ") != strings.Join(want, ", ") {
+		t.Errorf("mcp.Revisions = %v, want the manifest's %v", consts, want)
 	}
 }
 

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // fakeNS: tools that report progress, panic, wait for cancellation or take
@@ -301,6 +303,12 @@ func modern(method, name string) hdr {
 		h["Mcp-Name"] = name
 	}
 	return h
+}
+
+// streamableLegacy are the legacy revisions of Streamable HTTP, which
+// 2025-03-26 introduced, newest first.
+func streamableLegacy() []string {
+	return revs.Strings(revs.Where(func(t *revision.Table) bool { return revs.IsLegacy(t.Revision) && t.Revision >= "2025-03-26" }))
 }
 
 func initialize(version string) string {

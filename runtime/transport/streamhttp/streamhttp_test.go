@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
 // --- Legacy sessions ---
@@ -21,14 +22,15 @@ import (
 // Mcp-Session-Id of visible ASCII (32 hex digits from crypto/rand).
 func TestLegacyInitializeMintsSession(t *testing.T) {
 	srv, h := start(t, streamhttp.Options{})
-	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+	legacy := streamableLegacy()
+	for _, v := range legacy {
 		id := openSession(t, srv, v)
 		if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(id) {
 			t.Errorf("session id %q: want 32 hex digits", id)
 		}
 	}
-	if n := h.OpenSessions(); n != 3 {
-		t.Errorf("%d sessions held, want 3", n)
+	if n := h.OpenSessions(); n != len(legacy) {
+		t.Errorf("%d sessions held, want %d", n, len(legacy))
 	}
 	// An initialize that fails mints nothing.
 	resp := post(t, srv, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":7}}`)
@@ -757,17 +759,17 @@ func TestForeignHostIs403(t *testing.T) {
 }
 
 // TestDNSRebindingScenario replays the conformance suite's
-// dns-rebinding-protection scenario (0.2.0-alpha.12) for every revision:
-// Host and Origin evil.example.com must be 4xx; the server's own host must
-// be 2xx, and for legacy revisions the initialized notification with the
-// minted session too.
+// dns-rebinding-protection scenario (0.2.0-alpha.12) for every revision of
+// Streamable HTTP: Host and Origin evil.example.com must be 4xx; the
+// server's own host must be 2xx, and for legacy revisions the initialized
+// notification with the minted session too.
 func TestDNSRebindingScenario(t *testing.T) {
 	srv, _ := start(t, streamhttp.Options{})
 	own := strings.TrimPrefix(srv.URL, "http://")
-	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"} {
+	for _, v := range append(revs.Strings(revs.Modern()), streamableLegacy()...) {
 		body, method := initialize(v), "initialize"
-		if v == "2026-07-28" {
-			body, method = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"conformance-dns-rebinding-test","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`, "server/discover"
+		if revs.IsModern(v) {
+			body, method = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+v+`","io.modelcontextprotocol/clientInfo":{"name":"conformance-dns-rebinding-test","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`, "server/discover"
 		}
 		h := func(host string) hdr {
 			return hdr{"Host": host, "Origin": "http://" + host, "MCP-Protocol-Version": v, "Mcp-Method": method}
@@ -780,7 +782,7 @@ func TestDNSRebindingScenario(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: own host answered %d", v, resp.StatusCode)
 		}
-		if v == "2026-07-28" {
+		if revs.IsModern(v) {
 			continue
 		}
 		nh := h(own)
