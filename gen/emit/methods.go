@@ -112,7 +112,7 @@ func Methods(h *model.Hub, routes []*model.Route, source string) (*File, error) 
 		}
 		res := jen.Params(jen.Op("*").Id(m.Result.Name), jen.Error())
 		g.Commentf("%sHandler answers %s (%s). Revisions: %s.", b, m.Name, r.By, span(h.Revs, m.Revs))
-		g.Type().Id(b+"Handler").Interface(jen.Id(b).Params(sig...).Add(res))
+		g.Type().Id(b + "Handler").Interface(jen.Id(b).Params(sig...).Add(res))
 		g.Line()
 		// The client-side call.
 		csig := []jen.Code{jen.Id("ctx").Qual("context", "Context"), jen.Id("c").Id("Caller")}
