@@ -236,6 +236,25 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 	}
 	t.Logf("negotiated %s with %s; capabilities %s", d.Revision(), d.ServerInfo.Name, mustJSONString(t, caps))
 
+	// A routed method the upstream's revision lacks is refused without a
+	// round trip: -32601 naming the upstream and its revision, which the
+	// gateway passes on (the route's fallback).
+	refused := 0
+	for _, m := range mcp.ClientMethods {
+		if m.Key == nil || d.Has(m.Name) {
+			continue
+		}
+		refused++
+		_, err := c.Call(ctx, m.Name, mcp.New(m.Params))
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.MethodNotFound || !strings.Contains(je.Message, fmt.Sprintf("%q", c.spec.Name)) || !strings.Contains(je.Message, string(want)) {
+			t.Errorf("Call(%s) on a %s upstream: err = %v, want -32601 naming the upstream and its revision", m.Name, want, err)
+		}
+	}
+	if refused == 0 {
+		t.Errorf("every routed method exists in %s: the refusal went unchecked", want)
+	}
+
 	tools, err := mcp.ListTools(ctx, c, nil)
 	if err != nil {
 		t.Fatalf("ListTools: %v", err)
