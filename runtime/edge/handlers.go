@@ -29,10 +29,14 @@ var handlers = map[string]handler{
 	mcp.MethodSubscriptionsListen:  (*Edge).listen,
 }
 
+// dispatched are the methods init gave the generated dispatch.
+var dispatched = map[string]bool{}
+
 func init() {
 	for _, m := range mcp.ClientMethods {
 		if handlers[m.Name] == nil && m.Name != mcp.MethodInitialize {
 			handlers[m.Name] = dispatch(m.Name)
+			dispatched[m.Name] = true
 		}
 	}
 }
