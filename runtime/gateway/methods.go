@@ -213,7 +213,7 @@ func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 
 // prompt finds the upstream prompt behind an exposed name.
 func (g *Gateway) prompt(name string) (target, error) {
-	// As in CallTool: lookup and state in one critical section.
+	// As for tools (Gateway.tool): lookup and state in one critical section.
 	g.mu.RLock()
 	t, ok := g.view.promptIdx[name]
 	var err error
@@ -238,9 +238,9 @@ func (g *Gateway) prompt(name string) (target, error) {
 	return t, err
 }
 
-// testHookAfterLookup, when set by a test, runs after CallTool and
-// prompts/get (and completion of a prompt) have looked their name up and
-// released the lock.
+// testHookAfterLookup, when set by a test, runs after a tool or prompt
+// name has been looked up (Gateway.tool, Gateway.prompt) and the lock
+// released.
 var testHookAfterLookup func()
 
 // GetPrompt gets the prompt behind the exposed name by its upstream name
