@@ -128,7 +128,16 @@ func Render(set *load.Set, overlay []byte) ([]Output, *model.Hub, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	routes, err := hub.Routes()
+	if err != nil {
+		return nil, nil, err
+	}
 	files := emit.Files(hub, provenance(set, overlay))
+	methods, err := emit.Methods(hub, routes, provenance(set, overlay))
+	if err != nil {
+		return nil, nil, err
+	}
+	files = append(files, methods)
 	if un := o.Unused(); len(un) > 0 {
 		return nil, nil, fmt.Errorf("%s", strings.Join(un, "\n"))
 	}

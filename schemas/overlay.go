@@ -24,11 +24,14 @@ type Entry struct {
 	Variant   string `json:"variant"`   // fallback: the union variant's tag
 	As        string `json:"as"`        // fallback: the tag of the variant Func turns it into
 	Func      string `json:"func"`      // fallback, keep-if: the function in package override
+	By        string `json:"by"`        // route: how the gateway finds the upstream (name, uri, ref, task, merge, local)
+	Space     string `json:"space"`     // route by name or ref: whose names (tool, prompt)
+	Fallback  string `json:"fallback"`  // route: what an upstream whose revision lacks the method gets (refuse, empty)
 	Why       string `json:"why"`       // one line
 }
 
 // OverlayKinds lists the kinds of entry overlay.json may hold.
-var OverlayKinds = []string{"open", "meta-key", "rename", "nest", "fallback", "keep-if", "add-meta"}
+var OverlayKinds = []string{"open", "meta-key", "rename", "nest", "fallback", "keep-if", "add-meta", "route"}
 
 // ParseOverlay reads and checks an overlay document: every entry has a
 // known kind and a reason.

@@ -15,38 +15,48 @@ import (
 // never get here: the revision tables are checked first.
 type handler func(e *Edge, c *call) (any, error)
 
+// handlers are the methods mcpx answers itself (route "local" in the
+// overlay; initialize is answered before a session has a revision). Every
+// other client request of the generated tables goes to the server through
+// the generated dispatch (see init), so a request a new revision adds
+// needs no code here.
 var handlers = map[string]handler{
-	mcp.MethodPing:                   func(*Edge, *call) (any, error) { return &mcp.Result{}, nil },
-	mcp.MethodLoggingSetLevel:        (*Edge).setLevel,
-	mcp.MethodResourcesSubscribe:     (*Edge).subscribe,
-	mcp.MethodResourcesUnsubscribe:   (*Edge).unsubscribe,
-	mcp.MethodServerDiscover:         (*Edge).discover,
-	mcp.MethodSubscriptionsListen:    (*Edge).listen,
-	mcp.MethodToolsList:              serve((*server.Server).ListTools),
-	mcp.MethodToolsCall:              serve((*server.Server).CallTool),
-	mcp.MethodResourcesList:          serve((*server.Server).ListResources),
-	mcp.MethodResourcesTemplatesList: serve((*server.Server).ListResourceTemplates),
-	mcp.MethodResourcesRead:          serve((*server.Server).ReadResource),
-	mcp.MethodPromptsList:            serve((*server.Server).ListPrompts),
-	mcp.MethodPromptsGet:             serve((*server.Server).GetPrompt),
-	mcp.MethodCompletionComplete:     serve((*server.Server).Complete),
+	mcp.MethodPing:                 func(*Edge, *call) (any, error) { return &mcp.Result{}, nil },
+	mcp.MethodLoggingSetLevel:      (*Edge).setLevel,
+	mcp.MethodResourcesSubscribe:   (*Edge).subscribe,
+	mcp.MethodResourcesUnsubscribe: (*Edge).unsubscribe,
+	mcp.MethodServerDiscover:       (*Edge).discover,
+	mcp.MethodSubscriptionsListen:  (*Edge).listen,
 }
 
-// serve adapts a server method on hub params P to a handler, giving it a
-// context that carries the request's notifier.
-func serve[P, R any](f func(*server.Server, contextType, *P) (*R, error)) handler {
-	return func(e *Edge, c *call) (any, error) {
-		p, _ := c.params.(*P)
-		if p == nil {
-			p = new(P)
+// dispatched are the methods init gave the generated dispatch.
+var dispatched = map[string]bool{}
+
+func init() {
+	for _, m := range mcp.ClientMethods {
+		if handlers[m.Name] == nil && m.Name != mcp.MethodInitialize {
+			handlers[m.Name] = dispatch(m.Name)
+			dispatched[m.Name] = true
 		}
+	}
+}
+
+// dispatch answers method through the server's generated dispatch
+// ([server.Server.Handle]), with a context that carries the request's
+// notifier and the client's capabilities. No handler for it anywhere is
+// method not found, as for a method mcpx does not know.
+func dispatch(method string) handler {
+	return func(e *Edge, c *call) (any, error) {
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
-		r, err := f(e.Server, ctx, p)
-		if err != nil {
-			return nil, err
+		r, err := e.Server.Handle(ctx, method, c.params)
+		if errors.Is(err, mcp.ErrNoHandler) {
+			return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %s is not served by mcpx", jsonrpc.Quote(method))
 		}
-		return r, nil
+		if err == nil && r == nil {
+			return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "method %s: no result", jsonrpc.Quote(method))
+		}
+		return r, err
 	}
 }
 

@@ -41,6 +41,10 @@ type fake struct {
 	read      func(p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error)
 	getPrompt func(p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error)
 	complete  func(p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error)
+	// other answers a method the fake has no handler for (one no revision
+	// has yet); nil: -32601, as an upstream client says for a method its
+	// upstream's revision lacks.
+	other func(method string, params any) (any, error)
 
 	got    []any // every request's params, in order
 	closed bool
@@ -128,7 +132,8 @@ func page[T any](f *fake, items []T, cursor string) ([]T, string, error) {
 	return append([]T(nil), items[start:end]...), next, nil
 }
 
-func (f *fake) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
+func (f *fake) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+	cursor := p.Cursor
 	items, next, err := page(f, f.snapshotTools(), cursor)
 	if err != nil {
 		return nil, err
@@ -142,7 +147,8 @@ func (f *fake) snapshotTools() []mcp.Tool {
 	return append([]mcp.Tool(nil), f.tools...)
 }
 
-func (f *fake) ListPrompts(ctx context.Context, cursor string) (*mcp.ListPromptsResult, error) {
+func (f *fake) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+	cursor := p.Cursor
 	f.mu.Lock()
 	ps := append([]mcp.Prompt(nil), f.prompts...)
 	f.mu.Unlock()
@@ -153,7 +159,8 @@ func (f *fake) ListPrompts(ctx context.Context, cursor string) (*mcp.ListPrompts
 	return &mcp.ListPromptsResult{Prompts: items, NextCursor: next}, nil
 }
 
-func (f *fake) ListResources(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
+func (f *fake) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+	cursor := p.Cursor
 	f.mu.Lock()
 	rs := append([]mcp.Resource(nil), f.resources...)
 	f.mu.Unlock()
@@ -164,7 +171,8 @@ func (f *fake) ListResources(ctx context.Context, cursor string) (*mcp.ListResou
 	return &mcp.ListResourcesResult{Resources: items, NextCursor: next}, nil
 }
 
-func (f *fake) ListResourceTemplates(ctx context.Context, cursor string) (*mcp.ListResourceTemplatesResult, error) {
+func (f *fake) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+	cursor := p.Cursor
 	f.mu.Lock()
 	ts := append([]mcp.ResourceTemplate(nil), f.templates...)
 	f.mu.Unlock()
@@ -220,6 +228,20 @@ func (f *fake) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp
 		return f.complete(p)
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompleteResultCompletion{Values: []string{"v"}}}, nil
+}
+
+// Call is the upstream client's: the fake's handlers through the
+// generated dispatch, as a real upstream answers them.
+func (f *fake) Call(ctx context.Context, method string, params any) (any, error) {
+	r, err := mcp.Dispatch(ctx, f, method, params)
+	if !errors.Is(err, mcp.ErrNoHandler) {
+		return r, err
+	}
+	f.record(params)
+	if f.other != nil {
+		return f.other(method, params)
+	}
+	return nil, rpcErr(jsonrpc.MethodNotFound, fmt.Sprintf("upstream %q speaks protocol revision 2025-06-18, which has no method %s", f.name, method))
 }
 
 func (f *fake) Changes() <-chan string { return f.changes }

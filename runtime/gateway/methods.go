@@ -112,55 +112,11 @@ func (g *Gateway) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	return slices.Clone(g.view.tools), nil
 }
 
-// CallTool calls the tool behind the exposed name by its upstream name.
+// CallTool calls the tool behind the exposed name by its upstream name
+// (Forward, route by tool name), the result's URIs exposed.
 func (g *Gateway) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	if err := g.settle(ctx); err != nil {
-		return nil, err
-	}
-	// The lookup and the upstream's state are read in one critical
-	// section: an upstream that comes back up (or goes down) after it gets
-	// the answer of the moment the view was read, never a mix of the two.
-	g.mu.RLock()
-	t, ok := g.view.toolIdx[p.Name]
-	var stateErr error
-	switch {
-	case ok && t.m != nil:
-		_, stateErr = t.m.state()
-	case !ok:
-		if downM := g.downFor(g.view.downTools, p.Name); downM != nil {
-			_, stateErr = downM.state()
-		} else {
-			stateErr = fmt.Errorf("%w: %q", server.ErrUnknownTool, p.Name)
-		}
-	}
-	fixed := g.fixed
-	g.mu.RUnlock()
-	if testHookAfterLookup != nil {
-		testHookAfterLookup()
-	}
-	switch {
-	case errors.Is(stateErr, server.ErrUnknownTool):
-		return nil, stateErr
-	case stateErr != nil:
-		return nil, fmt.Errorf("tool %q: %w", p.Name, stateErr)
-	case t.m == nil:
-		return fixed.CallTool(ctx, p)
-	}
-	q := *p
-	q.Name = t.name
-	res, err := t.m.u.CallTool(ctx, &q)
-	if err != nil {
-		return nil, fail(t.m, "tools/call", err)
-	}
-	if res == nil {
-		return nil, fmt.Errorf("upstream %q: tools/call: no result", t.m.name)
-	}
-	out := *res
-	out.Content = t.m.mapBlocks(res.Content)
-	if out.Content == nil {
-		out.Content = []mcp.ContentBlock{}
-	}
-	return &out, nil
+	v, err := g.Forward(ctx, mcp.MethodToolsCall, p)
+	return forwarded[mcp.CallToolResult](mcp.MethodToolsCall, v, err)
 }
 
 // ListResources returns every upstream's resources, their URIs exposed.
@@ -226,53 +182,16 @@ func (g *Gateway) resolve(uri string) (m *member, upstreamURI string, ok bool) {
 	return m, rest, m != nil
 }
 
-// ReadResource reads an exposed URI from its upstream. Not found, as
-// docs/revisions.md#resource-not-found has it, is a [*server.ResourceNotFoundError] for the
-// URI the client sent, for four causes: not an mcpx:// URI (and no root),
-// no namespace in it, a namespace that is not configured (or serves no
-// resources), or an upstream that answered -32002 or -32602. Every other
+// ReadResource reads an exposed URI from its upstream (Forward, route by
+// URI). Not found, as docs/revisions.md#resource-not-found has it, is a
+// [*server.ResourceNotFoundError] for the URI the client sent, for five
+// causes: not an mcpx:// URI (and no root), no namespace in it, a namespace
+// that is not configured (or serves no resources), an upstream that
+// answered -32002 or -32602, or one that answered no contents. Every other
 // failure is an error carrying the upstream's message.
 func (g *Gateway) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
-	if err := g.settle(ctx); err != nil {
-		return nil, err
-	}
-	notFound := &server.ResourceNotFoundError{URI: p.URI}
-	g.mu.RLock()
-	have := g.has(hasResources)
-	g.mu.RUnlock()
-	if !have {
-		return nil, server.ErrUnsupported
-	}
-	m, uri, ok := g.resolve(p.URI)
-	if !ok {
-		return nil, notFound
-	}
-	caps, err := g.up(m)
-	if err != nil {
-		return nil, err
-	}
-	if caps.Resources == nil {
-		return nil, notFound
-	}
-	q := *p
-	q.URI = uri
-	res, err := m.u.ReadResource(ctx, &q)
-	var je *jsonrpc.Error
-	switch {
-	case errors.As(err, &je) && (je.Code == jsonrpc.ResourceNotFound || je.Code == jsonrpc.InvalidParams):
-		return nil, notFound
-	case errors.As(err, &je):
-		return nil, &UpstreamError{Upstream: m.name, Method: "resources/read", Code: je.Code, Message: je.Message}
-	case err != nil && named(m.name, err):
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("upstream %q: resources/read: %w", m.name, err)
-	case res == nil || len(res.Contents) == 0:
-		return nil, notFound
-	}
-	out := *res
-	out.Contents = m.mapContents(res.Contents)
-	return &out, nil
+	v, err := g.Forward(ctx, mcp.MethodResourcesRead, p)
+	return forwarded[mcp.ReadResourceResult](mcp.MethodResourcesRead, v, err)
 }
 
 // ListPrompts returns every upstream's prompts, sorted by exposed name.
@@ -294,7 +213,7 @@ func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 
 // prompt finds the upstream prompt behind an exposed name.
 func (g *Gateway) prompt(name string) (target, error) {
-	// As in CallTool: lookup and state in one critical section.
+	// As for tools (Gateway.tool): lookup and state in one critical section.
 	g.mu.RLock()
 	t, ok := g.view.promptIdx[name]
 	var err error
@@ -319,87 +238,23 @@ func (g *Gateway) prompt(name string) (target, error) {
 	return t, err
 }
 
-// testHookAfterLookup, when set by a test, runs after CallTool and
-// prompts/get (and completion of a prompt) have looked their name up and
-// released the lock.
+// testHookAfterLookup, when set by a test, runs after a tool or prompt
+// name has been looked up (Gateway.tool, Gateway.prompt) and the lock
+// released.
 var testHookAfterLookup func()
 
-// GetPrompt gets the prompt behind the exposed name by its upstream name.
+// GetPrompt gets the prompt behind the exposed name by its upstream name
+// (Forward, route by prompt name), the messages' URIs exposed.
 func (g *Gateway) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
-	if err := g.settle(ctx); err != nil {
-		return nil, err
-	}
-	t, err := g.prompt(p.Name)
-	if err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Name = t.name
-	res, err := t.m.u.GetPrompt(ctx, &q)
-	if err != nil {
-		return nil, fail(t.m, "prompts/get", err)
-	}
-	if res == nil {
-		return nil, fmt.Errorf("upstream %q: prompts/get: no result", t.m.name)
-	}
-	out := *res
-	out.Messages = t.m.mapMessages(res.Messages)
-	if out.Messages == nil {
-		out.Messages = []mcp.PromptMessage{}
-	}
-	return &out, nil
+	v, err := g.Forward(ctx, mcp.MethodPromptsGet, p)
+	return forwarded[mcp.GetPromptResult](mcp.MethodPromptsGet, v, err)
 }
 
 // Complete maps the reference back to the upstream's prompt name or
-// template and asks that upstream. An upstream that declared no
-// completions gets no request: the answer is no values.
+// template and asks that upstream (Forward, route by reference). An
+// upstream without the method (or that answers -32601) has no values to
+// offer: the route's fallback is the empty result.
 func (g *Gateway) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
-	if err := g.settle(ctx); err != nil {
-		return nil, err
-	}
-	// No capability check: 2024-11-05 has completion/complete but no
-	// completions capability, so an upstream is asked, and one without the
-	// method answers -32601, which means no values.
-	q := *p
-	var m *member
-	switch r := p.Ref.Value.(type) {
-	case *mcp.PromptReference:
-		t, err := g.prompt(r.Name)
-		if errors.Is(err, server.ErrUnknownPrompt) || errors.Is(err, server.ErrUnsupported) {
-			return nil, server.InvalidParams("completion reference: unknown prompt %q", r.Name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		ref := *r
-		ref.Name = t.name
-		q.Ref = mcp.CompleteRequestParamsRef{Value: &ref}
-		m = t.m
-	case *mcp.ResourceTemplateReference:
-		var uri string
-		var ok bool
-		if m, uri, ok = g.resolve(r.URI); !ok {
-			return nil, server.InvalidParams("completion reference: unknown resource template %q", r.URI)
-		}
-		ref := *r
-		ref.URI = uri
-		q.Ref = mcp.CompleteRequestParamsRef{Value: &ref}
-	default:
-		return nil, server.InvalidParams(`completion reference: want a "ref/prompt" or "ref/resource" reference`)
-	}
-	if _, err := g.up(m); err != nil {
-		return nil, err
-	}
-	res, err := m.u.Complete(ctx, &q)
-	var je *jsonrpc.Error
-	if errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound {
-		return &mcp.CompleteResult{Completion: mcp.CompleteResultCompletion{Values: []string{}}}, nil
-	}
-	if err != nil {
-		return nil, fail(m, "completion/complete", err)
-	}
-	if res == nil {
-		return nil, fmt.Errorf("upstream %q: completion/complete: no result", m.name)
-	}
-	return res, nil
+	v, err := g.Forward(ctx, mcp.MethodCompletionComplete, p)
+	return forwarded[mcp.CompleteResult](mcp.MethodCompletionComplete, v, err)
 }

@@ -30,14 +30,12 @@ type Upstream interface {
 	// Capabilities are what the upstream declared (connecting if needed).
 	Capabilities(ctx context.Context) (mcp.ServerCapabilities, error)
 
-	ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error)
-	CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error)
-	ListResources(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error)
-	ListResourceTemplates(ctx context.Context, cursor string) (*mcp.ListResourceTemplatesResult, error)
-	ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error)
-	ListPrompts(ctx context.Context, cursor string) (*mcp.ListPromptsResult, error)
-	GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error)
-	Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error)
+	// Call sends a request in hub types and returns its hub result: the
+	// generated mcp.<Method> functions (mcp.ListTools, mcp.CallTool, ...)
+	// call through it, and the gateway forwards every routed method with
+	// it. A method the upstream's revision lacks is a -32601
+	// *jsonrpc.Error whose message names the upstream and its revision.
+	mcp.Caller
 
 	// Changes delivers the upstream's list_changed notifications, by method
 	// name ("notifications/tools/list_changed", ...), and a synthetic

@@ -180,7 +180,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 	)
 	if want&kTools != 0 && caps.Tools != nil {
 		tools, err = collect(ctx, m.name, "tools/list", func(ctx context.Context, c string) ([]mcp.Tool, string, error) {
-			r, err := m.u.ListTools(ctx, c)
+			r, err := mcp.ListTools(ctx, m.u, &mcp.PaginatedRequestParams{Cursor: c})
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "tools/list")
 			}
@@ -193,7 +193,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 	}
 	if want&kPrompts != 0 && caps.Prompts != nil {
 		prompts, err = collect(ctx, m.name, "prompts/list", func(ctx context.Context, c string) ([]mcp.Prompt, string, error) {
-			r, err := m.u.ListPrompts(ctx, c)
+			r, err := mcp.ListPrompts(ctx, m.u, &mcp.PaginatedRequestParams{Cursor: c})
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "prompts/list")
 			}
@@ -205,7 +205,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 	}
 	if want&kResources != 0 && caps.Resources != nil {
 		resources, err = collect(ctx, m.name, "resources/list", func(ctx context.Context, c string) ([]mcp.Resource, string, error) {
-			r, err := m.u.ListResources(ctx, c)
+			r, err := mcp.ListResources(ctx, m.u, &mcp.PaginatedRequestParams{Cursor: c})
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "resources/list")
 			}
@@ -215,7 +215,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 			return g.markDown(m, err)
 		}
 		templates, err = collect(ctx, m.name, "resources/templates/list", func(ctx context.Context, c string) ([]mcp.ResourceTemplate, string, error) {
-			r, err := m.u.ListResourceTemplates(ctx, c)
+			r, err := mcp.ListResourceTemplates(ctx, m.u, &mcp.PaginatedRequestParams{Cursor: c})
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "resources/templates/list")
 			}

@@ -20,22 +20,28 @@ import (
 // Lists are returned whole; the server paginates them. Handlers may call
 // [Progress] and [Log] with the context they are given, and must stop when
 // it is cancelled.
+//
+// A request the interface does not name (one a new revision adds) reaches
+// a namespace that implements its generated mcp.<Method>Handler, or a
+// [Forwarder]; for any other it is method not found (see [Server.Handle]).
 type Namespace interface {
 	// Capabilities reports which features the namespace has; a nil member
 	// is a feature it lacks.
 	Capabilities() mcp.ServerCapabilities
 
+	// Lists are whole; the server paginates them. The other methods are
+	// the generated handler interfaces of their requests (mcp.Dispatch).
 	ListTools(ctx context.Context) ([]mcp.Tool, error)
-	CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error)
+	mcp.CallToolHandler
 
 	ListResources(ctx context.Context) ([]mcp.Resource, error)
 	ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemplate, error)
-	ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error)
+	mcp.ReadResourceHandler
 
 	ListPrompts(ctx context.Context) ([]mcp.Prompt, error)
-	GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error)
+	mcp.GetPromptHandler
 
-	Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error)
+	mcp.CompleteHandler
 }
 
 // Versioned is implemented by a namespace that can tell when its lists

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -159,4 +160,32 @@ func (s *Server) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*m
 		r.Completion.Values = []string{}
 	}
 	return r, nil
+}
+
+// Forwarder is implemented by a namespace that passes requests on (the
+// gateway): Forward answers any client request the server and the
+// namespace have no handler of their own for, by the method's route in the
+// generated tables ([mcp.ClientMethods]). It returns [mcp.ErrNoHandler]
+// for a method it cannot forward.
+type Forwarder interface {
+	Forward(ctx context.Context, method string, params any) (any, error)
+}
+
+// Handle answers a client request in hub types: the server's own method
+// for it (lists are paginated there), else the namespace's handler for it
+// (its mcp.<Method>Handler), else, for a [Forwarder], Forward. A method
+// none of them answers is [mcp.ErrNoHandler]. params is a pointer to the
+// method's hub params type, or nil.
+func (s *Server) Handle(ctx context.Context, method string, params any) (any, error) {
+	r, err := mcp.Dispatch(ctx, s, method, params)
+	if !errors.Is(err, mcp.ErrNoHandler) {
+		return r, err
+	}
+	if r, err = mcp.Dispatch(ctx, s.NS, method, params); !errors.Is(err, mcp.ErrNoHandler) {
+		return r, err
+	}
+	if f, ok := s.NS.(Forwarder); ok {
+		return f.Forward(ctx, method, params)
+	}
+	return nil, err
 }

@@ -84,7 +84,7 @@ func TestStoppedSaysWhy(t *testing.T) {
 	pid := pidOf(t, c)
 	const why = "mcpx stopped the upstream process: it wrote a line over 16 MiB on stdout"
 	err := within(t, 10*time.Second, "a call answered with an oversized line", func() error {
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "bigline"})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "bigline"})
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), `upstream "big"`) || !strings.Contains(err.Error(), why) {

@@ -22,7 +22,7 @@ func TestLegacyHTTPListChanges(t *testing.T) {
 	defer srv.Close()
 	c := New(Spec{Name: "legacy", URL: srv.URL, Timeout: 5 * time.Second}, mcp.Implementation{Name: "mcpx", Version: "test"}, nil)
 	defer c.Close()
-	if _, err := c.ListTools(context.Background(), ""); err != nil {
+	if _, err := mcp.ListTools(context.Background(), c, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The GET stream opens in the background: add tools until a change is

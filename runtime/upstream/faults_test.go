@@ -30,7 +30,7 @@ func within[T any](t *testing.T, d time.Duration, what string, f func() T) T {
 }
 
 func echo(ctx context.Context, c *Client) error {
-	res, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "echo", Arguments: []byte(`{"text":"again"}`)})
+	res, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "echo", Arguments: []byte(`{"text":"again"}`)})
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func TestCrashMidCall(t *testing.T) {
 	}
 	first := pidOf(t, c)
 	err := within(t, 5*time.Second, "a call whose upstream crashed", func() error {
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "crash"})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "crash"})
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), `"crashy"`) || !strings.Contains(err.Error(), "exited") {
@@ -155,7 +155,7 @@ func TestCrashWithGrandchildHoldingStdout(t *testing.T) {
 	pids := grandchildren(t, p)
 	start := time.Now()
 	err := within(t, 8*time.Second, "a call whose upstream crashed", func() error {
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "crash"})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "crash"})
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "exited") || time.Since(start) > 2*time.Second {
@@ -215,14 +215,14 @@ func TestDeaf(t *testing.T) {
 	}
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`) // far beyond a pipe's 64 kB
 	err := within(t, 5*time.Second, "a call to an upstream that stopped reading", func() error {
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "echo", Arguments: big})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "echo", Arguments: big})
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), `upstream "deaf" did not answer tools/call within 300ms`) {
 		t.Errorf("got %v, want the timeout naming the upstream", err)
 	}
 	within(t, 5*time.Second, "the next call", func() error {
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
 		return err
 	})
 }
@@ -239,7 +239,7 @@ func TestHangMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "sleep"})
+	_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "sleep"})
 	if err == nil || !strings.Contains(err.Error(), `upstream "slow" did not answer tools/call within 200ms`) {
 		t.Errorf("got %v, want the timeout naming the upstream", err)
 	}

@@ -37,7 +37,7 @@ func TestMaxInFlight(t *testing.T) {
 	c := New(Spec{Name: "busy", URL: serveCatalog(t, cat), Timeout: 10 * time.Second, MaxInFlight: limit}, mcpxInfo, testLog(t))
 	defer c.Close()
 	call := func(ctx context.Context) error {
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "hold"})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "hold"})
 		return err
 	}
 

@@ -64,7 +64,7 @@ func TestLogsFollowTheirRequest(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			ctx := server.WithNotifier(context.Background(), clients[i])
-			if _, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "say", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}); err != nil {
+			if _, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "say", Arguments: json.RawMessage(`{"n":` + strconv.Itoa(i) + `}`)}); err != nil {
 				t.Errorf("call %d: %v", i, err)
 			}
 		}()

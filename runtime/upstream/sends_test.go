@@ -132,7 +132,7 @@ func TestHTTPSendsHaveDeadlines(t *testing.T) {
 
 	// A ping on the call's response stream: the reply waits on nothing.
 	res, err := within(t, 2*time.Second, "a call whose answer follows a ping", func() result {
-		r, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "pings", Arguments: json.RawMessage(`{"n":1}`)})
+		r, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "pings", Arguments: json.RawMessage(`{"n":1}`)})
 		return result{r, err}
 	}).get()
 	if err != nil {
@@ -149,7 +149,7 @@ func TestHTTPSendsHaveDeadlines(t *testing.T) {
 	start := time.Now()
 	for range calls {
 		go func() {
-			_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "hang"})
+			_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "hang"})
 			errs <- err
 		}()
 	}

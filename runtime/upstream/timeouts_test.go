@@ -76,7 +76,7 @@ func TestProgressExtendsTimeout(t *testing.T) {
 		n := &notifier{token: json.RawMessage(`"client-token"`)}
 		ctx := server.WithNotifier(context.Background(), n)
 		start := time.Now()
-		_, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: "work", Arguments: json.RawMessage(args)})
+		_, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "work", Arguments: json.RawMessage(args)})
 		return time.Since(start), n, err
 	}
 

@@ -647,16 +647,26 @@ func mirroredName(params any) string {
 	return ""
 }
 
-func callAs[R any](c *Client, ctx context.Context, method string, params any) (*R, error) {
-	v, err := c.call(ctx, method, params)
+// Call sends a request in hub types and returns its hub result; the
+// generated mcp.<Method> functions (mcp.CallTool, mcp.ListTools, ...) call
+// through it. A method the upstream's revision lacks is -32601 naming the
+// upstream and its revision, without a round trip.
+func (c *Client) Call(ctx context.Context, method string, params any) (any, error) {
+	_, d, err := c.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := v.(*R)
-	if !ok {
-		return nil, fmt.Errorf("upstream %q: %s answered a %T", c.spec.Name, method, v)
+	if !d.Has(method) {
+		// The dialect says why (the revision it speaks); the gateway
+		// passes this on as the upstream's refusal.
+		why := "its protocol revision has no " + method
+		var je *jsonrpc.Error
+		if _, err := d.Request(method, params, nil, ""); errors.As(err, &je) {
+			why = je.Message
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: fmt.Sprintf("upstream %q: %s", c.spec.Name, why)}
 	}
-	return r, nil
+	return c.call(ctx, method, params)
 }
 
 // Capabilities are what the upstream declared.
@@ -666,38 +676,6 @@ func (c *Client) Capabilities(ctx context.Context) (mcp.ServerCapabilities, erro
 		return mcp.ServerCapabilities{}, err
 	}
 	return d.Capabilities, nil
-}
-
-func (c *Client) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
-	return callAs[mcp.ListToolsResult](c, ctx, mcp.MethodToolsList, &mcp.PaginatedRequestParams{Cursor: cursor})
-}
-
-func (c *Client) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
-	return callAs[mcp.CallToolResult](c, ctx, mcp.MethodToolsCall, p)
-}
-
-func (c *Client) ListResources(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
-	return callAs[mcp.ListResourcesResult](c, ctx, mcp.MethodResourcesList, &mcp.PaginatedRequestParams{Cursor: cursor})
-}
-
-func (c *Client) ListResourceTemplates(ctx context.Context, cursor string) (*mcp.ListResourceTemplatesResult, error) {
-	return callAs[mcp.ListResourceTemplatesResult](c, ctx, mcp.MethodResourcesTemplatesList, &mcp.PaginatedRequestParams{Cursor: cursor})
-}
-
-func (c *Client) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
-	return callAs[mcp.ReadResourceResult](c, ctx, mcp.MethodResourcesRead, p)
-}
-
-func (c *Client) ListPrompts(ctx context.Context, cursor string) (*mcp.ListPromptsResult, error) {
-	return callAs[mcp.ListPromptsResult](c, ctx, mcp.MethodPromptsList, &mcp.PaginatedRequestParams{Cursor: cursor})
-}
-
-func (c *Client) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
-	return callAs[mcp.GetPromptResult](c, ctx, mcp.MethodPromptsGet, p)
-}
-
-func (c *Client) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
-	return callAs[mcp.CompleteResult](c, ctx, mcp.MethodCompletionComplete, p)
 }
 
 // redact takes what may be secret out of the URL an HTTP error names:

@@ -237,7 +237,26 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 	}
 	t.Logf("negotiated %s with %s; capabilities %s", d.Revision(), d.ServerInfo.Name, mustJSONString(t, caps))
 
-	tools, err := c.ListTools(ctx, "")
+	// A routed method the upstream's revision lacks is refused without a
+	// round trip: -32601 naming the upstream and its revision, which the
+	// gateway passes on (the route's fallback).
+	refused := 0
+	for _, m := range mcp.ClientMethods {
+		if m.Key == nil || d.Has(m.Name) {
+			continue
+		}
+		refused++
+		_, err := c.Call(ctx, m.Name, mcp.New(m.Params))
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.MethodNotFound || !strings.Contains(je.Message, fmt.Sprintf("%q", c.spec.Name)) || !strings.Contains(je.Message, string(want)) {
+			t.Errorf("Call(%s) on a %s upstream: err = %v, want -32601 naming the upstream and its revision", m.Name, want, err)
+		}
+	}
+	if refused == 0 {
+		t.Errorf("every routed method exists in %s: the refusal went unchecked", want)
+	}
+
+	tools, err := mcp.ListTools(ctx, c, nil)
 	if err != nil {
 		t.Fatalf("ListTools: %v", err)
 	}
@@ -252,7 +271,7 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 	if f.toolArgs != "" {
 		args = json.RawMessage(f.toolArgs)
 	}
-	res, err := c.CallTool(ctx, &mcp.CallToolRequestParams{Name: f.tool, Arguments: args})
+	res, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: f.tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -263,14 +282,14 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 		t.Errorf("CallTool content = %s, want text %q", mustJSONString(t, res.Content), f.toolText)
 	}
 
-	rl, err := c.ListResources(ctx, "")
+	rl, err := mcp.ListResources(ctx, c, nil)
 	if err != nil {
 		t.Fatalf("ListResources: %v", err)
 	}
 	if !strings.Contains(mustJSONString(t, rl), `"uri":"`+f.resource+`"`) {
 		t.Errorf("ListResources has no %s: %s", f.resource, mustJSONString(t, rl))
 	}
-	rr, err := c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: f.resource})
+	rr, err := mcp.ReadResource(ctx, c, &mcp.ReadResourceRequestParams{URI: f.resource})
 	if err != nil {
 		t.Fatalf("ReadResource: %v", err)
 	}
@@ -280,14 +299,14 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 	if tc, ok := rr.Contents[0].Value.(*mcp.TextResourceContents); !ok || tc.URI != f.resource || !strings.Contains(tc.Text, f.resourceText) {
 		t.Errorf("ReadResource(%s) = %s, want text %q", f.resource, mustJSONString(t, rr), f.resourceText)
 	}
-	rt, err := c.ListResourceTemplates(ctx, "")
+	rt, err := mcp.ListResourceTemplates(ctx, c, nil)
 	if err != nil {
 		t.Fatalf("ListResourceTemplates: %v", err)
 	}
 	if len(rt.ResourceTemplates) == 0 || rt.ResourceTemplates[0].URITemplate != f.template {
 		t.Errorf("ListResourceTemplates = %s, want %s", mustJSONString(t, rt), f.template)
 	}
-	rr, err = c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: f.templated})
+	rr, err = mcp.ReadResource(ctx, c, &mcp.ReadResourceRequestParams{URI: f.templated})
 	if err != nil {
 		t.Fatalf("ReadResource(%s): %v", f.templated, err)
 	}
@@ -295,20 +314,20 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 		t.Errorf("ReadResource(%s) = %s, want %q", f.templated, mustJSONString(t, rr), f.templatedText)
 	}
 
-	_, err = c.ReadResource(ctx, &mcp.ReadResourceRequestParams{URI: "test://no/such/thing"})
+	_, err = mcp.ReadResource(ctx, c, &mcp.ReadResourceRequestParams{URI: "test://no/such/thing"})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != f.notFoundCode {
 		t.Errorf("ReadResource(unknown) = %T %v, want a *jsonrpc.Error with code %d", err, err, f.notFoundCode)
 	}
 
-	pl, err := c.ListPrompts(ctx, "")
+	pl, err := mcp.ListPrompts(ctx, c, nil)
 	if err != nil {
 		t.Fatalf("ListPrompts: %v", err)
 	}
 	if !strings.Contains(mustJSONString(t, pl), `"name":"`+f.prompt+`"`) {
 		t.Errorf("ListPrompts has no %s: %s", f.prompt, mustJSONString(t, pl))
 	}
-	gp, err := c.GetPrompt(ctx, &mcp.GetPromptRequestParams{Name: f.prompt, Arguments: f.promptArgs})
+	gp, err := mcp.GetPrompt(ctx, c, &mcp.GetPromptRequestParams{Name: f.prompt, Arguments: f.promptArgs})
 	if err != nil {
 		t.Fatalf("GetPrompt: %v", err)
 	}
@@ -320,7 +339,7 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 	}
 
 	if f.complete != nil {
-		cr, err := c.Complete(ctx, f.complete)
+		cr, err := mcp.Complete(ctx, c, f.complete)
 		if err != nil {
 			t.Fatalf("Complete: %v", err)
 		}
@@ -331,7 +350,7 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 
 	// Progress: the caller's notifier gets every step of the upstream's.
 	n := &notifier{token: json.RawMessage(`"client-token-1"`)}
-	pres, err := c.CallTool(server.WithNotifier(ctx, n), &mcp.CallToolRequestParams{Name: f.progressTool})
+	pres, err := mcp.CallTool(server.WithNotifier(ctx, n), c, &mcp.CallToolRequestParams{Name: f.progressTool})
 	if err != nil {
 		t.Fatalf("CallTool(%s): %v", f.progressTool, err)
 	}
@@ -358,7 +377,7 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 		cctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.CallTool(cctx, &mcp.CallToolRequestParams{Name: f.sleepTool})
+			_, err := mcp.CallTool(cctx, c, &mcp.CallToolRequestParams{Name: f.sleepTool})
 			done <- err
 		}()
 		f.marks.waitMark(t, "sleep started", 5*time.Second)
