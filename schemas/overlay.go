@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
+	"go/token"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ type Entry struct {
 	Key       string `json:"key"`       // meta-key: the _meta key
 	Revisions string `json:"revisions"` // "X", "A..B", "..B" or "A.."; "" is every revision
 	Wire      string `json:"wire"`      // rename: the member's name in those revisions
+	GoName    string `json:"goName"`    // rename: the hub's Go field name, kept when the newest revision respells the member
 	Field     string `json:"field"`     // nest: the member the type's members sit under
 	Variant   string `json:"variant"`   // fallback: the union variant's tag
 	As        string `json:"as"`        // fallback: the tag of the variant Func turns it into
@@ -28,7 +30,7 @@ type Entry struct {
 }
 
 // OverlayKinds lists the kinds of entry overlay.json may hold.
-var OverlayKinds = []string{"open", "meta-key", "rename", "nest", "fallback", "keep-if", "add-meta"}
+var OverlayKinds = []string{"open", "meta-key", "rename", "removed", "nest", "fallback", "keep-if", "add-meta"}
 
 // ParseOverlay reads and checks an overlay document: every entry has a
 // known kind and a reason.
@@ -48,6 +50,15 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 		if strings.TrimSpace(e.Why) == "" {
 			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): every entry needs a one-line \"why\"", i, e.Kind, e.At+e.Key)
 		}
+		if _, _, err := ParseRange(e.Revisions); err != nil {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): revisions: %w", i, e.Kind, e.At+e.Key, err)
+		}
+		if e.GoName != "" && (e.Kind != "rename" || !token.IsIdentifier(e.GoName) || !token.IsExported(e.GoName)) {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): goName %q: only a rename takes one, and it must be an exported Go identifier", i, e.Kind, e.At, e.GoName)
+		}
+		if e.Kind == "removed" && (e.Revisions == "" || !strings.Contains(e.At, ".")) {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (removed %s): name the member (\"Type.member\") and the revisions that lack it (\"A..\")", i, e.At)
+		}
 	}
 	return &o, nil
 }
@@ -55,16 +66,5 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 // LoadOverlay parses the embedded overlay.json.
 func LoadOverlay() (*Overlay, error) { return ParseOverlay(overlayJSON) }
 
-// Covers reports whether the entry's revisions include rev. Revision ids
-// are dates, so they compare as strings.
-func (e *Entry) Covers(rev string) bool {
-	r := e.Revisions
-	if r == "" {
-		return true
-	}
-	lo, hi, isRange := strings.Cut(r, "..")
-	if !isRange {
-		return rev == r
-	}
-	return (lo == "" || rev >= lo) && (hi == "" || rev <= hi)
-}
+// Covers reports whether the entry's revisions include rev.
+func (e *Entry) Covers(rev string) bool { return InRange(e.Revisions, rev) }

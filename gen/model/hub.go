@@ -13,7 +13,7 @@ func Build(set *load.Set, o *Overlay) (*Hub, error) {
 	for i, src := range set.Revisions {
 		var exts []*load.Revision
 		for _, e := range set.Extensions {
-			if e.Schema.Extends == src.Schema.ID {
+			if e.Schema.ExtendsRevision(src.Schema.ID) { // a range: a newer revision inherits it
 				exts = append(exts, e)
 			}
 		}
