@@ -140,21 +140,82 @@ func TestGolden(t *testing.T) {
 
 // generateTiny runs the generator on a two-revision world.
 func generateTiny(newSchema, oldSchema, overlay []byte) ([]Output, error) {
-	modern := schemas.Schema{ID: "2030-01-01", Era: schemas.Modern, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(newSchema), File: "new.json"}
-	legacy := schemas.Schema{ID: "2020-01-01", Era: schemas.Legacy, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(oldSchema), File: "old.json"}
+	return generateWorld([]tinyRev{{"2030-01-01", schemas.Modern, newSchema}, {"2020-01-01", schemas.Legacy, oldSchema}}, overlay)
+}
+
+// tinyRev is one revision of a golden world.
+type tinyRev struct {
+	id     string
+	era    schemas.Era
+	schema []byte
+}
+
+// generateWorld runs the generator on revisions, newest first.
+func generateWorld(revs []tinyRev, overlay []byte) ([]Output, error) {
 	set := &load.Set{}
-	for _, p := range []struct {
-		s schemas.Schema
-		b []byte
-	}{{modern, newSchema}, {legacy, oldSchema}} {
-		r, err := load.Compile(p.s, p.b)
+	for _, r := range revs {
+		s := schemas.Schema{ID: r.id, Era: r.era, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(r.schema), File: r.id + ".json"}
+		c, err := load.Compile(s, r.schema)
 		if err != nil {
 			return nil, err
 		}
-		set.Revisions = append(set.Revisions, r)
+		set.Revisions = append(set.Revisions, c)
 	}
 	outs, _, err := Render(set, overlay)
 	return outs, err
+}
+
+// TestNewRevisionTouchesOnlyItsFiles: adding a revision that changes
+// nothing (a copy of the newest) leaves every other revision's package
+// byte-identical (its header names only its own schema) and the hub's
+// types unchanged but for the header, which names every schema (doc
+// comments use open ranges: "Since X", nothing for every revision).
+func TestNewRevisionTouchesOnlyItsFiles(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/rename-drop-fallback.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]byte{}
+	for _, f := range ar.Files {
+		in[f.Name] = f.Data
+	}
+	before, err := generateTiny(in["new.json"], in["old.json"], in["overlay.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := generateWorld([]tinyRev{{"2031-01-01", schemas.Modern, in["new.json"]}, {"2030-01-01", schemas.Modern, in["new.json"]}, {"2020-01-01", schemas.Legacy, in["old.json"]}}, in["overlay.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for _, o := range after {
+		got[o.Path] = o.Src
+	}
+	if got["generated/wire/v20310101/types_gen.go"] == nil {
+		t.Fatal("no package for the added revision")
+	}
+	checked := 0
+	for _, o := range before {
+		switch {
+		case strings.HasPrefix(o.Path, "generated/wire/"), o.Path == "generated/mcp/doc_gen.go":
+			if !bytes.Equal(got[o.Path], o.Src) {
+				t.Errorf("%s changed when a revision was added:\n%s", o.Path, firstDiff(string(o.Src), string(got[o.Path])))
+			}
+			checked++
+		case o.Path == "generated/mcp/types_gen.go":
+			a, b := strings.SplitN(string(o.Src), "\n", 3), strings.SplitN(string(got[o.Path]), "\n", 3)
+			if a[2] != b[2] {
+				t.Errorf("%s changed beyond its header when a revision was added:\n%s", o.Path, firstDiff(a[2], b[2]))
+			}
+			if a[1] == b[1] {
+				t.Errorf("%s: the header does not name the added schema: %s", o.Path, b[1])
+			}
+			checked++
+		}
+	}
+	if checked < 6 {
+		t.Fatalf("checked %d files, want the hub's types, its doc and two files per older revision", checked)
+	}
 }
 
 func firstDiff(a, b string) string {

@@ -13,18 +13,18 @@ import (
 // line for the headers.
 func Files(h *model.Hub, source string) []*File {
 	var out []*File
-	out = append(out, hubDoc(source), hubConstants(h, source), hubTypes(h, source))
+	out = append(out, hubDoc(), hubConstants(h, source), hubTypes(h, source))
 	for _, w := range h.Wires {
-		out = append(out, wireTypes(h, w, source), wireConvert(h, w, source))
+		out = append(out, wireTypes(h, w, wireSource(h, w)), wireConvert(h, w, wireSource(h, w)))
 	}
-	out = append(out, dispatch(h, source), tables(h, source))
+	out = append(out, dispatch(h, "schemas/manifest.json (revisions "+strings.Join(h.Revs, ", ")+")"), tables(h, source))
 	return out
 }
 
 // hubDoc writes the hub's package doc: the model every generated package
-// follows, in one place.
-func hubDoc(source string) *File {
-	f := newFile(HubPath, "mcp", "generated/mcp/doc_gen.go", source)
+// follows, in one place. It is read from no schema.
+func hubDoc() *File {
+	f := newFile(HubPath, "mcp", "generated/mcp/doc_gen.go", "gen/emit (the model's description; no schema)")
 	for _, l := range strings.Split(strings.TrimSpace(hubPackageDoc), "\n") {
 		f.F.PackageComment(l)
 	}
@@ -40,8 +40,9 @@ it and the packages listed below from schemas/:
  1. The hub, this package. Each type has the newest revision's shape and is
     a superset of every revision's: the schemas are merged newest first, and
     a member or union variant only older revisions have is added. A type's
-    doc names its schema and the revisions that have it; [Revisions] lists
-    them, newest first.
+    doc names its schema and, unless every revision has it, the revisions
+    that do ("Since 2025-06-18.", "Revisions: 2024-11-05 to 2025-11-25.");
+    [Revisions] lists them, newest first.
  2. One package per revision, generated/wire/vYYYYMMDD: that revision's types
     exactly as its schema has them, and the converters to and from the hub.
     A downgrade copies only what the revision has, and drops the reserved
@@ -89,7 +90,9 @@ func hubConstants(h *model.Hub, source string) *File {
 	for _, m := range h.Methods {
 		name := "Method" + model.GoName(m.Name)
 		c := jen.Id(name).Op("=").Lit(m.Name)
-		c.Comment("Revisions: " + span(h.Revs, m.Revs) + ".")
+		if s := span(h.Revs, m.Revs); s != "" {
+			c.Comment(s + ".")
+		}
 		mdefs = append(mdefs, c)
 	}
 	g.Comment("Method and notification names, from every revision's schema.")
@@ -104,7 +107,9 @@ func hubConstants(h *model.Hub, source string) *File {
 	for _, k := range keys {
 		_, after, _ := strings.Cut(k, "/")
 		c := jen.Id("MetaKey" + model.GoName(after)).Op("=").Lit(k)
-		c.Comment("Revisions: " + span(h.Revs, h.MetaKeys[k]) + ".")
+		if s := span(h.Revs, h.MetaKeys[k]); s != "" {
+			c.Comment(s + ".")
+		}
 		kdefs = append(kdefs, c)
 	}
 	g.Comment("Reserved _meta keys, from every revision's schema and the overlay.")

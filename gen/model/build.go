@@ -229,7 +229,7 @@ func (b *builder) object(s *jsonschema.Schema, hint, loc string) *Type {
 		return tRaw
 	}
 	name := b.unique(hint)
-	t := &Type{Kind: Object, Name: name, Doc: s.Description, Source: loc}
+	t := &Type{Kind: Object, Name: name, Doc: s.Description, Source: loc, Deprecated: s.Deprecated}
 	b.types[name] = t
 	b.defs[s] = t
 	b.fields(t, s)
@@ -256,7 +256,7 @@ func (b *builder) fields(t *Type, s *jsonschema.Schema) {
 	sort.Strings(names)
 	for _, wire := range names {
 		p := s.Properties[wire]
-		f := &Field{Wire: wire, Name: GoName(wire), Required: required[wire], Doc: p.Description}
+		f := &Field{Wire: wire, Name: GoName(wire), Required: required[wire], Doc: p.Description, Deprecated: p.Deprecated || deref(p).Deprecated}
 		if f.Doc == "" && wire != "_meta" { // every _meta would repeat MetaObject's page-long text
 			f.Doc = deref(p).Description
 		}
@@ -487,6 +487,9 @@ func buildWire(src *load.Revision, exts []*load.Revision, o *Overlay) (*Wire, er
 		Batches: src.Defs["JSONRPCBatchRequest"] != nil}
 	all := []*load.Revision{src}
 	all = append(all, exts...)
+	for _, s := range all {
+		w.Sources = append(w.Sources, s.Schema)
+	}
 	var bs []*builder
 	for i, s := range all {
 		b := newBuilder(rev, s, o)

@@ -126,7 +126,7 @@ func (m *merger) adopt(w *Type) *Type {
 	}
 	h := m.hub.Types[w.Name]
 	if h == nil {
-		h = &Type{Kind: w.Kind, Name: w.Name, Doc: w.Doc, Source: w.Source, Disc: w.Disc, Nullable: w.Nullable}
+		h = &Type{Kind: w.Kind, Name: w.Name, Doc: w.Doc, Source: w.Source, Disc: w.Disc, Nullable: w.Nullable, Deprecated: w.Deprecated}
 		m.hub.Types[w.Name] = h
 	} else if h.Kind != w.Kind && !(h.Kind == Enum && w.Kind == Const) {
 		m.fail("%s: the hub already has a %s named %s, and this revision's %s cannot join it; add an overlay entry", w.Source, h.Kind, w.Name, w.Kind)
@@ -283,7 +283,7 @@ func (m *merger) fields(h, w *Type) {
 		}
 		hf := h.Field(hubWire)
 		if hf == nil {
-			hf = &Field{Wire: hubWire, Name: wf.Name, Required: wf.Required && fresh, Doc: wf.Doc, Type: m.adopt(wf.Type)}
+			hf = &Field{Wire: hubWire, Name: wf.Name, Required: wf.Required && fresh, Doc: wf.Doc, Deprecated: wf.Deprecated, Type: m.adopt(wf.Type)}
 			if hubWire != wf.Wire {
 				hf.Name = GoName(hubWire)
 			}

@@ -55,6 +55,8 @@ type Type struct {
 	Values   []string   // Enum: the values; Const: its one value
 	Elem     *Type      // Array, Map
 	Nullable bool       // JSON null is also allowed
+	// Deprecated: the schema says `deprecated: true`.
+	Deprecated bool
 
 	// Hub only.
 	Revs      RevSet            // revisions that have this type
@@ -70,6 +72,8 @@ type Field struct {
 	Type     *Type
 	Required bool
 	Doc      string
+	// Deprecated: the schema says `deprecated: true` for the member.
+	Deprecated bool
 
 	// Hub only.
 	Revs  RevSet            // revisions that have this member
@@ -177,6 +181,9 @@ type Wire struct {
 	Batches bool
 	// Pairs lists, for each wire type, the hub types it stands for.
 	Pairs map[*Type][]*Type
+	// Sources are the schema files the wire was built from: the revision's,
+	// then its extensions'.
+	Sources []schemas.Schema
 }
 
 // Hub is the model every message is built in.

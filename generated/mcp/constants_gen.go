@@ -25,53 +25,53 @@ var Revisions = []Revision{Rev20260728, Rev20251125, Rev20250618, Rev20250326, R
 
 // Method and notification names, from every revision's schema.
 const (
-	MethodCompletionComplete                     = "completion/complete"                      // Revisions: 2024-11-05 to 2026-07-28.
-	MethodElicitationCreate                      = "elicitation/create"                       // Revisions: 2025-06-18 to 2025-11-25.
-	MethodInitialize                             = "initialize"                               // Revisions: 2024-11-05 to 2025-11-25.
-	MethodLoggingSetLevel                        = "logging/setLevel"                         // Revisions: 2024-11-05 to 2025-11-25.
-	MethodNotificationsCancelled                 = "notifications/cancelled"                  // Revisions: 2024-11-05 to 2026-07-28.
-	MethodNotificationsElicitationComplete       = "notifications/elicitation/complete"       // Revisions: 2025-11-25.
-	MethodNotificationsInitialized               = "notifications/initialized"                // Revisions: 2024-11-05 to 2025-11-25.
-	MethodNotificationsMessage                   = "notifications/message"                    // Revisions: 2024-11-05 to 2026-07-28.
-	MethodNotificationsProgress                  = "notifications/progress"                   // Revisions: 2024-11-05 to 2026-07-28.
-	MethodNotificationsPromptsListChanged        = "notifications/prompts/list_changed"       // Revisions: 2024-11-05 to 2026-07-28.
-	MethodNotificationsResourcesListChanged      = "notifications/resources/list_changed"     // Revisions: 2024-11-05 to 2026-07-28.
-	MethodNotificationsResourcesUpdated          = "notifications/resources/updated"          // Revisions: 2024-11-05 to 2026-07-28.
+	MethodCompletionComplete                     = "completion/complete"
+	MethodElicitationCreate                      = "elicitation/create" // Revisions: 2025-06-18 to 2025-11-25.
+	MethodInitialize                             = "initialize"         // Revisions: 2024-11-05 to 2025-11-25.
+	MethodLoggingSetLevel                        = "logging/setLevel"   // Revisions: 2024-11-05 to 2025-11-25.
+	MethodNotificationsCancelled                 = "notifications/cancelled"
+	MethodNotificationsElicitationComplete       = "notifications/elicitation/complete" // Only in 2025-11-25.
+	MethodNotificationsInitialized               = "notifications/initialized"          // Revisions: 2024-11-05 to 2025-11-25.
+	MethodNotificationsMessage                   = "notifications/message"
+	MethodNotificationsProgress                  = "notifications/progress"
+	MethodNotificationsPromptsListChanged        = "notifications/prompts/list_changed"
+	MethodNotificationsResourcesListChanged      = "notifications/resources/list_changed"
+	MethodNotificationsResourcesUpdated          = "notifications/resources/updated"
 	MethodNotificationsRootsListChanged          = "notifications/roots/list_changed"         // Revisions: 2024-11-05 to 2025-11-25.
-	MethodNotificationsSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged" // Revisions: 2026-07-28.
-	MethodNotificationsTasksStatus               = "notifications/tasks/status"               // Revisions: 2025-11-25 to 2026-07-28.
-	MethodNotificationsToolsListChanged          = "notifications/tools/list_changed"         // Revisions: 2024-11-05 to 2026-07-28.
-	MethodPing                                   = "ping"                                     // Revisions: 2024-11-05 to 2025-11-25.
-	MethodPromptsGet                             = "prompts/get"                              // Revisions: 2024-11-05 to 2026-07-28.
-	MethodPromptsList                            = "prompts/list"                             // Revisions: 2024-11-05 to 2026-07-28.
-	MethodResourcesList                          = "resources/list"                           // Revisions: 2024-11-05 to 2026-07-28.
-	MethodResourcesRead                          = "resources/read"                           // Revisions: 2024-11-05 to 2026-07-28.
-	MethodResourcesSubscribe                     = "resources/subscribe"                      // Revisions: 2024-11-05 to 2025-11-25.
-	MethodResourcesTemplatesList                 = "resources/templates/list"                 // Revisions: 2024-11-05 to 2026-07-28.
-	MethodResourcesUnsubscribe                   = "resources/unsubscribe"                    // Revisions: 2024-11-05 to 2025-11-25.
-	MethodRootsList                              = "roots/list"                               // Revisions: 2024-11-05 to 2025-11-25.
-	MethodSamplingCreateMessage                  = "sampling/createMessage"                   // Revisions: 2024-11-05 to 2025-11-25.
-	MethodServerDiscover                         = "server/discover"                          // Revisions: 2026-07-28.
-	MethodSubscriptionsListen                    = "subscriptions/listen"                     // Revisions: 2026-07-28.
-	MethodTasksCancel                            = "tasks/cancel"                             // Revisions: 2025-11-25 to 2026-07-28.
-	MethodTasksGet                               = "tasks/get"                                // Revisions: 2025-11-25 to 2026-07-28.
-	MethodTasksList                              = "tasks/list"                               // Revisions: 2025-11-25.
-	MethodTasksResult                            = "tasks/result"                             // Revisions: 2025-11-25.
-	MethodTasksUpdate                            = "tasks/update"                             // Revisions: 2026-07-28.
-	MethodToolsCall                              = "tools/call"                               // Revisions: 2024-11-05 to 2026-07-28.
-	MethodToolsList                              = "tools/list"                               // Revisions: 2024-11-05 to 2026-07-28.
+	MethodNotificationsSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged" // Since 2026-07-28.
+	MethodNotificationsTasksStatus               = "notifications/tasks/status"               // Since 2025-11-25.
+	MethodNotificationsToolsListChanged          = "notifications/tools/list_changed"
+	MethodPing                                   = "ping" // Revisions: 2024-11-05 to 2025-11-25.
+	MethodPromptsGet                             = "prompts/get"
+	MethodPromptsList                            = "prompts/list"
+	MethodResourcesList                          = "resources/list"
+	MethodResourcesRead                          = "resources/read"
+	MethodResourcesSubscribe                     = "resources/subscribe" // Revisions: 2024-11-05 to 2025-11-25.
+	MethodResourcesTemplatesList                 = "resources/templates/list"
+	MethodResourcesUnsubscribe                   = "resources/unsubscribe"  // Revisions: 2024-11-05 to 2025-11-25.
+	MethodRootsList                              = "roots/list"             // Revisions: 2024-11-05 to 2025-11-25.
+	MethodSamplingCreateMessage                  = "sampling/createMessage" // Revisions: 2024-11-05 to 2025-11-25.
+	MethodServerDiscover                         = "server/discover"        // Since 2026-07-28.
+	MethodSubscriptionsListen                    = "subscriptions/listen"   // Since 2026-07-28.
+	MethodTasksCancel                            = "tasks/cancel"           // Since 2025-11-25.
+	MethodTasksGet                               = "tasks/get"              // Since 2025-11-25.
+	MethodTasksList                              = "tasks/list"             // Only in 2025-11-25.
+	MethodTasksResult                            = "tasks/result"           // Only in 2025-11-25.
+	MethodTasksUpdate                            = "tasks/update"           // Since 2026-07-28.
+	MethodToolsCall                              = "tools/call"
+	MethodToolsList                              = "tools/list"
 )
 
 // Reserved _meta keys, from every revision's schema and the overlay.
 const (
-	MetaKeyClientCapabilities     = "io.modelcontextprotocol/clientCapabilities"       // Revisions: 2026-07-28.
-	MetaKeyClientInfo             = "io.modelcontextprotocol/clientInfo"               // Revisions: 2026-07-28.
-	MetaKeyLogLevel               = "io.modelcontextprotocol/logLevel"                 // Revisions: 2026-07-28.
-	MetaKeyModelImmediateResponse = "io.modelcontextprotocol/model-immediate-response" // Revisions: 2025-11-25.
-	MetaKeyProtocolVersion        = "io.modelcontextprotocol/protocolVersion"          // Revisions: 2026-07-28.
-	MetaKeyRelatedTask            = "io.modelcontextprotocol/related-task"             // Revisions: 2025-11-25 to 2026-07-28.
-	MetaKeyServerInfo             = "io.modelcontextprotocol/serverInfo"               // Revisions: 2026-07-28.
-	MetaKeySubscriptionID         = "io.modelcontextprotocol/subscriptionId"           // Revisions: 2026-07-28.
+	MetaKeyClientCapabilities     = "io.modelcontextprotocol/clientCapabilities"       // Since 2026-07-28.
+	MetaKeyClientInfo             = "io.modelcontextprotocol/clientInfo"               // Since 2026-07-28.
+	MetaKeyLogLevel               = "io.modelcontextprotocol/logLevel"                 // Since 2026-07-28.
+	MetaKeyModelImmediateResponse = "io.modelcontextprotocol/model-immediate-response" // Only in 2025-11-25.
+	MetaKeyProtocolVersion        = "io.modelcontextprotocol/protocolVersion"          // Since 2026-07-28.
+	MetaKeyRelatedTask            = "io.modelcontextprotocol/related-task"             // Since 2025-11-25.
+	MetaKeyServerInfo             = "io.modelcontextprotocol/serverInfo"               // Since 2026-07-28.
+	MetaKeySubscriptionID         = "io.modelcontextprotocol/subscriptionId"           // Since 2026-07-28.
 )
 
 // Meta is a _meta object. Values stay raw JSON, so nothing a peer sends is

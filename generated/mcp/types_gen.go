@@ -16,7 +16,7 @@ import (
 // - `"decline"`: User explicitly declined the action
 // - `"cancel"`: User dismissed without making an explicit choice
 //
-// Schema: #/$defs/ElicitResult/properties/action. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/ElicitResult/properties/action. Since 2025-06-18.
 type Action string
 
 const (
@@ -27,7 +27,7 @@ const (
 
 // Annotations: Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 //
-// Schema: #/$defs/Annotations. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Annotations.
 type Annotations struct {
 	// Audience: Describes who the intended audience of this object or data is.
 	//
@@ -40,7 +40,7 @@ type Annotations struct {
 	// Examples: last activity timestamp in an open file, timestamp when the resource
 	// was attached, etc.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	LastModified string `json:"lastModified,omitempty"`
 	// Priority: Describes how important this data is for operating the server.
 	//
@@ -52,11 +52,11 @@ type Annotations struct {
 
 // AudioContent: Audio provided to or from an LLM.
 //
-// Schema: #/$defs/AudioContent. Revisions: 2025-03-26 to 2026-07-28.
+// Schema: #/$defs/AudioContent. Since 2025-03-26.
 type AudioContent struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -67,11 +67,11 @@ type AudioContent struct {
 	Type     ConstAudio `json:"type"`
 }
 
-// Schema: #/$defs/BlobResourceContents. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/BlobResourceContents.
 type BlobResourceContents struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Blob is a base64-encoded string representing the binary data of the item.
 	Blob string `json:"blob"`
@@ -81,7 +81,7 @@ type BlobResourceContents struct {
 	URI string `json:"uri"`
 }
 
-// Schema: #/$defs/BooleanSchema. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/BooleanSchema. Since 2025-06-18.
 type BooleanSchema struct {
 	Default     *bool        `json:"default,omitempty"`
 	Description string       `json:"description,omitempty"`
@@ -100,7 +100,7 @@ type BooleanSchema struct {
 //     authorization contexts (e.g., a different access token requires a
 //     different cache).
 //
-// Schema: #/$defs/DiscoverResult/properties/cacheScope. Revisions: 2026-07-28.
+// Schema: #/$defs/DiscoverResult/properties/cacheScope. Since 2026-07-28.
 type CacheScope string
 
 const (
@@ -110,7 +110,7 @@ const (
 
 // CacheableResult is a result that supports a time-to-live (TTL) hint for client-side caching.
 //
-// Schema: #/$defs/CacheableResult. Revisions: 2026-07-28.
+// Schema: #/$defs/CacheableResult. Since 2026-07-28.
 type CacheableResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
@@ -145,7 +145,7 @@ type CacheableResult struct {
 
 // CallToolRequestParams: Parameters for a `tools/call` request.
 //
-// Schema: #/$defs/CallToolRequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CallToolRequestParams.
 type CallToolRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -155,11 +155,11 @@ type CallToolRequestParams struct {
 	// Keys correspond to the keys in the InputRequests map;
 	// values are the client's result for each request.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
 	// Name is the name of the tool.
 	Name string `json:"name"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	RequestState string `json:"requestState,omitempty"`
 	// Task: If specified, the caller is requesting task-augmented execution for this request.
 	// The request will return a CreateTaskResult immediately, and the actual result can be
@@ -168,13 +168,13 @@ type CallToolRequestParams struct {
 	// Task augmentation is subject to capability negotiation - receivers MUST declare support
 	// for task augmentation of specific request types in their capabilities.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Task *TaskMetadata `json:"task,omitempty"`
 }
 
 // CallToolResult is the result returned by the server for a tools/call request.
 //
-// Schema: #/$defs/CallToolResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CallToolResult.
 type CallToolResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -201,46 +201,46 @@ type CallToolResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	// StructuredContent is an optional JSON value that represents the structured result of the tool call.
 	//
 	// This can be any JSON value (object, array, string, number, boolean, or null)
 	// that conforms to the tool's outputSchema if one is defined.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 }
 
-// Schema: #/$defs/CancelTaskRequest/properties/params. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/CancelTaskRequest/properties/params. Since 2025-11-25.
 type CancelTaskRequestParams struct {
 	// Meta: Request metadata; see the overlay entry for why the schema lacks it.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// TaskID is the task identifier to cancel.
 	TaskID string `json:"taskId"`
 }
 
-// Schema: #/$defs/CancelTaskResult. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/CancelTaskResult. Since 2025-11-25.
 type CancelTaskResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// CreatedAt: ISO 8601 timestamp when the task was created.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	CreatedAt string `json:"createdAt,omitempty"`
 	// LastUpdatedAt: ISO 8601 timestamp when the task was last updated.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
 	// PollInterval: Suggested polling interval in milliseconds.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	PollInterval *int64 `json:"pollInterval,omitempty"`
 	// Status: Current task state.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Status TaskStatus `json:"status,omitempty"`
 	// StatusMessage: Optional human-readable message describing the current task state.
 	// This can provide context for any status, including:
@@ -248,21 +248,21 @@ type CancelTaskResult struct {
 	// - Summaries for "completed" status
 	// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	StatusMessage string `json:"statusMessage,omitempty"`
 	// TaskID is the task identifier.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	TaskID string `json:"taskId,omitempty"`
 	// TTL: Actual retention duration from creation in milliseconds, null for unlimited.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	TTL *int64 `json:"ttl,omitempty"`
 }
 
 // CancelledNotificationParams: Parameters for a `notifications/cancelled` notification.
 //
-// Schema: #/$defs/CancelledNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CancelledNotificationParams.
 type CancelledNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -274,7 +274,7 @@ type CancelledNotificationParams struct {
 	RequestID json.RawMessage `json:"requestId"`
 }
 
-// Schema: #/$defs/CancelledTask. Revisions: 2026-07-28.
+// Schema: #/$defs/CancelledTask. Since 2026-07-28.
 type CancelledTask struct {
 	CreatedAt      string         `json:"createdAt"`
 	LastUpdatedAt  string         `json:"lastUpdatedAt"`
@@ -287,11 +287,11 @@ type CancelledTask struct {
 
 // ClientCapabilities: Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
 //
-// Schema: #/$defs/ClientCapabilities. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ClientCapabilities.
 type ClientCapabilities struct {
 	// Elicitation: Present if the client supports elicitation from the server.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Elicitation *ClientCapabilitiesElicitation `json:"elicitation,omitempty"`
 	// Experimental: Experimental, non-standard capabilities that the client supports.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
@@ -302,7 +302,7 @@ type ClientCapabilities struct {
 	// Keys MUST follow the `_meta` key naming rules, with a
 	// mandatory prefix.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// Roots: Present if the client supports listing roots.
 	Roots json.RawMessage `json:"roots,omitempty"`
@@ -310,13 +310,13 @@ type ClientCapabilities struct {
 	Sampling *ClientCapabilitiesSampling `json:"sampling,omitempty"`
 	// Tasks: Present if the client supports task-augmented requests.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Tasks *ClientCapabilitiesTasks `json:"tasks,omitempty"`
 }
 
 // ClientCapabilitiesElicitation: Present if the client supports elicitation from the server.
 //
-// Schema: #/$defs/ClientCapabilities/properties/elicitation. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ClientCapabilities/properties/elicitation. Since 2025-11-25.
 type ClientCapabilitiesElicitation struct {
 	Form json.RawMessage `json:"form,omitempty"`
 	URL  json.RawMessage `json:"url,omitempty"`
@@ -324,7 +324,7 @@ type ClientCapabilitiesElicitation struct {
 
 // ClientCapabilitiesSampling: Present if the client supports sampling from an LLM.
 //
-// Schema: #/$defs/ClientCapabilities/properties/sampling. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ClientCapabilities/properties/sampling. Since 2025-11-25.
 type ClientCapabilitiesSampling struct {
 	// Context: Whether the client supports context inclusion via `includeContext` parameter.
 	// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
@@ -335,7 +335,7 @@ type ClientCapabilitiesSampling struct {
 
 // ClientCapabilitiesTasks: Present if the client supports task-augmented requests.
 //
-// Schema: #/$defs/ClientCapabilities/properties/tasks. Revisions: 2025-11-25.
+// Schema: #/$defs/ClientCapabilities/properties/tasks. Only in 2025-11-25.
 type ClientCapabilitiesTasks struct {
 	// Cancel: Whether this client supports tasks/cancel.
 	Cancel json.RawMessage `json:"cancel,omitempty"`
@@ -347,7 +347,7 @@ type ClientCapabilitiesTasks struct {
 
 // ClientCapabilitiesTasksRequests: Specifies which request types can be augmented with tasks.
 //
-// Schema: #/$defs/ClientCapabilities/properties/tasks/properties/requests. Revisions: 2025-11-25.
+// Schema: #/$defs/ClientCapabilities/properties/tasks/properties/requests. Only in 2025-11-25.
 type ClientCapabilitiesTasksRequests struct {
 	// Elicitation: Task support for elicitation-related requests.
 	Elicitation *ClientCapabilitiesTasksRequestsElicitation `json:"elicitation,omitempty"`
@@ -357,7 +357,7 @@ type ClientCapabilitiesTasksRequests struct {
 
 // ClientCapabilitiesTasksRequestsElicitation: Task support for elicitation-related requests.
 //
-// Schema: #/$defs/ClientCapabilities/properties/tasks/properties/requests/properties/elicitation. Revisions: 2025-11-25.
+// Schema: #/$defs/ClientCapabilities/properties/tasks/properties/requests/properties/elicitation. Only in 2025-11-25.
 type ClientCapabilitiesTasksRequestsElicitation struct {
 	// Create: Whether the client supports task-augmented elicitation/create requests.
 	Create json.RawMessage `json:"create,omitempty"`
@@ -365,7 +365,7 @@ type ClientCapabilitiesTasksRequestsElicitation struct {
 
 // ClientCapabilitiesTasksRequestsSampling: Task support for sampling-related requests.
 //
-// Schema: #/$defs/ClientCapabilities/properties/tasks/properties/requests/properties/sampling. Revisions: 2025-11-25.
+// Schema: #/$defs/ClientCapabilities/properties/tasks/properties/requests/properties/sampling. Only in 2025-11-25.
 type ClientCapabilitiesTasksRequestsSampling struct {
 	// CreateMessage: Whether the client supports task-augmented sampling/createMessage requests.
 	CreateMessage json.RawMessage `json:"createMessage,omitempty"`
@@ -373,7 +373,7 @@ type ClientCapabilitiesTasksRequestsSampling struct {
 
 // CompleteRequestParams: Parameters for a `completion/complete` request.
 //
-// Schema: #/$defs/CompleteRequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CompleteRequestParams.
 type CompleteRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -381,14 +381,14 @@ type CompleteRequestParams struct {
 	Argument CompleteRequestParamsArgument `json:"argument"`
 	// Context: Additional, optional context for completions
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Context *CompleteRequestParamsContext `json:"context,omitempty"`
 	Ref     CompleteRequestParamsRef      `json:"ref"`
 }
 
 // CompleteRequestParamsArgument is the argument's information
 //
-// Schema: #/$defs/CompleteRequestParams/properties/argument. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CompleteRequestParams/properties/argument.
 type CompleteRequestParamsArgument struct {
 	// Name is the name of the argument
 	Name string `json:"name"`
@@ -398,13 +398,13 @@ type CompleteRequestParamsArgument struct {
 
 // CompleteRequestParamsContext: Additional, optional context for completions
 //
-// Schema: #/$defs/CompleteRequestParams/properties/context. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/CompleteRequestParams/properties/context. Since 2025-06-18.
 type CompleteRequestParamsContext struct {
 	// Arguments: Previously-resolved variables in a URI template or prompt.
 	Arguments map[string]string `json:"arguments,omitzero"`
 }
 
-// Schema: #/$defs/CompleteRequestParams/properties/ref. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CompleteRequestParams/properties/ref.
 // Its variants, told apart by "type": *PromptReference, *ResourceTemplateReference.
 type CompleteRequestParamsRef struct {
 	Value CompleteRequestParamsRefValue
@@ -454,7 +454,7 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 
 // CompleteResult is the result returned by the server for a completion/complete request.
 //
-// Schema: #/$defs/CompleteResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CompleteResult.
 type CompleteResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta       Meta                     `json:"_meta,omitempty"`
@@ -467,11 +467,11 @@ type CompleteResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 }
 
-// Schema: #/$defs/CompleteResult/properties/completion. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CompleteResult/properties/completion.
 type CompleteResultCompletion struct {
 	// HasMore: Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
 	HasMore *bool `json:"hasMore,omitempty"`
@@ -481,7 +481,7 @@ type CompleteResultCompletion struct {
 	Values []string `json:"values"`
 }
 
-// Schema: #/$defs/CompletedTask. Revisions: 2026-07-28.
+// Schema: #/$defs/CompletedTask. Since 2026-07-28.
 type CompletedTask struct {
 	CreatedAt      string          `json:"createdAt"`
 	LastUpdatedAt  string          `json:"lastUpdatedAt"`
@@ -889,7 +889,7 @@ func (*ConstWorking) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Schema: #/$defs/ContentBlock. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ContentBlock.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ResourceLink, *EmbeddedResource.
 type ContentBlock struct {
 	Value ContentBlockValue
@@ -948,7 +948,7 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 
 // CreateMessageRequest is a request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 //
-// Schema: #/$defs/CreateMessageRequest. Revisions: 2026-07-28.
+// Schema: #/$defs/CreateMessageRequest. Since 2026-07-28.
 type CreateMessageRequest struct {
 	Method ConstSamplingCreateMessage `json:"method"`
 	// Params: Parameters for a `sampling/createMessage` request.
@@ -957,7 +957,7 @@ type CreateMessageRequest struct {
 
 // CreateMessageRequestParams: Parameters for a `sampling/createMessage` request.
 //
-// Schema: #/$defs/CreateMessageRequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CreateMessageRequestParams.
 type CreateMessageRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
@@ -989,19 +989,19 @@ type CreateMessageRequestParams struct {
 	// Task augmentation is subject to capability negotiation - receivers MUST declare support
 	// for task augmentation of specific request types in their capabilities.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Task        *TaskMetadata `json:"task,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
 	// ToolChoice: Controls how the model uses tools.
 	// The client MUST return an error if this field is provided but [ClientCapabilities].sampling.tools is not declared.
 	// Default is `{ mode: "auto" }`.
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
 	// Tools: Tools that the model may use during generation.
 	// The client MUST return an error if this field is provided but [ClientCapabilities].sampling.tools is not declared.
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Tools []Tool `json:"tools,omitzero"`
 }
 
@@ -1009,7 +1009,7 @@ type CreateMessageRequestParams struct {
 // The client should inform the user before returning the sampled message, to allow them
 // to inspect the response (human in the loop) and decide whether to allow the server to see it.
 //
-// Schema: #/$defs/CreateMessageResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CreateMessageResult.
 type CreateMessageResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta    Meta                       `json:"_meta,omitempty"`
@@ -1030,7 +1030,7 @@ type CreateMessageResult struct {
 	StopReason string `json:"stopReason,omitempty"`
 }
 
-// Schema: #/$defs/CreateMessageResult/properties/content. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CreateMessageResult/properties/content.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ToolUseContent, *ToolResultContent, SamplingMessageContentBlockList.
 type CreateMessageResultContent struct {
 	Value CreateMessageResultContentValue
@@ -1100,7 +1100,7 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Schema: #/$defs/CreateTaskResult. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/CreateTaskResult. Since 2025-11-25.
 type CreateTaskResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1130,7 +1130,7 @@ type CreateTaskResult struct {
 
 // DiscoverResult is the result returned by the server for a server/discover request.
 //
-// Schema: #/$defs/DiscoverResult. Revisions: 2026-07-28.
+// Schema: #/$defs/DiscoverResult. Since 2026-07-28.
 type DiscoverResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// CacheScope: Indicates the intended scope of the cached response, analogous to HTTP
@@ -1177,7 +1177,7 @@ type DiscoverResult struct {
 
 // ElicitRequest is a request from the server to elicit additional information from the user via the client.
 //
-// Schema: #/$defs/ElicitRequest. Revisions: 2026-07-28.
+// Schema: #/$defs/ElicitRequest. Since 2026-07-28.
 type ElicitRequest struct {
 	Method ConstElicitationCreate `json:"method"`
 	// Params is the parameters for a request to elicit additional information from the user via the client.
@@ -1186,7 +1186,7 @@ type ElicitRequest struct {
 
 // ElicitRequestFormParams is the parameters for a request to elicit non-sensitive information from the user via a form in the client.
 //
-// Schema: #/$defs/ElicitRequestFormParams. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/ElicitRequestFormParams. Since 2025-06-18.
 type ElicitRequestFormParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
@@ -1196,7 +1196,7 @@ type ElicitRequestFormParams struct {
 	Message string `json:"message"`
 	// Mode is the elicitation mode.
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Mode *ConstForm `json:"mode,omitempty"`
 	// RequestedSchema is a restricted subset of JSON Schema.
 	// Only top-level properties are allowed, without nesting.
@@ -1208,13 +1208,13 @@ type ElicitRequestFormParams struct {
 	// Task augmentation is subject to capability negotiation - receivers MUST declare support
 	// for task augmentation of specific request types in their capabilities.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Task *TaskMetadata `json:"task,omitempty"`
 }
 
 // ElicitRequestParams is the parameters for a request to elicit additional information from the user via the client.
 //
-// Schema: #/$defs/ElicitRequestParams. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/ElicitRequestParams. Since 2025-06-18.
 // Its variants, told apart by "mode": *ElicitRequestFormParams, *ElicitRequestURLParams.
 type ElicitRequestParams struct {
 	Value ElicitRequestParamsValue
@@ -1264,16 +1264,16 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 
 // ElicitRequestURLParams is the parameters for a request to elicit information from the user via a URL in the client.
 //
-// Schema: #/$defs/ElicitRequestURLParams. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ElicitRequestURLParams. Since 2025-11-25.
 type ElicitRequestURLParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// ElicitationID is the ID of the elicitation, which must be unique within the context of the server.
 	// The client MUST treat this ID as an opaque value.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	ElicitationID string `json:"elicitationId,omitempty"`
 	// Message is the message to present to the user explaining why the interaction is needed.
 	Message string `json:"message"`
@@ -1286,7 +1286,7 @@ type ElicitRequestURLParams struct {
 	// Task augmentation is subject to capability negotiation - receivers MUST declare support
 	// for task augmentation of specific request types in their capabilities.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Task *TaskMetadata `json:"task,omitempty"`
 	// URL is the URL that the user should navigate to.
 	URL string `json:"url"`
@@ -1294,7 +1294,7 @@ type ElicitRequestURLParams struct {
 
 // ElicitResult is the result returned by the client for an [ElicitRequest] (elicitation/create) request.
 //
-// Schema: #/$defs/ElicitResult. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/ElicitResult. Since 2025-06-18.
 type ElicitResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
@@ -1311,7 +1311,7 @@ type ElicitResult struct {
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
-// Schema: #/$defs/ElicitationCompleteNotification/properties/params. Revisions: 2025-11-25.
+// Schema: #/$defs/ElicitationCompleteNotification/properties/params. Only in 2025-11-25.
 type ElicitationCompleteNotificationParams struct {
 	// ElicitationID is the ID of the elicitation that completed.
 	ElicitationID string `json:"elicitationId"`
@@ -1322,11 +1322,11 @@ type ElicitationCompleteNotificationParams struct {
 // It is up to the client how best to render embedded resources for the benefit
 // of the LLM and/or the user.
 //
-// Schema: #/$defs/EmbeddedResource. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/EmbeddedResource.
 type EmbeddedResource struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations             `json:"annotations,omitempty"`
@@ -1334,7 +1334,7 @@ type EmbeddedResource struct {
 	Type        ConstResource            `json:"type"`
 }
 
-// Schema: #/$defs/EmbeddedResource/properties/resource. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/EmbeddedResource/properties/resource.
 // Its variants, told apart by shape: *TextResourceContents, *BlobResourceContents.
 type EmbeddedResourceResource struct {
 	Value EmbeddedResourceResourceValue
@@ -1381,7 +1381,7 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Schema: #/definitions/EnumSchema. Revisions: 2025-06-18.
+// Schema: #/definitions/EnumSchema. Only in 2025-06-18.
 type EnumSchema struct {
 	Description string      `json:"description,omitempty"`
 	Enum        []string    `json:"enum"`
@@ -1390,7 +1390,7 @@ type EnumSchema struct {
 	Type        ConstString `json:"type"`
 }
 
-// Schema: #/$defs/Error. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/Error. Since 2025-11-25.
 type Error struct {
 	// Code is the error type that occurred.
 	Code int64 `json:"code"`
@@ -1400,7 +1400,7 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Schema: #/$defs/FailedTask. Revisions: 2026-07-28.
+// Schema: #/$defs/FailedTask. Since 2026-07-28.
 type FailedTask struct {
 	CreatedAt      string          `json:"createdAt"`
 	Error          json.RawMessage `json:"error"`
@@ -1412,7 +1412,7 @@ type FailedTask struct {
 	TTLMs          *float64        `json:"ttlMs"`
 }
 
-// Schema: #/$defs/StringSchema/properties/format. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/StringSchema/properties/format. Since 2025-06-18.
 type Format string
 
 const (
@@ -1424,7 +1424,7 @@ const (
 
 // GetPromptRequestParams: Parameters for a `prompts/get` request.
 //
-// Schema: #/$defs/GetPromptRequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/GetPromptRequestParams.
 type GetPromptRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1434,17 +1434,17 @@ type GetPromptRequestParams struct {
 	// Keys correspond to the keys in the InputRequests map;
 	// values are the client's result for each request.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
 	// Name is the name of the prompt or prompt template.
 	Name string `json:"name"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	RequestState string `json:"requestState,omitempty"`
 }
 
 // GetPromptResult is the result returned by the server for a prompts/get request.
 //
-// Schema: #/$defs/GetPromptResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/GetPromptResult.
 type GetPromptResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1459,11 +1459,11 @@ type GetPromptResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 }
 
-// Schema: #/$defs/GetTaskPayloadRequest/properties/params. Revisions: 2025-11-25.
+// Schema: #/$defs/GetTaskPayloadRequest/properties/params. Only in 2025-11-25.
 type GetTaskPayloadRequestParams struct {
 	// TaskID is the task identifier to retrieve results for.
 	TaskID string `json:"taskId"`
@@ -1473,41 +1473,41 @@ type GetTaskPayloadRequestParams struct {
 // The structure matches the result type of the original request.
 // For example, a tools/call task would return the CallToolResult structure.
 //
-// Schema: #/$defs/GetTaskPayloadResult. Revisions: 2025-11-25.
+// Schema: #/$defs/GetTaskPayloadResult. Only in 2025-11-25.
 type GetTaskPayloadResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-// Schema: #/$defs/GetTaskRequest/properties/params. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/GetTaskRequest/properties/params. Since 2025-11-25.
 type GetTaskRequestParams struct {
 	// Meta: Request metadata; see the overlay entry for why the schema lacks it.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// TaskID is the task identifier to query.
 	TaskID string `json:"taskId"`
 }
 
-// Schema: #/$defs/GetTaskResult. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/GetTaskResult. Since 2025-11-25.
 type GetTaskResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// CreatedAt: ISO 8601 timestamp when the task was created.
 	CreatedAt string `json:"createdAt"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Error json.RawMessage `json:"error,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	InputRequests map[string]GetTaskResultInputRequestsValue `json:"inputRequests,omitzero"`
 	// LastUpdatedAt: ISO 8601 timestamp when the task was last updated.
 	LastUpdatedAt string `json:"lastUpdatedAt"`
 	// PollInterval: Suggested polling interval in milliseconds.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	PollInterval *int64 `json:"pollInterval,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	PollIntervalMs *float64 `json:"pollIntervalMs,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Status: Current task state.
 	Status TaskStatus `json:"status"`
@@ -1521,13 +1521,13 @@ type GetTaskResult struct {
 	TaskID string `json:"taskId"`
 	// TTL: Actual retention duration from creation in milliseconds, null for unlimited.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	TTL *int64 `json:"ttl,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs *float64 `json:"ttlMs"`
 }
 
-// Schema: #/$defs/GetTaskResult/allOf/1/anyOf/1/properties/inputRequests/additionalProperties. Revisions: 2026-07-28.
+// Schema: #/$defs/GetTaskResult/allOf/1/anyOf/1/properties/inputRequests/additionalProperties. Since 2026-07-28.
 type GetTaskResultInputRequestsValue struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
@@ -1535,7 +1535,7 @@ type GetTaskResultInputRequestsValue struct {
 
 // Icon is an optionally-sized icon that can be displayed in a user interface.
 //
-// Schema: #/$defs/Icon. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/Icon. Since 2025-11-25.
 type Icon struct {
 	// MIMEType: Optional MIME type override if the source MIME type is missing or generic.
 	// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
@@ -1564,11 +1564,11 @@ type Icon struct {
 
 // ImageContent is an image provided to or from an LLM.
 //
-// Schema: #/$defs/ImageContent. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ImageContent.
 type ImageContent struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -1581,7 +1581,7 @@ type ImageContent struct {
 
 // Implementation: Describes the MCP implementation.
 //
-// Schema: #/$defs/Implementation. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Implementation.
 type Implementation struct {
 	// Description is an optional human-readable description of what this implementation does.
 	//
@@ -1589,7 +1589,7 @@ type Implementation struct {
 	// and capabilities. For example, a server might describe the types of resources
 	// or tools it provides, while a client might describe its intended use case.
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Description string `json:"description,omitempty"`
 	// Icons: Optional set of sized icons that the client can display in a user interface.
 	//
@@ -1601,7 +1601,7 @@ type Implementation struct {
 	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
 	// - `image/webp` - WebP images (modern, efficient format)
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
@@ -1612,13 +1612,13 @@ type Implementation struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 	// Version is the version of this implementation.
 	Version string `json:"version"`
 	// WebsiteURL is an optional URL of the website for this implementation.
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	WebsiteURL string `json:"websiteUrl,omitempty"`
 }
 
@@ -1629,7 +1629,7 @@ type Implementation struct {
 // omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
 // [ClientCapabilities].sampling.context.
 //
-// Schema: #/$defs/CreateMessageRequestParams/properties/includeContext. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/CreateMessageRequestParams/properties/includeContext.
 type IncludeContext string
 
 const (
@@ -1670,7 +1670,7 @@ type InitializeResult struct {
 	ServerInfo Implementation `json:"serverInfo"`
 }
 
-// Schema: #/$defs/InputRequest. Revisions: 2026-07-28.
+// Schema: #/$defs/InputRequest. Since 2026-07-28.
 // Its variants, told apart by "method": *CreateMessageRequest, *ListRootsRequest, *ElicitRequest.
 type InputRequest struct {
 	Value InputRequestValue
@@ -1726,7 +1726,7 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 //
 // At least one of `inputRequests` or `requestState` MUST be present.
 //
-// Schema: #/$defs/InputRequiredResult. Revisions: 2026-07-28.
+// Schema: #/$defs/InputRequiredResult. Since 2026-07-28.
 type InputRequiredResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// InputRequests is a map of server-initiated requests that the client must fulfill.
@@ -1743,7 +1743,7 @@ type InputRequiredResult struct {
 	ResultType string `json:"resultType"`
 }
 
-// Schema: #/$defs/InputRequiredTask. Revisions: 2026-07-28.
+// Schema: #/$defs/InputRequiredTask. Since 2026-07-28.
 type InputRequiredTask struct {
 	CreatedAt      string                                         `json:"createdAt"`
 	InputRequests  map[string]InputRequiredTaskInputRequestsValue `json:"inputRequests"`
@@ -1755,13 +1755,13 @@ type InputRequiredTask struct {
 	TTLMs          *float64                                       `json:"ttlMs"`
 }
 
-// Schema: #/$defs/InputRequiredTask/properties/inputRequests/additionalProperties. Revisions: 2026-07-28.
+// Schema: #/$defs/InputRequiredTask/properties/inputRequests/additionalProperties. Since 2026-07-28.
 type InputRequiredTaskInputRequestsValue struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 }
 
-// Schema: #/$defs/InputResponse. Revisions: 2026-07-28.
+// Schema: #/$defs/InputResponse. Since 2026-07-28.
 // Its variants, told apart by shape: *CreateMessageResult, *ListRootsResult, *ElicitResult.
 type InputResponse struct {
 	Value InputResponseValue
@@ -1815,7 +1815,7 @@ func (u *InputResponse) UnmarshalJSON(b []byte) error {
 // LegacyTitledEnumSchema: Use [TitledSingleSelectEnumSchema] instead.
 // This interface will be removed in a future version.
 //
-// Schema: #/$defs/LegacyTitledEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/LegacyTitledEnumSchema. Since 2025-11-25.
 type LegacyTitledEnumSchema struct {
 	Default     string   `json:"default,omitempty"`
 	Description string   `json:"description,omitempty"`
@@ -1829,7 +1829,7 @@ type LegacyTitledEnumSchema struct {
 
 // ListPromptsResult is the result returned by the server for a prompts/list request.
 //
-// Schema: #/$defs/ListPromptsResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ListPromptsResult.
 type ListPromptsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1844,7 +1844,7 @@ type ListPromptsResult struct {
 	//     authorization contexts (e.g., a different access token requires a
 	//     different cache).
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
 	// NextCursor is an opaque token representing the pagination position after the last returned result.
 	// If present, there may be more results available.
@@ -1858,7 +1858,7 @@ type ListPromptsResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	// TTLMs is a hint from the server indicating how long (in milliseconds) the
 	// client MAY cache this response before re-fetching. Semantics are
@@ -1869,13 +1869,13 @@ type ListPromptsResult struct {
 	//   - If positive, the client SHOULD consider the result fresh for this many
 	//     milliseconds after receiving the response.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
 // ListResourceTemplatesResult is the result returned by the server for a resources/templates/list request.
 //
-// Schema: #/$defs/ListResourceTemplatesResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ListResourceTemplatesResult.
 type ListResourceTemplatesResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1890,7 +1890,7 @@ type ListResourceTemplatesResult struct {
 	//     authorization contexts (e.g., a different access token requires a
 	//     different cache).
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
 	// NextCursor is an opaque token representing the pagination position after the last returned result.
 	// If present, there may be more results available.
@@ -1904,7 +1904,7 @@ type ListResourceTemplatesResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	// TTLMs is a hint from the server indicating how long (in milliseconds) the
 	// client MAY cache this response before re-fetching. Semantics are
@@ -1915,13 +1915,13 @@ type ListResourceTemplatesResult struct {
 	//   - If positive, the client SHOULD consider the result fresh for this many
 	//     milliseconds after receiving the response.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
 // ListResourcesResult is the result returned by the server for a resources/list request.
 //
-// Schema: #/$defs/ListResourcesResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ListResourcesResult.
 type ListResourcesResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -1936,7 +1936,7 @@ type ListResourcesResult struct {
 	//     authorization contexts (e.g., a different access token requires a
 	//     different cache).
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
 	// NextCursor is an opaque token representing the pagination position after the last returned result.
 	// If present, there may be more results available.
@@ -1950,7 +1950,7 @@ type ListResourcesResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	// TTLMs is a hint from the server indicating how long (in milliseconds) the
 	// client MAY cache this response before re-fetching. Semantics are
@@ -1961,7 +1961,7 @@ type ListResourcesResult struct {
 	//   - If positive, the client SHOULD consider the result fresh for this many
 	//     milliseconds after receiving the response.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -1973,13 +1973,13 @@ type ListResourcesResult struct {
 // This request is typically used when the server needs to understand the file system
 // structure or access specific locations that the client has permission to read from.
 //
-// Schema: #/$defs/ListRootsRequest. Revisions: 2026-07-28.
+// Schema: #/$defs/ListRootsRequest. Since 2026-07-28.
 type ListRootsRequest struct {
 	Method ConstRootsList          `json:"method"`
 	Params *ListRootsRequestParams `json:"params,omitempty"`
 }
 
-// Schema: #/$defs/ListRootsRequest/properties/params. Revisions: 2026-07-28.
+// Schema: #/$defs/ListRootsRequest/properties/params. Since 2026-07-28.
 type ListRootsRequestParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
@@ -1988,7 +1988,7 @@ type ListRootsRequestParams struct {
 // This result contains an array of [Root] objects, each representing a root directory
 // or file that the server can operate on.
 //
-// Schema: #/$defs/ListRootsResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ListRootsResult.
 type ListRootsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
@@ -1999,7 +1999,7 @@ type ListRootsResult struct {
 
 // ListTasksResult is the response to a tasks/list request.
 //
-// Schema: #/$defs/ListTasksResult. Revisions: 2025-11-25.
+// Schema: #/$defs/ListTasksResult. Only in 2025-11-25.
 type ListTasksResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2011,7 +2011,7 @@ type ListTasksResult struct {
 
 // ListToolsResult is the result returned by the server for a tools/list request.
 //
-// Schema: #/$defs/ListToolsResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ListToolsResult.
 type ListToolsResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2026,7 +2026,7 @@ type ListToolsResult struct {
 	//     authorization contexts (e.g., a different access token requires a
 	//     different cache).
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope `json:"cacheScope"`
 	// NextCursor is an opaque token representing the pagination position after the last returned result.
 	// If present, there may be more results available.
@@ -2039,7 +2039,7 @@ type ListToolsResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	Tools      []Tool `json:"tools"`
 	// TTLMs is a hint from the server indicating how long (in milliseconds) the
@@ -2051,7 +2051,7 @@ type ListToolsResult struct {
 	//   - If positive, the client SHOULD consider the result fresh for this many
 	//     milliseconds after receiving the response.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
@@ -2060,7 +2060,7 @@ type ListToolsResult struct {
 // These map to syslog message severities, as specified in RFC-5424:
 // https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1
 //
-// Schema: #/$defs/LoggingLevel. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/LoggingLevel.
 type LoggingLevel string
 
 const (
@@ -2076,7 +2076,7 @@ const (
 
 // LoggingMessageNotificationParams: Parameters for a `notifications/message` notification.
 //
-// Schema: #/$defs/LoggingMessageNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/LoggingMessageNotificationParams.
 type LoggingMessageNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2093,7 +2093,7 @@ type LoggingMessageNotificationParams struct {
 // - `"required"`: Model MUST use at least one tool before completing
 // - `"none"`: Model MUST NOT use any tools
 //
-// Schema: #/$defs/ToolChoice/properties/mode. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ToolChoice/properties/mode. Since 2025-11-25.
 type Mode string
 
 const (
@@ -2107,7 +2107,7 @@ const (
 // Keys not declared here are currently left unspecified by the spec and are up
 // to the client to interpret.
 //
-// Schema: #/$defs/ModelHint. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ModelHint.
 type ModelHint struct {
 	// Name is a hint for a model name.
 	//
@@ -2133,7 +2133,7 @@ type ModelHint struct {
 // up to the client to decide how to interpret these preferences and how to
 // balance them against other considerations.
 //
-// Schema: #/$defs/ModelPreferences. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ModelPreferences.
 type ModelPreferences struct {
 	// CostPriority: How much to prioritize cost when selecting a model. A value of 0 means cost
 	// is not important, while a value of 1 means cost is the most important
@@ -2159,15 +2159,15 @@ type ModelPreferences struct {
 
 // NotificationParams: Common params for any notification.
 //
-// Schema: #/$defs/NotificationParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/NotificationParams.
 type NotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-// Schema: #/$defs/NumberSchema. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/NumberSchema. Since 2025-06-18.
 type NumberSchema struct {
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Default     *float64 `json:"default,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Maximum     *float64 `json:"maximum,omitempty"`
@@ -2178,7 +2178,7 @@ type NumberSchema struct {
 
 // PaginatedRequestParams: Common params for paginated requests.
 //
-// Schema: #/$defs/PaginatedRequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/PaginatedRequestParams.
 type PaginatedRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2187,7 +2187,7 @@ type PaginatedRequestParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// Schema: #/$defs/PaginatedResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/PaginatedResult.
 type PaginatedResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2202,19 +2202,19 @@ type PaginatedResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 }
 
 // ProgressNotificationParams: Parameters for a notifications/progress notification.
 //
-// Schema: #/$defs/ProgressNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ProgressNotificationParams.
 type ProgressNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// Message is an optional message describing the current progress.
 	//
-	// Revisions: 2025-03-26 to 2026-07-28; dropped when sent to others.
+	// Since 2025-03-26; dropped when sent to others.
 	Message string `json:"message,omitempty"`
 	// Progress is the progress thus far. This should increase every time progress is made, even if the total is unknown.
 	Progress float64 `json:"progress"`
@@ -2226,11 +2226,11 @@ type ProgressNotificationParams struct {
 
 // Prompt is a prompt or prompt template that the server offers.
 //
-// Schema: #/$defs/Prompt. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Prompt.
 type Prompt struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Arguments is a list of arguments to use for templating the prompt.
 	Arguments []PromptArgument `json:"arguments,omitzero"`
@@ -2246,7 +2246,7 @@ type Prompt struct {
 	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
 	// - `image/webp` - WebP images (modern, efficient format)
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
@@ -2257,13 +2257,13 @@ type Prompt struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 }
 
 // PromptArgument: Describes an argument that a prompt can accept.
 //
-// Schema: #/$defs/PromptArgument. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/PromptArgument.
 type PromptArgument struct {
 	// Description is a human-readable description of the argument.
 	Description string `json:"description,omitempty"`
@@ -2278,7 +2278,7 @@ type PromptArgument struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 }
 
@@ -2287,7 +2287,7 @@ type PromptArgument struct {
 // This is similar to [SamplingMessage], but also supports the embedding of
 // resources from the MCP server.
 //
-// Schema: #/$defs/PromptMessage. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/PromptMessage.
 type PromptMessage struct {
 	Content ContentBlock `json:"content"`
 	// Role is the sender or recipient of messages and data in a conversation.
@@ -2296,7 +2296,7 @@ type PromptMessage struct {
 
 // PromptReference: Identifies a prompt.
 //
-// Schema: #/$defs/PromptReference. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/PromptReference.
 type PromptReference struct {
 	// Name: Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
 	Name string `json:"name"`
@@ -2307,14 +2307,14 @@ type PromptReference struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string         `json:"title,omitempty"`
 	Type  ConstRefPrompt `json:"type"`
 }
 
 // ReadResourceRequestParams: Parameters for a `resources/read` request.
 //
-// Schema: #/$defs/ReadResourceRequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ReadResourceRequestParams.
 type ReadResourceRequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2322,9 +2322,9 @@ type ReadResourceRequestParams struct {
 	// Keys correspond to the keys in the InputRequests map;
 	// values are the client's result for each request.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	InputResponses map[string]InputResponse `json:"inputResponses,omitzero"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	RequestState string `json:"requestState,omitempty"`
 	// URI is the URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
 	URI string `json:"uri"`
@@ -2332,7 +2332,7 @@ type ReadResourceRequestParams struct {
 
 // ReadResourceResult is the result returned by the server for a resources/read request.
 //
-// Schema: #/$defs/ReadResourceResult. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ReadResourceResult.
 type ReadResourceResult struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2347,7 +2347,7 @@ type ReadResourceResult struct {
 	//     authorization contexts (e.g., a different access token requires a
 	//     different cache).
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	CacheScope CacheScope                       `json:"cacheScope"`
 	Contents   []ReadResourceResultContentsItem `json:"contents"`
 	// ResultType: Indicates the type of the result, which allows the client to determine
@@ -2358,7 +2358,7 @@ type ReadResourceResult struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 	// TTLMs is a hint from the server indicating how long (in milliseconds) the
 	// client MAY cache this response before re-fetching. Semantics are
@@ -2369,11 +2369,11 @@ type ReadResourceResult struct {
 	//   - If positive, the client SHOULD consider the result fresh for this many
 	//     milliseconds after receiving the response.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs int64 `json:"ttlMs"`
 }
 
-// Schema: #/$defs/ReadResourceResult/properties/contents/items. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ReadResourceResult/properties/contents/items.
 // Its variants, told apart by shape: *TextResourceContents, *BlobResourceContents.
 type ReadResourceResultContentsItem struct {
 	Value ReadResourceResultContentsItemValue
@@ -2422,7 +2422,7 @@ func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 
 // RequestParams: Common params for any request.
 //
-// Schema: #/$defs/RequestParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/RequestParams.
 type RequestParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2430,11 +2430,11 @@ type RequestParams struct {
 
 // Resource is a known resource that the server is capable of reading.
 //
-// Schema: #/$defs/Resource. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Resource.
 type Resource struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -2452,7 +2452,7 @@ type Resource struct {
 	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
 	// - `image/webp` - WebP images (modern, efficient format)
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
@@ -2469,7 +2469,7 @@ type Resource struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 	// URI is the URI of this resource.
 	URI string `json:"uri"`
@@ -2479,7 +2479,7 @@ type Resource struct {
 //
 // Note: resource links returned by tools are not guaranteed to appear in the results of resources/list requests.
 //
-// Schema: #/$defs/ResourceLink. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/ResourceLink. Since 2025-06-18.
 type ResourceLink struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2499,7 +2499,7 @@ type ResourceLink struct {
 	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
 	// - `image/webp` - WebP images (modern, efficient format)
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
@@ -2523,11 +2523,11 @@ type ResourceLink struct {
 
 // ResourceTemplate is a template description for resources available on the server.
 //
-// Schema: #/$defs/ResourceTemplate. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ResourceTemplate.
 type ResourceTemplate struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -2545,7 +2545,7 @@ type ResourceTemplate struct {
 	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
 	// - `image/webp` - WebP images (modern, efficient format)
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// MIMEType is the MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
 	MIMEType string `json:"mimeType,omitempty"`
@@ -2558,7 +2558,7 @@ type ResourceTemplate struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 	// URITemplate is a URI template (according to RFC 6570) that can be used to construct resource URIs.
 	URITemplate string `json:"uriTemplate"`
@@ -2566,7 +2566,7 @@ type ResourceTemplate struct {
 
 // ResourceTemplateReference is a reference to a resource or resource template definition.
 //
-// Schema: #/$defs/ResourceTemplateReference. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ResourceTemplateReference.
 type ResourceTemplateReference struct {
 	Type ConstRefResource `json:"type"`
 	// URI is the URI or URI template of the resource.
@@ -2575,7 +2575,7 @@ type ResourceTemplateReference struct {
 
 // ResourceUpdatedNotificationParams: Parameters for a `notifications/resources/updated` notification.
 //
-// Schema: #/$defs/ResourceUpdatedNotificationParams. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ResourceUpdatedNotificationParams.
 type ResourceUpdatedNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2585,7 +2585,7 @@ type ResourceUpdatedNotificationParams struct {
 
 // Result: Common result fields.
 //
-// Schema: #/$defs/Result. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Result.
 type Result struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
@@ -2597,13 +2597,13 @@ type Result struct {
 	// server implementing an earlier protocol version (which does not include
 	// `resultType`), the client MUST treat the absent field as `"complete"`.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	ResultType string `json:"resultType"`
 }
 
 // Role is the sender or recipient of messages and data in a conversation.
 //
-// Schema: #/$defs/Role. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Role.
 type Role string
 
 const (
@@ -2613,11 +2613,11 @@ const (
 
 // Root: Represents a root directory or file that the server can operate on.
 //
-// Schema: #/$defs/Root. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Root.
 type Root struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Name is an optional name for the root. This can be used to provide a human-readable
 	// identifier for the root, which may be useful for display purposes or for
@@ -2631,18 +2631,18 @@ type Root struct {
 
 // SamplingMessage: Describes a message issued to or received from an LLM API.
 //
-// Schema: #/$defs/SamplingMessage. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/SamplingMessage.
 type SamplingMessage struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Meta    Meta                   `json:"_meta,omitempty"`
 	Content SamplingMessageContent `json:"content"`
 	// Role is the sender or recipient of messages and data in a conversation.
 	Role Role `json:"role"`
 }
 
-// Schema: #/$defs/SamplingMessage/properties/content. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/SamplingMessage/properties/content.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ToolUseContent, *ToolResultContent, SamplingMessageContentBlockList.
 type SamplingMessageContent struct {
 	Value SamplingMessageContentValue
@@ -2708,7 +2708,7 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Schema: #/$defs/SamplingMessageContentBlock. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/SamplingMessageContentBlock. Since 2025-11-25.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ToolUseContent, *ToolResultContent.
 type SamplingMessageContentBlock struct {
 	Value SamplingMessageContentBlockValue
@@ -2767,11 +2767,11 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 
 // ServerCapabilities: Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
 //
-// Schema: #/$defs/ServerCapabilities. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ServerCapabilities.
 type ServerCapabilities struct {
 	// Completions: Present if the server supports argument autocompletion suggestions.
 	//
-	// Revisions: 2025-03-26 to 2026-07-28; dropped when sent to others.
+	// Since 2025-03-26; dropped when sent to others.
 	Completions json.RawMessage `json:"completions,omitempty"`
 	// Experimental: Experimental, non-standard capabilities that the server supports.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
@@ -2782,7 +2782,7 @@ type ServerCapabilities struct {
 	// Keys MUST follow the `_meta` key naming rules, with a
 	// mandatory prefix.
 	//
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Extensions json.RawMessage `json:"extensions,omitempty"`
 	// Logging: Present if the server supports sending log messages to the client.
 	Logging json.RawMessage `json:"logging,omitempty"`
@@ -2792,7 +2792,7 @@ type ServerCapabilities struct {
 	Resources *ServerCapabilitiesResources `json:"resources,omitempty"`
 	// Tasks: Present if the server supports task-augmented requests.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Tasks *ServerCapabilitiesTasks `json:"tasks,omitempty"`
 	// Tools: Present if the server offers any tools to call.
 	Tools *ServerCapabilitiesTools `json:"tools,omitempty"`
@@ -2800,7 +2800,7 @@ type ServerCapabilities struct {
 
 // ServerCapabilitiesPrompts: Present if the server offers any prompt templates.
 //
-// Schema: #/$defs/ServerCapabilities/properties/prompts. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ServerCapabilities/properties/prompts.
 type ServerCapabilitiesPrompts struct {
 	// ListChanged: Whether this server supports notifications for changes to the prompt list.
 	ListChanged *bool `json:"listChanged,omitempty"`
@@ -2808,7 +2808,7 @@ type ServerCapabilitiesPrompts struct {
 
 // ServerCapabilitiesResources: Present if the server offers any resources to read.
 //
-// Schema: #/$defs/ServerCapabilities/properties/resources. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ServerCapabilities/properties/resources.
 type ServerCapabilitiesResources struct {
 	// ListChanged: Whether this server supports notifications for changes to the resource list.
 	ListChanged *bool `json:"listChanged,omitempty"`
@@ -2818,7 +2818,7 @@ type ServerCapabilitiesResources struct {
 
 // ServerCapabilitiesTasks: Present if the server supports task-augmented requests.
 //
-// Schema: #/$defs/ServerCapabilities/properties/tasks. Revisions: 2025-11-25.
+// Schema: #/$defs/ServerCapabilities/properties/tasks. Only in 2025-11-25.
 type ServerCapabilitiesTasks struct {
 	// Cancel: Whether this server supports tasks/cancel.
 	Cancel json.RawMessage `json:"cancel,omitempty"`
@@ -2830,7 +2830,7 @@ type ServerCapabilitiesTasks struct {
 
 // ServerCapabilitiesTasksRequests: Specifies which request types can be augmented with tasks.
 //
-// Schema: #/$defs/ServerCapabilities/properties/tasks/properties/requests. Revisions: 2025-11-25.
+// Schema: #/$defs/ServerCapabilities/properties/tasks/properties/requests. Only in 2025-11-25.
 type ServerCapabilitiesTasksRequests struct {
 	// Tools: Task support for tool-related requests.
 	Tools *ServerCapabilitiesTasksRequestsTools `json:"tools,omitempty"`
@@ -2838,7 +2838,7 @@ type ServerCapabilitiesTasksRequests struct {
 
 // ServerCapabilitiesTasksRequestsTools: Task support for tool-related requests.
 //
-// Schema: #/$defs/ServerCapabilities/properties/tasks/properties/requests/properties/tools. Revisions: 2025-11-25.
+// Schema: #/$defs/ServerCapabilities/properties/tasks/properties/requests/properties/tools. Only in 2025-11-25.
 type ServerCapabilitiesTasksRequestsTools struct {
 	// Call: Whether the server supports task-augmented tools/call requests.
 	Call json.RawMessage `json:"call,omitempty"`
@@ -2846,7 +2846,7 @@ type ServerCapabilitiesTasksRequestsTools struct {
 
 // ServerCapabilitiesTools: Present if the server offers any tools to call.
 //
-// Schema: #/$defs/ServerCapabilities/properties/tools. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/ServerCapabilities/properties/tools.
 type ServerCapabilitiesTools struct {
 	// ListChanged: Whether this server supports notifications for changes to the tool list.
 	ListChanged *bool `json:"listChanged,omitempty"`
@@ -2862,9 +2862,9 @@ type SetLevelRequestParams struct {
 	Level LoggingLevel `json:"level"`
 }
 
-// Schema: #/$defs/StringSchema. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/StringSchema. Since 2025-06-18.
 type StringSchema struct {
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Default     string      `json:"default,omitempty"`
 	Description string      `json:"description,omitempty"`
 	Format      Format      `json:"format,omitempty"`
@@ -2890,7 +2890,7 @@ type SubscribeRequestParams struct {
 // Each notification type is **opt-in**; the server **MUST NOT** send
 // notification types the client has not explicitly requested here.
 //
-// Schema: #/$defs/SubscriptionFilter. Revisions: 2026-07-28.
+// Schema: #/$defs/SubscriptionFilter. Since 2026-07-28.
 type SubscriptionFilter struct {
 	// PromptsListChanged: If true, receive notifications/prompts/list_changed.
 	PromptsListChanged *bool `json:"promptsListChanged,omitempty"`
@@ -2905,7 +2905,7 @@ type SubscriptionFilter struct {
 
 // SubscriptionsAcknowledgedNotificationParams: Parameters for a notifications/subscriptions/acknowledged notification.
 //
-// Schema: #/$defs/SubscriptionsAcknowledgedNotificationParams. Revisions: 2026-07-28.
+// Schema: #/$defs/SubscriptionsAcknowledgedNotificationParams. Since 2026-07-28.
 type SubscriptionsAcknowledgedNotificationParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// Notifications is the subset of requested notification types the server agreed to honor.
@@ -2917,7 +2917,7 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 
 // SubscriptionsListenRequestParams: Parameters for a subscriptions/listen request.
 //
-// Schema: #/$defs/SubscriptionsListenRequestParams. Revisions: 2026-07-28.
+// Schema: #/$defs/SubscriptionsListenRequestParams. Since 2026-07-28.
 type SubscriptionsListenRequestParams struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// Notifications is the notifications the client opts in to on this stream. The server
@@ -2932,7 +2932,7 @@ type SubscriptionsListenRequestParams struct {
 // is sent only when the server tears the subscription down; an abrupt transport
 // close carries no response. The result body is otherwise empty.
 //
-// Schema: #/$defs/SubscriptionsListenResult. Revisions: 2026-07-28.
+// Schema: #/$defs/SubscriptionsListenResult. Since 2026-07-28.
 type SubscriptionsListenResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 	// ResultType: Indicates the type of the result, which allows the client to determine
@@ -2945,7 +2945,7 @@ type SubscriptionsListenResult struct {
 	ResultType string `json:"resultType"`
 }
 
-// Schema: #/$defs/Task. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/Task. Since 2025-11-25.
 type Task struct {
 	// CreatedAt: ISO 8601 timestamp when the task was created.
 	CreatedAt string `json:"createdAt"`
@@ -2974,13 +2974,13 @@ type Task struct {
 // TaskMetadata: Metadata for augmenting a request with task execution.
 // Include this in the `task` field of the request parameters.
 //
-// Schema: #/$defs/TaskMetadata. Revisions: 2025-11-25.
+// Schema: #/$defs/TaskMetadata. Only in 2025-11-25.
 type TaskMetadata struct {
 	// TTL: Requested duration in milliseconds to retain task from creation.
 	TTL *int64 `json:"ttl,omitempty"`
 }
 
-// Schema: #/$defs/TaskStatus. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TaskStatus. Since 2025-11-25.
 type TaskStatus string
 
 const (
@@ -2991,25 +2991,25 @@ const (
 	TaskStatusWorking       TaskStatus = "working"
 )
 
-// Schema: #/$defs/TaskStatusNotificationParams. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TaskStatusNotificationParams. Since 2025-11-25.
 type TaskStatusNotificationParams struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	Meta Meta `json:"_meta,omitempty"`
 	// CreatedAt: ISO 8601 timestamp when the task was created.
 	CreatedAt string `json:"createdAt"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Error json.RawMessage `json:"error,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	InputRequests map[string]TaskStatusNotificationParamsInputRequestsValue `json:"inputRequests,omitzero"`
 	// LastUpdatedAt: ISO 8601 timestamp when the task was last updated.
 	LastUpdatedAt string `json:"lastUpdatedAt"`
 	// PollInterval: Suggested polling interval in milliseconds.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	PollInterval *int64 `json:"pollInterval,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	PollIntervalMs *float64 `json:"pollIntervalMs,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Status: Current task state.
 	Status TaskStatus `json:"status"`
@@ -3023,24 +3023,24 @@ type TaskStatusNotificationParams struct {
 	TaskID string `json:"taskId"`
 	// TTL: Actual retention duration from creation in milliseconds, null for unlimited.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	TTL *int64 `json:"ttl,omitempty"`
-	// Revisions: 2026-07-28; dropped when sent to others.
+	// Since 2026-07-28; dropped when sent to others.
 	TTLMs *float64 `json:"ttlMs"`
 }
 
-// Schema: #/$defs/TaskStatusNotificationParams/allOf/1/anyOf/1/properties/inputRequests/additionalProperties. Revisions: 2026-07-28.
+// Schema: #/$defs/TaskStatusNotificationParams/allOf/1/anyOf/1/properties/inputRequests/additionalProperties. Since 2026-07-28.
 type TaskStatusNotificationParamsInputRequestsValue struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 }
 
-// Schema: #/$defs/TaskSubscriptionAcknowledgedNotifications. Revisions: 2026-07-28.
+// Schema: #/$defs/TaskSubscriptionAcknowledgedNotifications. Since 2026-07-28.
 type TaskSubscriptionAcknowledgedNotifications struct {
 	TasksStatus []string `json:"tasksStatus,omitzero"`
 }
 
-// Schema: #/$defs/TaskSubscriptionNotifications. Revisions: 2026-07-28.
+// Schema: #/$defs/TaskSubscriptionNotifications. Since 2026-07-28.
 type TaskSubscriptionNotifications struct {
 	TasksStatus []string `json:"tasksStatus,omitzero"`
 }
@@ -3055,7 +3055,7 @@ type TaskSubscriptionNotifications struct {
 //
 // Default: "forbidden"
 //
-// Schema: #/$defs/ToolExecution/properties/taskSupport. Revisions: 2025-11-25.
+// Schema: #/$defs/ToolExecution/properties/taskSupport. Only in 2025-11-25.
 type TaskSupport string
 
 const (
@@ -3066,11 +3066,11 @@ const (
 
 // TextContent: Text provided to or from an LLM.
 //
-// Schema: #/$defs/TextContent. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/TextContent.
 type TextContent struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional annotations for the client.
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -3079,11 +3079,11 @@ type TextContent struct {
 	Type ConstText `json:"type"`
 }
 
-// Schema: #/$defs/TextResourceContents. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/TextResourceContents.
 type TextResourceContents struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// MIMEType is the MIME type of this resource, if known.
 	MIMEType string `json:"mimeType,omitempty"`
@@ -3099,7 +3099,7 @@ type TextResourceContents struct {
 //
 // If not provided, the client should assume the icon can be used with any theme.
 //
-// Schema: #/$defs/Icon/properties/theme. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/Icon/properties/theme. Since 2025-11-25.
 type Theme string
 
 const (
@@ -3109,7 +3109,7 @@ const (
 
 // TitledMultiSelectEnumSchema: Schema for multiple-selection enumeration with display titles for each option.
 //
-// Schema: #/$defs/TitledMultiSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TitledMultiSelectEnumSchema. Since 2025-11-25.
 type TitledMultiSelectEnumSchema struct {
 	// Default: Optional default value.
 	Default []string `json:"default,omitzero"`
@@ -3128,13 +3128,13 @@ type TitledMultiSelectEnumSchema struct {
 
 // TitledMultiSelectEnumSchemaItems: Schema for array items with enum options and display labels.
 //
-// Schema: #/$defs/TitledMultiSelectEnumSchema/properties/items. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TitledMultiSelectEnumSchema/properties/items. Since 2025-11-25.
 type TitledMultiSelectEnumSchemaItems struct {
 	// AnyOf: Array of enum options with values and display labels.
 	AnyOf []TitledMultiSelectEnumSchemaItemsAnyOfItem `json:"anyOf"`
 }
 
-// Schema: #/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TitledMultiSelectEnumSchema/properties/items/properties/anyOf/items. Since 2025-11-25.
 type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 	// Const is the constant enum value.
 	Const string `json:"const"`
@@ -3144,7 +3144,7 @@ type TitledMultiSelectEnumSchemaItemsAnyOfItem struct {
 
 // TitledSingleSelectEnumSchema: Schema for single-selection enumeration with display titles for each option.
 //
-// Schema: #/$defs/TitledSingleSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TitledSingleSelectEnumSchema. Since 2025-11-25.
 type TitledSingleSelectEnumSchema struct {
 	// Default: Optional default value.
 	Default string `json:"default,omitempty"`
@@ -3157,7 +3157,7 @@ type TitledSingleSelectEnumSchema struct {
 	Type  ConstString `json:"type"`
 }
 
-// Schema: #/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/TitledSingleSelectEnumSchema/properties/oneOf/items. Since 2025-11-25.
 type TitledSingleSelectEnumSchemaOneOfItem struct {
 	// Const is the enum value.
 	Const string `json:"const"`
@@ -3167,17 +3167,17 @@ type TitledSingleSelectEnumSchemaOneOfItem struct {
 
 // Tool: Definition for a tool the client can call.
 //
-// Schema: #/$defs/Tool. Revisions: 2024-11-05 to 2026-07-28.
+// Schema: #/$defs/Tool.
 type Tool struct {
 	// Meta: See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Meta Meta `json:"_meta,omitempty"`
 	// Annotations: Optional additional tool information.
 	//
 	// Display name precedence order is: `title`, `annotations.title`, then `name`.
 	//
-	// Revisions: 2025-03-26 to 2026-07-28; dropped when sent to others.
+	// Since 2025-03-26; dropped when sent to others.
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
 	// Description is a human-readable description of the tool.
 	//
@@ -3185,7 +3185,7 @@ type Tool struct {
 	Description string `json:"description,omitempty"`
 	// Execution: Execution-related properties for this tool.
 	//
-	// Revisions: 2025-11-25; dropped when sent to others.
+	// Only in 2025-11-25; dropped when sent to others.
 	Execution *ToolExecution `json:"execution,omitempty"`
 	// Icons: Optional set of sized icons that the client can display in a user interface.
 	//
@@ -3197,7 +3197,7 @@ type Tool struct {
 	// - `image/svg+xml` - SVG images (scalable but requires security precautions)
 	// - `image/webp` - WebP images (modern, efficient format)
 	//
-	// Revisions: 2025-11-25 to 2026-07-28; dropped when sent to others.
+	// Since 2025-11-25; dropped when sent to others.
 	Icons []Icon `json:"icons,omitzero"`
 	// InputSchema is a JSON Schema object defining the expected parameters for the tool.
 	//
@@ -3221,7 +3221,7 @@ type Tool struct {
 	//
 	// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Title: Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
 	// even by those unfamiliar with domain-specific terminology.
@@ -3230,7 +3230,7 @@ type Tool struct {
 	// where `annotations.title` should be given precedence over using `name`,
 	// if present).
 	//
-	// Revisions: 2025-06-18 to 2026-07-28; dropped when sent to others.
+	// Since 2025-06-18; dropped when sent to others.
 	Title string `json:"title,omitempty"`
 }
 
@@ -3243,7 +3243,7 @@ type Tool struct {
 // Clients should never make tool use decisions based on `ToolAnnotations`
 // received from untrusted servers.
 //
-// Schema: #/$defs/ToolAnnotations. Revisions: 2025-03-26 to 2026-07-28.
+// Schema: #/$defs/ToolAnnotations. Since 2025-03-26.
 type ToolAnnotations struct {
 	// DestructiveHint: If true, the tool may perform destructive updates to its environment.
 	// If false, the tool performs only additive updates.
@@ -3276,7 +3276,7 @@ type ToolAnnotations struct {
 
 // ToolChoice: Controls tool selection behavior for sampling requests.
 //
-// Schema: #/$defs/ToolChoice. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ToolChoice. Since 2025-11-25.
 type ToolChoice struct {
 	// Mode: Controls the tool use ability of the model:
 	// - `"auto"`: Model decides whether to use tools (default)
@@ -3287,7 +3287,7 @@ type ToolChoice struct {
 
 // ToolExecution: Execution-related properties for a tool.
 //
-// Schema: #/$defs/ToolExecution. Revisions: 2025-11-25.
+// Schema: #/$defs/ToolExecution. Only in 2025-11-25.
 type ToolExecution struct {
 	// TaskSupport: Indicates whether this tool supports task-augmented execution.
 	// This allows clients to handle long-running operations through polling
@@ -3303,7 +3303,7 @@ type ToolExecution struct {
 
 // ToolResultContent is the result of a tool use, provided by the user back to the assistant.
 //
-// Schema: #/$defs/ToolResultContent. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ToolResultContent. Since 2025-11-25.
 type ToolResultContent struct {
 	// Meta: Optional metadata about the tool result. Clients SHOULD preserve this field when
 	// including tool results in subsequent sampling requests to enable caching optimizations.
@@ -3332,7 +3332,7 @@ type ToolResultContent struct {
 
 // ToolUseContent is a request from the assistant to call a tool.
 //
-// Schema: #/$defs/ToolUseContent. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/ToolUseContent. Since 2025-11-25.
 type ToolUseContent struct {
 	// Meta: Optional metadata about the tool use. Clients SHOULD preserve this field when
 	// including tool uses in subsequent sampling requests to enable caching optimizations.
@@ -3348,7 +3348,7 @@ type ToolUseContent struct {
 	Type ConstToolUse `json:"type"`
 }
 
-// Schema: #/$defs/NumberSchema/properties/type. Revisions: 2025-06-18 to 2026-07-28.
+// Schema: #/$defs/NumberSchema/properties/type. Since 2025-06-18.
 type Type string
 
 const (
@@ -3368,7 +3368,7 @@ type UnsubscribeRequestParams struct {
 
 // UntitledMultiSelectEnumSchema: Schema for multiple-selection enumeration without display titles for options.
 //
-// Schema: #/$defs/UntitledMultiSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/UntitledMultiSelectEnumSchema. Since 2025-11-25.
 type UntitledMultiSelectEnumSchema struct {
 	// Default: Optional default value.
 	Default []string `json:"default,omitzero"`
@@ -3387,7 +3387,7 @@ type UntitledMultiSelectEnumSchema struct {
 
 // UntitledMultiSelectEnumSchemaItems: Schema for the array items.
 //
-// Schema: #/$defs/UntitledMultiSelectEnumSchema/properties/items. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/UntitledMultiSelectEnumSchema/properties/items. Since 2025-11-25.
 type UntitledMultiSelectEnumSchemaItems struct {
 	// Enum: Array of enum values to choose from.
 	Enum []string    `json:"enum"`
@@ -3396,7 +3396,7 @@ type UntitledMultiSelectEnumSchemaItems struct {
 
 // UntitledSingleSelectEnumSchema: Schema for single-selection enumeration without display titles for options.
 //
-// Schema: #/$defs/UntitledSingleSelectEnumSchema. Revisions: 2025-11-25 to 2026-07-28.
+// Schema: #/$defs/UntitledSingleSelectEnumSchema. Since 2025-11-25.
 type UntitledSingleSelectEnumSchema struct {
 	// Default: Optional default value.
 	Default string `json:"default,omitempty"`
@@ -3409,7 +3409,7 @@ type UntitledSingleSelectEnumSchema struct {
 	Type  ConstString `json:"type"`
 }
 
-// Schema: #/$defs/UpdateTaskRequest/properties/params. Revisions: 2026-07-28.
+// Schema: #/$defs/UpdateTaskRequest/properties/params. Since 2026-07-28.
 type UpdateTaskRequestParams struct {
 	// Meta: Request metadata; see the overlay entry for why the schema lacks it.
 	Meta           Meta            `json:"_meta,omitempty"`
@@ -3417,12 +3417,12 @@ type UpdateTaskRequestParams struct {
 	TaskID         string          `json:"taskId"`
 }
 
-// Schema: #/$defs/UpdateTaskResult. Revisions: 2026-07-28.
+// Schema: #/$defs/UpdateTaskResult. Since 2026-07-28.
 type UpdateTaskResult struct {
 	Meta Meta `json:"_meta,omitempty"`
 }
 
-// Schema: #/$defs/WorkingTask. Revisions: 2026-07-28.
+// Schema: #/$defs/WorkingTask. Since 2026-07-28.
 type WorkingTask struct {
 	CreatedAt      string       `json:"createdAt"`
 	LastUpdatedAt  string       `json:"lastUpdatedAt"`
