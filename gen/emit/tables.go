@@ -48,11 +48,13 @@ func tables(h *model.Hub, source string) *File {
 			}
 			d := jen.Dict{jen.Id("Name"): jen.Lit(t.Name)}
 			var have, dropped, vals []jen.Code
+			renamed := jen.Dict{}
 			for _, fl := range t.Fields {
 				if fl.Revs[rev] {
 					name := fl.Wire
 					if alt, ok := fl.Wires[rev]; ok {
 						name = alt
+						renamed[jen.Lit(alt)] = jen.Lit(fl.Wire)
 					}
 					have = append(have, jen.Lit(name))
 				} else {
@@ -74,6 +76,9 @@ func tables(h *model.Hub, source string) *File {
 			}
 			if len(dropped) > 0 {
 				d[jen.Id("Dropped")] = jen.Index().String().Values(dropped...)
+			}
+			if len(renamed) > 0 {
+				d[jen.Id("Renamed")] = jen.Map(jen.String()).String().Values(renamed)
 			}
 			switch t.Kind {
 			case model.Union:
@@ -134,6 +139,7 @@ func tables(h *model.Hub, source string) *File {
 		jen.Id("Name").String(),
 		jen.Id("Fields").Index().String().Comment("members, as this revision spells them"),
 		jen.Id("Dropped").Index().String().Comment("hub members this revision lacks: a downgrade drops them"),
+		jen.Id("Renamed").Map(jen.String()).String().Comment("this revision's spelling of a member -> the hub's, where they differ (overlay rename)"),
 		jen.Id("Variants").Index().String().Comment("union variants by tag"),
 		jen.Id("Values").Index().String().Comment("enum values"),
 	)
@@ -149,6 +155,11 @@ func tables(h *model.Hub, source string) *File {
 		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("t").Dot("Types")).Block(
 			jen.If(jen.Id("x").Dot("Name").Op("==").Id("name")).Block(jen.Return(jen.Id("x"), jen.True()))),
 		jen.Return(jen.Id("Type").Values(), jen.False()))
+	g.Line()
+	g.Comment("HubName returns the hub's name of the member this revision spells wire.")
+	g.Func().Params(jen.Id("t").Id("Type")).Id("HubName").Params(jen.Id("wire").String()).String().Block(
+		jen.If(jen.List(jen.Id("h"), jen.Id("ok")).Op(":=").Id("t").Dot("Renamed").Index(jen.Id("wire")), jen.Id("ok")).Block(jen.Return(jen.Id("h"))),
+		jen.Return(jen.Id("wire")))
 	g.Line()
 	g.Comment("Method returns the revision's method name; ok is false when it has none.")
 	g.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("Method").Params(jen.Id("name").String()).Params(jen.Id("Method"), jen.Bool()).Block(

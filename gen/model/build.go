@@ -257,6 +257,9 @@ func (b *builder) fields(t *Type, s *jsonschema.Schema) {
 	for _, wire := range names {
 		p := s.Properties[wire]
 		f := &Field{Wire: wire, Name: GoName(wire), Required: required[wire], Doc: p.Description, Deprecated: p.Deprecated || deref(p).Deprecated}
+		if ft := deref(p).Format; ft != nil {
+			f.Format = ft.Name
+		}
 		if f.Doc == "" && wire != "_meta" { // every _meta would repeat MetaObject's page-long text
 			f.Doc = deref(p).Description
 		}

@@ -50,6 +50,12 @@ func Build(set *load.Set, o *Overlay) (*Hub, error) {
 		}
 	}
 	sort.Slice(h.Methods, func(i, j int) bool { return h.Methods[i].Name < h.Methods[j].Name })
+	if err := checkDrops(h, o); err != nil {
+		return nil, err
+	}
+	if err := checkGoNames(h); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -283,9 +289,12 @@ func (m *merger) fields(h, w *Type) {
 		}
 		hf := h.Field(hubWire)
 		if hf == nil {
-			hf = &Field{Wire: hubWire, Name: wf.Name, Required: wf.Required && fresh, Doc: wf.Doc, Deprecated: wf.Deprecated, Type: m.adopt(wf.Type)}
+			hf = &Field{Wire: hubWire, Name: wf.Name, Required: wf.Required && fresh, Doc: wf.Doc, Deprecated: wf.Deprecated, Format: wf.Format, Type: m.adopt(wf.Type)}
 			if hubWire != wf.Wire {
 				hf.Name = GoName(hubWire)
+			}
+			if n := m.goName(h, w, hubWire); n != "" {
+				hf.Name = n // the hub's Go name outlives a respelling
 			}
 			if hf.Type.Kind != wf.Type.Kind && (hf.Type.Kind == Raw || hf.Type.Kind == Meta) {
 				wf.Type = hf.Type
@@ -306,6 +315,21 @@ func (m *merger) fields(h, w *Type) {
 			hf.Wires[rev] = wf.Wire
 		}
 	}
+}
+
+// goName is the Go name a rename entry keeps for the hub member hubWire
+// of h (or of w's name for it), or "".
+func (m *merger) goName(h, w *Type, hubWire string) string {
+	for _, e := range m.o.Entries {
+		if e.Kind != "rename" || e.GoName == "" {
+			continue
+		}
+		if typ, field, _ := cut(e.At); field == hubWire && (typ == h.Name || typ == w.Name) {
+			m.o.use(e)
+			return e.GoName
+		}
+	}
+	return ""
 }
 
 func cut(at string) (typ, field string, ok bool) {

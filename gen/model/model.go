@@ -74,6 +74,8 @@ type Field struct {
 	Doc      string
 	// Deprecated: the schema says `deprecated: true` for the member.
 	Deprecated bool
+	// Format is the member's JSON Schema "format" ("uri", "date-time"), if any.
+	Format string
 
 	// Hub only.
 	Revs  RevSet            // revisions that have this member
