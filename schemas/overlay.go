@@ -18,7 +18,8 @@ type Overlay struct {
 type Entry struct {
 	Kind      string `json:"kind"`      // one of OverlayKinds
 	At        string `json:"at"`        // a hub type, or "Type.member"
-	Key       string `json:"key"`       // meta-key: the _meta key
+	Key       string `json:"key"`       // meta-key, or rename/removed of a _meta key: the key (its newest spelling)
+	Type      string `json:"type"`      // meta-key: the value's type, a definition of the revision's schema or a JSON type ("string")
 	Revisions string `json:"revisions"` // "X", "A..B", "..B" or "A.."; "" is every revision
 	Wire      string `json:"wire"`      // rename: the member's name in those revisions
 	GoName    string `json:"goName"`    // rename: the hub's Go field name, kept when the newest revision respells the member
@@ -56,8 +57,8 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 		if e.GoName != "" && (e.Kind != "rename" || !token.IsIdentifier(e.GoName) || !token.IsExported(e.GoName)) {
 			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): goName %q: only a rename takes one, and it must be an exported Go identifier", i, e.Kind, e.At, e.GoName)
 		}
-		if e.Kind == "removed" && (e.Revisions == "" || !strings.Contains(e.At, ".")) {
-			return nil, fmt.Errorf("schemas/overlay.json entry %d (removed %s): name the member (\"Type.member\") and the revisions that lack it (\"A..\")", i, e.At)
+		if e.Kind == "removed" && (e.Revisions == "" || !strings.Contains(e.At, ".") && e.Key == "") {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (removed %s): name the member (\"Type.member\") or _meta key (\"key\") and the revisions that lack it (\"A..\")", i, e.At+e.Key)
 		}
 	}
 	return &o, nil

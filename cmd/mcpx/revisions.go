@@ -211,7 +211,6 @@ func printDiff(w io.Writer, a, b *revision.Table, typ string) {
 	}{
 		{"server capability", a.ServerCapabilities, b.ServerCapabilities},
 		{"client capability", a.ClientCapabilities, b.ClientCapabilities},
-		{"_meta key", a.MetaKeys, b.MetaKeys},
 	} {
 		added, removed := diff(c.a, c.b)
 		for _, x := range added {
@@ -219,6 +218,14 @@ func printDiff(w io.Writer, a, b *revision.Table, typ string) {
 		}
 		for _, x := range removed {
 			line("- %s %s", c.what, x)
+		}
+	}
+	// _meta keys, told apart by their hub names like members.
+	for _, p := range appendMemberChanges(nil, revision.Type{Fields: a.MetaKeys, Renamed: a.MetaRenamed}, revision.Type{Fields: b.MetaKeys, Renamed: b.MetaRenamed}) {
+		if sign, rest, ok := strings.Cut(p, " "); ok && (sign == "+" || sign == "-") {
+			line("%s _meta key %s", sign, rest)
+		} else {
+			line("_meta key %s", p)
 		}
 	}
 	if n == 0 {

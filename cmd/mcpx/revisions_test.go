@@ -64,3 +64,20 @@ func sectionOf(out, a, b string) string {
 	sec, _, _ := strings.Cut(rest, "\n\n")
 	return sec
 }
+
+// TestMetaKeyRenamePrinted: a reserved _meta key the tables spell
+// differently in two revisions is printed as one rename.
+func TestMetaKeyRenamePrinted(t *testing.T) {
+	a := &revision.Table{Revision: "2026-07-28", MetaKeys: []string{"io.modelcontextprotocol/client", "io.modelcontextprotocol/gone"}, MetaRenamed: map[string]string{"io.modelcontextprotocol/client": "io.modelcontextprotocol/clientInfo"}}
+	b := &revision.Table{Revision: "2026-12-01", MetaKeys: []string{"io.modelcontextprotocol/clientInfo"}}
+	var out strings.Builder
+	printDiff(&out, a, b, "")
+	for _, want := range []string{"  - _meta key io.modelcontextprotocol/gone\n", "  _meta key io.modelcontextprotocol/client -> io.modelcontextprotocol/clientInfo (renamed)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "+ _meta key") {
+		t.Errorf("the rename is also printed as an addition:\n%s", out.String())
+	}
+}

@@ -133,6 +133,18 @@ func hubConstants(h *model.Hub, source string) *File {
 		jen.Return(jen.Id("m")),
 	)
 	g.Line()
+	g.Comment("Replace returns m with the keys drop removed and the values of set added:")
+	g.Comment("m itself when set is empty and m has none of drop, else a copy, so m is")
+	g.Comment("never changed. The converters convert and respell reserved keys with it.")
+	g.Func().Params(jen.Id("m").Id("Meta")).Id("Replace").Params(jen.Id("set").Id("Meta"), jen.Id("drop").Op("...").String()).Id("Meta").Block(
+		jen.If(jen.Len(jen.Id("set")).Op("==").Lit(0)).Block(jen.Return(jen.Id("m").Dot("Without").Call(jen.Id("drop").Op("...")))),
+		jen.Id("out").Op(":=").Make(jen.Id("Meta"), jen.Len(jen.Id("m")).Op("+").Len(jen.Id("set"))),
+		jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Id("m")).Block(jen.Id("out").Index(jen.Id("k")).Op("=").Id("v")),
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("drop")).Block(jen.Delete(jen.Id("out"), jen.Id("k"))),
+		jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Id("set")).Block(jen.Id("out").Index(jen.Id("k")).Op("=").Id("v")),
+		jen.Return(jen.Id("out")),
+	)
+	g.Line()
 	var cases, names []jen.Code
 	for _, t := range h.SortedTypes() {
 		if t.Kind == model.Object || t.Kind == model.Union {

@@ -89,9 +89,13 @@ func tables(h *model.Hub, source string) *File {
 			types = append(types, jen.Values(d))
 		}
 		var metaKeys []jen.Code
+		metaRenamed := jen.Dict{}
 		for _, k := range sortedKeys(h.MetaKeys) {
 			if h.MetaKeys[k][rev] {
-				metaKeys = append(metaKeys, jen.Lit(k))
+				metaKeys = append(metaKeys, jen.Lit(h.MetaWire(k, rev)))
+				if w := h.MetaWire(k, rev); w != k {
+					metaRenamed[jen.Lit(w)] = jen.Lit(k)
+				}
 			}
 		}
 		d := jen.Dict{
@@ -105,6 +109,9 @@ func tables(h *model.Hub, source string) *File {
 		}
 		if w.Batches {
 			d[jen.Id("Batches")] = jen.True()
+		}
+		if len(metaRenamed) > 0 {
+			d[jen.Id("MetaRenamed")] = jen.Map(jen.String()).String().Values(metaRenamed)
 		}
 		tabs = append(tabs, jen.Values(d))
 	}
@@ -120,7 +127,8 @@ func tables(h *model.Hub, source string) *File {
 		jen.Id("Types").Index().Id("Type").Comment("by hub name; only types this revision has"),
 		jen.Id("ServerCapabilities").Index().String().Comment("dotted member paths"),
 		jen.Id("ClientCapabilities").Index().String().Comment("dotted member paths"),
-		jen.Id("MetaKeys").Index().String().Comment("reserved _meta keys defined"),
+		jen.Id("MetaKeys").Index().String().Comment("reserved _meta keys defined, as this revision spells them"),
+		jen.Id("MetaRenamed").Map(jen.String()).String().Comment("this revision's spelling of a reserved key -> the hub's, where they differ"),
 		jen.Id("Batches").Bool().Comment("JSON-RPC batches exist (JSONRPCBatchRequest)"),
 	)
 	g.Line()

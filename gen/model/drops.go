@@ -33,6 +33,7 @@ func checkDrops(h *Hub, o *Overlay) error {
 				errs = append(errs, dropError(t, f, newer, older))
 			}
 		}
+		errs = append(errs, metaDrops(h, o, newer, older)...)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -9,7 +9,7 @@ import (
 
 // Build models every revision and merges them into the hub.
 func Build(set *load.Set, o *Overlay) (*Hub, error) {
-	h := &Hub{Types: map[string]*Type{}, MetaKeys: map[string]RevSet{}, Overlay: o}
+	h := &Hub{Types: map[string]*Type{}, MetaKeys: map[string]RevSet{}, MetaTypes: map[string]*Type{}, MetaWires: map[string]map[string]string{}, Overlay: o}
 	for i, src := range set.Revisions {
 		var exts []*load.Revision
 		for _, e := range set.Extensions {
@@ -35,17 +35,6 @@ func Build(set *load.Set, o *Overlay) (*Hub, error) {
 		for _, t := range w.SortedTypes() {
 			if t.problem != "" {
 				return nil, fmt.Errorf("%s", t.problem)
-			}
-		}
-	}
-	for _, e := range o.Entries {
-		if e.Kind != "meta-key" {
-			continue
-		}
-		for _, r := range h.Revs {
-			if e.Covers(r) {
-				o.use(e)
-				h.MetaKeys[e.Key] = h.MetaKeys[e.Key].add(r)
 			}
 		}
 	}
@@ -76,9 +65,7 @@ func (m *merger) fail(format string, args ...any) {
 
 func (m *merger) wire() {
 	rev := m.w.Rev
-	for _, k := range m.w.MetaKeys {
-		m.hub.MetaKeys[k] = m.hub.MetaKeys[k].add(rev)
-	}
+	m.metaKeys()
 	for _, wm := range m.w.Methods {
 		var hm *HubMethod
 		for _, x := range m.hub.Methods {

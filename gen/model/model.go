@@ -176,8 +176,12 @@ type Wire struct {
 	// Roots are the named result definitions, reachable or not from a method
 	// (CreateTaskResult, InputRequiredResult, ...), by definition name.
 	Roots map[string]*Type
-	// MetaKeys are the reserved _meta keys this revision declares.
+	// MetaKeys are the reserved _meta keys this revision declares (its
+	// schema, else overlay meta-key), as it spells them.
 	MetaKeys []string
+	// MetaTypes is the type of each reserved key's value (raw JSON when
+	// neither the schema nor the overlay says).
+	MetaTypes map[string]*Type
 	// Batches reports whether the revision defines JSON-RPC batches (its
 	// schema has a JSONRPCBatchRequest).
 	Batches bool
@@ -194,9 +198,15 @@ type Hub struct {
 	Types   map[string]*Type
 	Methods []*HubMethod
 	Wires   []*Wire // newest first
-	// MetaKeys maps each reserved _meta key to the revisions that have it.
+	// MetaKeys maps each reserved _meta key (the newest spelling) to the
+	// revisions that have it.
 	MetaKeys map[string]RevSet
-	Overlay  *Overlay
+	// MetaTypes is the hub type of each reserved key's value.
+	MetaTypes map[string]*Type
+	// MetaWires maps a key to its spelling in the revisions that spell it
+	// otherwise (overlay rename with "key").
+	MetaWires map[string]map[string]string
+	Overlay   *Overlay
 }
 
 // HubMethod is a method as the hub knows it, with the revisions that have it.
