@@ -14,8 +14,9 @@
 //     [Revisions] lists them, newest first.
 //  2. One package per revision, generated/wire/vYYYYMMDD: that revision's types
 //     exactly as its schema has them, and the converters to and from the hub.
-//     A downgrade copies only what the revision has, and drops the reserved
-//     _meta keys it does not define ([Meta.Without]); an upgrade fills the hub.
+//     A downgrade copies only what the revision has, drops the reserved _meta
+//     keys it does not define ([Meta.Without]) and converts the values of those
+//     it has like members; an upgrade fills the hub.
 //  3. [github.com/mcpx-dev/mcpx/generated/convert] dispatches Downgrade,
 //     Upgrade and New by [Revision]; the edge calls it.
 //     [github.com/mcpx-dev/mcpx/generated/revision] holds the tables of what
