@@ -107,7 +107,13 @@ func hubConstants(h *model.Hub, source string) *File {
 	var kdefs []jen.Code
 	for _, k := range keys {
 		_, after, _ := strings.Cut(k, "/")
-		c := jen.Id("MetaKey" + model.GoName(after)).Op("=").Lit(k)
+		name := "MetaKey" + model.GoName(after)
+		for _, e := range h.Overlay.Entries {
+			if e.Kind == "rename" && e.Key == k && e.GoName != "" {
+				name = e.GoName // the constant outlives a respelling
+			}
+		}
+		c := jen.Id(name).Op("=").Lit(k)
 		if s := span(h.Revs, h.MetaKeys[k]); s != "" {
 			c.Comment(s + ".")
 		}

@@ -169,6 +169,14 @@ func tables(h *model.Hub, source string) *File {
 		jen.If(jen.List(jen.Id("h"), jen.Id("ok")).Op(":=").Id("t").Dot("Renamed").Index(jen.Id("wire")), jen.Id("ok")).Block(jen.Return(jen.Id("h"))),
 		jen.Return(jen.Id("wire")))
 	g.Line()
+	g.Comment("MetaKey returns how the revision spells the reserved _meta key the hub")
+	g.Comment("calls hub (an mcp.MetaKey constant), for code that reads a _meta before")
+	g.Comment("it is converted.")
+	g.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("MetaKey").Params(jen.Id("hub").String()).String().Block(
+		jen.For(jen.List(jen.Id("w"), jen.Id("h")).Op(":=").Range().Id("t").Dot("MetaRenamed")).Block(
+			jen.If(jen.Id("h").Op("==").Id("hub")).Block(jen.Return(jen.Id("w")))),
+		jen.Return(jen.Id("hub")))
+	g.Line()
 	g.Comment("Method returns the revision's method name; ok is false when it has none.")
 	g.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("Method").Params(jen.Id("name").String()).Params(jen.Id("Method"), jen.Bool()).Block(
 		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("t").Dot("Methods")).Block(

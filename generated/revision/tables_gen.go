@@ -70,6 +70,18 @@ func (t Type) HubName(wire string) string {
 	return wire
 }
 
+// MetaKey returns how the revision spells the reserved _meta key the hub
+// calls hub (an mcp.MetaKey constant), for code that reads a _meta before
+// it is converted.
+func (t *Table) MetaKey(hub string) string {
+	for w, h := range t.MetaRenamed {
+		if h == hub {
+			return w
+		}
+	}
+	return hub
+}
+
 // Method returns the revision's method name; ok is false when it has none.
 func (t *Table) Method(name string) (Method, bool) {
 	for _, x := range t.Methods {
