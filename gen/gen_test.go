@@ -167,6 +167,60 @@ func generateWorld(revs []tinyRev, overlay []byte) ([]Output, error) {
 	return outs, err
 }
 
+// TestExtensionRangeInherited: an extension whose "extends" is an open
+// range ("2030-01-01..") reaches a newer revision added later; one that
+// names a single revision does not.
+func TestExtensionRangeInherited(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/rename-drop-fallback.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]byte{}
+	for _, f := range ar.Files {
+		in[f.Name] = f.Data
+	}
+	ext := []byte(`{"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": {
+  "PokeRequest": {"type": "object", "properties": {"method": {"const": "x/poke", "type": "string"}, "params": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}, "required": ["method", "params"]},
+  "PokeResult": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+}}`)
+	for _, c := range []struct {
+		extends string
+		want    map[string]bool // revision package -> has the extension's method
+	}{
+		{"2030-01-01..", map[string]bool{"v20310101": true, "v20300101": true, "v20200101": false}},
+		{"2030-01-01", map[string]bool{"v20310101": false, "v20300101": true, "v20200101": false}},
+	} {
+		set := &load.Set{}
+		for _, r := range []tinyRev{{"2031-01-01", schemas.Modern, in["new.json"]}, {"2030-01-01", schemas.Modern, in["new.json"]}, {"2020-01-01", schemas.Legacy, in["old.json"]}} {
+			s := schemas.Schema{ID: r.id, Era: r.era, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(r.schema), File: r.id + ".json"}
+			rev, err := load.Compile(s, r.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set.Revisions = append(set.Revisions, rev)
+		}
+		es := schemas.Schema{ID: "example.com/x", Extends: c.extends, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(ext), File: "ext.json"}
+		e, err := load.Compile(es, ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.Extensions = append(set.Extensions, e)
+		outs, _, err := Render(set, in["overlay.json"])
+		if err != nil {
+			t.Fatalf("extends %q: %v", c.extends, err)
+		}
+		for _, o := range outs {
+			for pkg, want := range c.want {
+				if o.Path == "generated/wire/"+pkg+"/types_gen.go" {
+					if got := bytes.Contains(o.Src, []byte("type PokeRequestParams struct")); got != want {
+						t.Errorf("extends %q: %s has the extension's params: %v, want %v", c.extends, pkg, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestNewRevisionTouchesOnlyItsFiles: adding a revision that changes
 // nothing (a copy of the newest) leaves every other revision's package
 // byte-identical (its header names only its own schema) and the hub's
