@@ -105,9 +105,11 @@ func TestGolden(t *testing.T) {
 				in[f.Name] = f.Data
 			}
 			got, err := generateTiny(in["new.json"], in["old.json"], in["overlay.json"])
-			if want, ok := in["error"]; ok {
-				if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(string(want))) {
-					t.Fatalf("error = %v, want one containing %q", err, strings.TrimSpace(string(want)))
+			if want, ok := in["error"]; ok { // each line of it must be in the error
+				for _, l := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+					if err == nil || !strings.Contains(err.Error(), strings.TrimSpace(l)) {
+						t.Fatalf("error = %v, want one containing %q", err, strings.TrimSpace(l))
+					}
 				}
 				return
 			}
@@ -140,21 +142,140 @@ func TestGolden(t *testing.T) {
 
 // generateTiny runs the generator on a two-revision world.
 func generateTiny(newSchema, oldSchema, overlay []byte) ([]Output, error) {
-	modern := schemas.Schema{ID: "2030-01-01", Era: schemas.Modern, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(newSchema), File: "new.json"}
-	legacy := schemas.Schema{ID: "2020-01-01", Era: schemas.Legacy, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(oldSchema), File: "old.json"}
+	return generateWorld([]tinyRev{{"2030-01-01", schemas.Modern, newSchema}, {"2020-01-01", schemas.Legacy, oldSchema}}, overlay)
+}
+
+// tinyRev is one revision of a golden world.
+type tinyRev struct {
+	id     string
+	era    schemas.Era
+	schema []byte
+}
+
+// generateWorld runs the generator on revisions, newest first.
+func generateWorld(revs []tinyRev, overlay []byte) ([]Output, error) {
 	set := &load.Set{}
-	for _, p := range []struct {
-		s schemas.Schema
-		b []byte
-	}{{modern, newSchema}, {legacy, oldSchema}} {
-		r, err := load.Compile(p.s, p.b)
+	for _, r := range revs {
+		s := schemas.Schema{ID: r.id, Era: r.era, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(r.schema), File: r.id + ".json"}
+		c, err := load.Compile(s, r.schema)
 		if err != nil {
 			return nil, err
 		}
-		set.Revisions = append(set.Revisions, r)
+		set.Revisions = append(set.Revisions, c)
 	}
 	outs, _, err := Render(set, overlay)
 	return outs, err
+}
+
+// TestExtensionRangeInherited: an extension whose "extends" is an open
+// range ("2030-01-01..") reaches a newer revision added later; one that
+// names a single revision does not.
+func TestExtensionRangeInherited(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/rename-drop-fallback.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]byte{}
+	for _, f := range ar.Files {
+		in[f.Name] = f.Data
+	}
+	ext := []byte(`{"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": {
+  "PokeRequest": {"type": "object", "properties": {"method": {"const": "x/poke", "type": "string"}, "params": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}, "required": ["method", "params"]},
+  "PokeResult": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+}}`)
+	for _, c := range []struct {
+		extends string
+		want    map[string]bool // revision package -> has the extension's method
+	}{
+		{"2030-01-01..", map[string]bool{"v20310101": true, "v20300101": true, "v20200101": false}},
+		{"2030-01-01", map[string]bool{"v20310101": false, "v20300101": true, "v20200101": false}},
+	} {
+		set := &load.Set{}
+		for _, r := range []tinyRev{{"2031-01-01", schemas.Modern, in["new.json"]}, {"2030-01-01", schemas.Modern, in["new.json"]}, {"2020-01-01", schemas.Legacy, in["old.json"]}} {
+			s := schemas.Schema{ID: r.id, Era: r.era, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(r.schema), File: r.id + ".json"}
+			rev, err := load.Compile(s, r.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set.Revisions = append(set.Revisions, rev)
+		}
+		es := schemas.Schema{ID: "example.com/x", Extends: c.extends, Commit: strings.Repeat("0", 40), SHA256: schemas.Sum(ext), File: "ext.json"}
+		e, err := load.Compile(es, ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.Extensions = append(set.Extensions, e)
+		// The extension's request needs a route like any other.
+		overlay := bytes.Replace(in["overlay.json"], []byte("\n]}"), []byte(`,
+  {"kind": "route", "at": "x/poke", "by": "local", "why": "the extension's request, answered locally in this test"}
+]}`), 1)
+		outs, _, err := Render(set, overlay)
+		if err != nil {
+			t.Fatalf("extends %q: %v", c.extends, err)
+		}
+		for _, o := range outs {
+			for pkg, want := range c.want {
+				if o.Path == "generated/wire/"+pkg+"/types_gen.go" {
+					if got := bytes.Contains(o.Src, []byte("type PokeRequestParams struct")); got != want {
+						t.Errorf("extends %q: %s has the extension's params: %v, want %v", c.extends, pkg, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNewRevisionTouchesOnlyItsFiles: adding a revision that changes
+// nothing (a copy of the newest) leaves every other revision's package
+// byte-identical (its header names only its own schema) and the hub's
+// types unchanged but for the header, which names every schema (doc
+// comments use open ranges: "Since X", nothing for every revision).
+func TestNewRevisionTouchesOnlyItsFiles(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/rename-drop-fallback.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]byte{}
+	for _, f := range ar.Files {
+		in[f.Name] = f.Data
+	}
+	before, err := generateTiny(in["new.json"], in["old.json"], in["overlay.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := generateWorld([]tinyRev{{"2031-01-01", schemas.Modern, in["new.json"]}, {"2030-01-01", schemas.Modern, in["new.json"]}, {"2020-01-01", schemas.Legacy, in["old.json"]}}, in["overlay.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for _, o := range after {
+		got[o.Path] = o.Src
+	}
+	if got["generated/wire/v20310101/types_gen.go"] == nil {
+		t.Fatal("no package for the added revision")
+	}
+	checked := 0
+	for _, o := range before {
+		switch {
+		case strings.HasPrefix(o.Path, "generated/wire/"), o.Path == "generated/mcp/doc_gen.go":
+			if !bytes.Equal(got[o.Path], o.Src) {
+				t.Errorf("%s changed when a revision was added:\n%s", o.Path, firstDiff(string(o.Src), string(got[o.Path])))
+			}
+			checked++
+		case o.Path == "generated/mcp/types_gen.go":
+			a, b := strings.SplitN(string(o.Src), "\n", 3), strings.SplitN(string(got[o.Path]), "\n", 3)
+			if a[2] != b[2] {
+				t.Errorf("%s changed beyond its header when a revision was added:\n%s", o.Path, firstDiff(a[2], b[2]))
+			}
+			if a[1] == b[1] {
+				t.Errorf("%s: the header does not name the added schema: %s", o.Path, b[1])
+			}
+			checked++
+		}
+	}
+	if checked < 6 {
+		t.Fatalf("checked %d files, want the hub's types, its doc and two files per older revision", checked)
+	}
 }
 
 func firstDiff(a, b string) string {

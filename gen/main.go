@@ -158,10 +158,12 @@ func Render(set *load.Set, overlay []byte) ([]Output, *model.Hub, error) {
 
 // provenance names every input by id, commit and hash, without dates or tool
 // versions, so a clean regeneration is byte-identical.
+// The hub's files name every input; each revision's package names only its
+// own (emit.Provenance).
 func provenance(set *load.Set, overlay []byte) string {
-	var parts []string
+	var ss []schemas.Schema
 	for _, r := range append(append([]*load.Revision{}, set.Revisions...), set.Extensions...) {
-		parts = append(parts, fmt.Sprintf("%s %s sha256:%s", r.Schema.ID, r.Schema.Commit[:12], r.Schema.SHA256[:12]))
+		ss = append(ss, r.Schema)
 	}
-	return "schemas/manifest.json (" + strings.Join(parts, ", ") + "), schemas/overlay.json sha256:" + schemas.Sum(overlay)[:12]
+	return emit.Provenance(ss, schemas.Sum(overlay))
 }

@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
+	"go/token"
 	"strings"
 )
 
@@ -17,9 +18,11 @@ type Overlay struct {
 type Entry struct {
 	Kind      string `json:"kind"`      // one of OverlayKinds
 	At        string `json:"at"`        // a hub type, or "Type.member"
-	Key       string `json:"key"`       // meta-key: the _meta key
+	Key       string `json:"key"`       // meta-key, or rename/removed of a _meta key: the key (its newest spelling)
+	Type      string `json:"type"`      // meta-key: the value's type, a definition of the revision's schema or a JSON type ("string")
 	Revisions string `json:"revisions"` // "X", "A..B", "..B" or "A.."; "" is every revision
 	Wire      string `json:"wire"`      // rename: the member's name in those revisions
+	GoName    string `json:"goName"`    // rename: the hub's Go field name, kept when the newest revision respells the member
 	Field     string `json:"field"`     // nest: the member the type's members sit under
 	Variant   string `json:"variant"`   // fallback: the union variant's tag
 	As        string `json:"as"`        // fallback: the tag of the variant Func turns it into
@@ -31,7 +34,7 @@ type Entry struct {
 }
 
 // OverlayKinds lists the kinds of entry overlay.json may hold.
-var OverlayKinds = []string{"open", "meta-key", "rename", "nest", "fallback", "keep-if", "add-meta", "route"}
+var OverlayKinds = []string{"open", "meta-key", "rename", "removed", "nest", "fallback", "keep-if", "add-meta", "route"}
 
 // ParseOverlay reads and checks an overlay document: every entry has a
 // known kind and a reason.
@@ -51,6 +54,15 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 		if strings.TrimSpace(e.Why) == "" {
 			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): every entry needs a one-line \"why\"", i, e.Kind, e.At+e.Key)
 		}
+		if _, _, err := ParseRange(e.Revisions); err != nil {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): revisions: %w", i, e.Kind, e.At+e.Key, err)
+		}
+		if e.GoName != "" && (e.Kind != "rename" || !token.IsIdentifier(e.GoName) || !token.IsExported(e.GoName)) {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): goName %q: only a rename takes one, and it must be an exported Go identifier", i, e.Kind, e.At, e.GoName)
+		}
+		if e.Kind == "removed" && (e.Revisions == "" || !strings.Contains(e.At, ".") && e.Key == "") {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (removed %s): name the member (\"Type.member\") or _meta key (\"key\") and the revisions that lack it (\"A..\")", i, e.At+e.Key)
+		}
 	}
 	return &o, nil
 }
@@ -58,16 +70,5 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 // LoadOverlay parses the embedded overlay.json.
 func LoadOverlay() (*Overlay, error) { return ParseOverlay(overlayJSON) }
 
-// Covers reports whether the entry's revisions include rev. Revision ids
-// are dates, so they compare as strings.
-func (e *Entry) Covers(rev string) bool {
-	r := e.Revisions
-	if r == "" {
-		return true
-	}
-	lo, hi, isRange := strings.Cut(r, "..")
-	if !isRange {
-		return rev == r
-	}
-	return (lo == "" || rev >= lo) && (hi == "" || rev <= hi)
-}
+// Covers reports whether the entry's revisions include rev.
+func (e *Entry) Covers(rev string) bool { return InRange(e.Revisions, rev) }

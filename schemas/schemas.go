@@ -38,7 +38,7 @@ const (
 type Schema struct {
 	ID         string `json:"id"`                // revision date or extension identifier
 	Era        Era    `json:"era,omitempty"`     // revisions only
-	Extends    string `json:"extends,omitempty"` // extensions only: the revision they extend
+	Extends    string `json:"extends,omitempty"` // extensions only: the revisions they extend, "A..", "A..B" or "X"
 	Repository string `json:"repository"`        // owner/name on GitHub
 	Commit     string `json:"commit"`
 	Path       string `json:"path"`   // path inside Repository
@@ -74,13 +74,19 @@ func (m *Manifest) Lookup(id string) (Schema, bool) {
 }
 
 // Load returns the embedded manifest.
-func Load() (*Manifest, error) {
+func Load() (*Manifest, error) { return ParseManifest(manifestJSON) }
+
+// ParseManifest reads and checks a manifest document.
+func ParseManifest(b []byte) (*Manifest, error) {
 	var m Manifest
-	if err := json.Unmarshal(manifestJSON, &m); err != nil {
+	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("schemas/manifest.json: %w", err)
 	}
 	if len(m.Schemas) == 0 {
 		return nil, errors.New("schemas/manifest.json: no schemas listed")
+	}
+	if err := m.checkExtensions(); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

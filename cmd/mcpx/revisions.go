@@ -197,7 +197,7 @@ func printDiff(w io.Writer, a, b *revision.Table, typ string) {
 			continue
 		}
 		var parts []string
-		parts = appendChanges(parts, "", xa.Fields, x.Fields)
+		parts = appendMemberChanges(parts, xa, x)
 		parts = appendChanges(parts, "variant ", xa.Variants, x.Variants)
 		parts = appendChanges(parts, "value ", xa.Values, x.Values)
 		if len(parts) > 0 {
@@ -211,7 +211,6 @@ func printDiff(w io.Writer, a, b *revision.Table, typ string) {
 	}{
 		{"server capability", a.ServerCapabilities, b.ServerCapabilities},
 		{"client capability", a.ClientCapabilities, b.ClientCapabilities},
-		{"_meta key", a.MetaKeys, b.MetaKeys},
 	} {
 		added, removed := diff(c.a, c.b)
 		for _, x := range added {
@@ -221,9 +220,51 @@ func printDiff(w io.Writer, a, b *revision.Table, typ string) {
 			line("- %s %s", c.what, x)
 		}
 	}
+	// _meta keys, told apart by their hub names like members.
+	for _, p := range appendMemberChanges(nil, revision.Type{Fields: a.MetaKeys, Renamed: a.MetaRenamed}, revision.Type{Fields: b.MetaKeys, Renamed: b.MetaRenamed}) {
+		if sign, rest, ok := strings.Cut(p, " "); ok && (sign == "+" || sign == "-") {
+			line("%s _meta key %s", sign, rest)
+		} else {
+			line("_meta key %s", p)
+		}
+	}
 	if n == 0 {
 		fmt.Fprintln(w, "  (no differences)")
 	}
+}
+
+// appendMemberChanges appends the member changes from a to b (one hub type
+// in two revisions): "+ x" and "- x" in each revision's spelling, and
+// "x -> y (renamed)" for a member both have under different names, told
+// by the hub name the tables give each spelling.
+func appendMemberChanges(parts []string, a, b revision.Type) []string {
+	hub := func(t revision.Type) ([]string, map[string]string) {
+		var names []string
+		spelled := map[string]string{}
+		for _, f := range t.Fields {
+			h := t.HubName(f)
+			names = append(names, h)
+			spelled[h] = f
+		}
+		return names, spelled
+	}
+	ha, sa := hub(a)
+	hb, sb := hub(b)
+	added, removed := diff(ha, hb)
+	for _, x := range added {
+		parts = append(parts, "+ "+sb[x])
+	}
+	for _, x := range removed {
+		parts = append(parts, "- "+sa[x])
+	}
+	var renamed []string
+	for h, old := range sa {
+		if nu, ok := sb[h]; ok && nu != old {
+			renamed = append(renamed, old+" -> "+nu+" (renamed)")
+		}
+	}
+	slices.Sort(renamed)
+	return append(parts, renamed...)
 }
 
 // describe says what kind of method m is.
@@ -281,6 +322,12 @@ func printTypeIn(w io.Writer, t *revision.Table, name string) {
 	}
 	list("fields", x.Fields)
 	list("dropped", x.Dropped)
+	var renamed []string
+	for wire, hub := range x.Renamed {
+		renamed = append(renamed, wire+" (hub "+hub+")")
+	}
+	slices.Sort(renamed)
+	list("spelled", renamed)
 	list("variants", x.Variants)
 	list("values", x.Values)
 	if len(parts) == 0 {

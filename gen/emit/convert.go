@@ -17,7 +17,8 @@ type convWriter struct {
 	rev string
 	pkg string
 
-	usesMeta bool // foreignMetaKeys is needed
+	usesMeta bool        // foreignMetaKeys is needed
+	plan     *[]metaConv // reserved keys converted, once computed
 }
 
 type pair struct{ w, h *model.Type }
@@ -58,6 +59,9 @@ func (c *convWriter) write() {
 		}
 	}
 	c.metaKeys()
+	if c.usesMeta {
+		c.metaFuncs()
+	}
 	c.dispatch()
 }
 
@@ -133,7 +137,12 @@ func (c *convWriter) convert(dir string, wt, ht *model.Type, srcPtr, dstPtr bool
 		return []jen.Code{cp(dst).Op("=").Add(val)}
 	case to.Kind == model.Meta && dir == "down":
 		c.usesMeta = true
+		if len(c.metaIn("down")) > 0 {
+			return []jen.Code{cp(dst).Op("=").Id("downMeta").Call(cp(src))}
+		}
 		return []jen.Code{cp(dst).Op("=").Add(cp(src)).Dot("Without").Call(jen.Id("foreignMetaKeys").Op("..."))}
+	case to.Kind == model.Meta && from.Kind == model.Meta && len(c.metaIn("up")) > 0:
+		return []jen.Code{cp(dst).Op("=").Id("upMeta").Call(cp(src))}
 	case to.Kind == model.Raw && from.Kind != model.Raw:
 		// A place this revision leaves open: the hub value as JSON. A value
 		// that does not encode (a union with no variant set) leaves it absent.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/mcpx-dev/mcpx/gen/model"
+	"github.com/mcpx-dev/mcpx/schemas"
 )
 
 // Module is the import path prefix of the generated packages.
@@ -53,7 +54,32 @@ func newFile(importPath, pkg, path, source string) *File {
 	return &File{Path: path, F: f}
 }
 
-// span describes a revision set for doc comments.
+// Provenance names the inputs of a generated file by id, commit and hash,
+// without dates or tool versions, so a clean regeneration is byte-identical.
+func Provenance(ss []schemas.Schema, overlaySum string) string {
+	var parts []string
+	for _, s := range ss {
+		parts = append(parts, fmt.Sprintf("%s %s sha256:%s", s.ID, short(s.Commit), short(s.SHA256)))
+	}
+	return "schemas/manifest.json (" + strings.Join(parts, ", ") + "), schemas/overlay.json sha256:" + short(overlaySum)
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// wireSource is the provenance of a revision's package: its own schema
+// files and the overlay, not the others', so that adding a revision leaves
+// the packages of the others byte-identical unless their content changes.
+func wireSource(h *model.Hub, w *model.Wire) string { return Provenance(w.Sources, h.Overlay.Sum) }
+
+// span describes a revision set for doc comments, so that adding a
+// revision rewrites only the comments of what it changes: "" when every
+// revision has it, "Since A" when it reaches the newest, "Revisions: A to B"
+// for a closed range, "Only in A" for one older revision, else the list.
 func span(all []string, revs model.RevSet) string {
 	var have []string
 	for _, r := range all {
@@ -63,16 +89,31 @@ func span(all []string, revs model.RevSet) string {
 	}
 	sort.Strings(have)
 	if len(have) == 0 {
-		return "no revision"
+		return "No revision"
+	}
+	if len(have) == len(all) {
+		return ""
 	}
 	sorted := append([]string(nil), all...)
 	sort.Strings(sorted)
-	// contiguous?
-	first := indexOf(sorted, have[0])
-	if len(have) > 1 && indexOf(sorted, have[len(have)-1])-first == len(have)-1 {
-		return have[0] + " to " + have[len(have)-1]
+	first, last := indexOf(sorted, have[0]), indexOf(sorted, have[len(have)-1])
+	switch {
+	case last-first != len(have)-1: // not contiguous
+		return "Revisions: " + strings.Join(have, ", ")
+	case last == len(sorted)-1:
+		return "Since " + have[0]
+	case len(have) == 1:
+		return "Only in " + have[0]
 	}
-	return strings.Join(have, ", ")
+	return "Revisions: " + have[0] + " to " + have[len(have)-1]
+}
+
+// sentence is s followed by a period, or "" for "".
+func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	return s + "."
 }
 
 func indexOf(s []string, v string) int {
@@ -106,13 +147,31 @@ func newDocs(types []string, methods []*model.HubMethod) docs {
 }
 
 // doc turns a schema description into comment lines, starting with name.
-func (d docs) doc(name, desc string) string {
+// Only a schema's `deprecated: true` (deprecated) makes a "Deprecated:"
+// paragraph, Go's marker that tools act on; a description that says so in
+// its own words is rephrased.
+func (d docs) doc(name, desc string, deprecated bool) string {
 	desc = d.links(strings.TrimSpace(desc))
 	var lines []string
+	para := true // at the start of a paragraph
 	for _, l := range strings.Split(desc, "\n") {
-		lines = append(lines, strings.TrimRight(l, " "))
+		l = strings.TrimRight(l, " ")
+		if para {
+			l = unmarkDeprecated(l)
+		}
+		para = l == ""
+		lines = append(lines, l)
 	}
 	desc = strings.Join(lines, "\n")
+	if deprecated {
+		if desc != "" {
+			desc += "\n\n"
+		}
+		desc += "Deprecated: the schema marks " + name + " deprecated."
+		if len(lines) == 1 && lines[0] == "" {
+			return desc
+		}
+	}
 	if desc == "" {
 		return ""
 	}
@@ -121,6 +180,21 @@ func (d docs) doc(name, desc string) string {
 		return name + " is " + first
 	}
 	return name + ": " + desc
+}
+
+// unmarkDeprecated rephrases a paragraph that starts with "Deprecated"
+// (any case), which Go tools would read as a deprecation the schema did not
+// declare.
+func unmarkDeprecated(l string) string {
+	const word = "deprecated"
+	if len(l) < len(word) || !strings.EqualFold(l[:len(word)], word) {
+		return l
+	}
+	rest := l[len(word):]
+	if rest != "" && unicode.IsLetter(rune(rest[0])) { // "Deprecatedly": another word
+		return l
+	}
+	return "Its description calls it deprecated" + rest
 }
 
 // links replaces every {@link X} in s (TSDoc, from the TypeScript the

@@ -13,18 +13,18 @@ import (
 // line for the headers.
 func Files(h *model.Hub, source string) []*File {
 	var out []*File
-	out = append(out, hubDoc(source), hubConstants(h, source), hubTypes(h, source))
+	out = append(out, hubDoc(), hubConstants(h, source), hubTypes(h, source))
 	for _, w := range h.Wires {
-		out = append(out, wireTypes(h, w, source), wireConvert(h, w, source))
+		out = append(out, wireTypes(h, w, wireSource(h, w)), wireConvert(h, w, wireSource(h, w)))
 	}
-	out = append(out, dispatch(h, source), tables(h, source))
+	out = append(out, dispatch(h, "schemas/manifest.json (revisions "+strings.Join(h.Revs, ", ")+")"), tables(h, source))
 	return out
 }
 
 // hubDoc writes the hub's package doc: the model every generated package
-// follows, in one place.
-func hubDoc(source string) *File {
-	f := newFile(HubPath, "mcp", "generated/mcp/doc_gen.go", source)
+// follows, in one place. It is read from no schema.
+func hubDoc() *File {
+	f := newFile(HubPath, "mcp", "generated/mcp/doc_gen.go", "gen/emit (the model's description; no schema)")
 	for _, l := range strings.Split(strings.TrimSpace(hubPackageDoc), "\n") {
 		f.F.PackageComment(l)
 	}
@@ -40,12 +40,14 @@ it and the packages listed below from schemas/:
  1. The hub, this package. Each type has the newest revision's shape and is
     a superset of every revision's: the schemas are merged newest first, and
     a member or union variant only older revisions have is added. A type's
-    doc names its schema and the revisions that have it; [Revisions] lists
-    them, newest first.
+    doc names its schema and, unless every revision has it, the revisions
+    that do ("Since 2025-06-18.", "Revisions: 2024-11-05 to 2025-11-25.");
+    [Revisions] lists them, newest first.
  2. One package per revision, generated/wire/vYYYYMMDD: that revision's types
     exactly as its schema has them, and the converters to and from the hub.
-    A downgrade copies only what the revision has, and drops the reserved
-    _meta keys it does not define ([Meta.Without]); an upgrade fills the hub.
+    A downgrade copies only what the revision has, drops the reserved _meta
+    keys it does not define ([Meta.Without]) and converts the values of those
+    it has like members; an upgrade fills the hub.
  3. [github.com/mcpx-dev/mcpx/generated/convert] dispatches Downgrade,
     Upgrade and New by [Revision]; the edge calls it.
     [github.com/mcpx-dev/mcpx/generated/revision] holds the tables of what
@@ -89,7 +91,9 @@ func hubConstants(h *model.Hub, source string) *File {
 	for _, m := range h.Methods {
 		name := "Method" + model.GoName(m.Name)
 		c := jen.Id(name).Op("=").Lit(m.Name)
-		c.Comment("Revisions: " + span(h.Revs, m.Revs) + ".")
+		if s := span(h.Revs, m.Revs); s != "" {
+			c.Comment(s + ".")
+		}
 		mdefs = append(mdefs, c)
 	}
 	g.Comment("Method and notification names, from every revision's schema.")
@@ -103,8 +107,16 @@ func hubConstants(h *model.Hub, source string) *File {
 	var kdefs []jen.Code
 	for _, k := range keys {
 		_, after, _ := strings.Cut(k, "/")
-		c := jen.Id("MetaKey" + model.GoName(after)).Op("=").Lit(k)
-		c.Comment("Revisions: " + span(h.Revs, h.MetaKeys[k]) + ".")
+		name := "MetaKey" + model.GoName(after)
+		for _, e := range h.Overlay.Entries {
+			if e.Kind == "rename" && e.Key == k && e.GoName != "" {
+				name = e.GoName // the constant outlives a respelling
+			}
+		}
+		c := jen.Id(name).Op("=").Lit(k)
+		if s := span(h.Revs, h.MetaKeys[k]); s != "" {
+			c.Comment(s + ".")
+		}
 		kdefs = append(kdefs, c)
 	}
 	g.Comment("Reserved _meta keys, from every revision's schema and the overlay.")
@@ -126,6 +138,18 @@ func hubConstants(h *model.Hub, source string) *File {
 			),
 		),
 		jen.Return(jen.Id("m")),
+	)
+	g.Line()
+	g.Comment("Replace returns m with the keys drop removed and the values of set added:")
+	g.Comment("m itself when set is empty and m has none of drop, else a copy, so m is")
+	g.Comment("never changed. The converters convert and respell reserved keys with it.")
+	g.Func().Params(jen.Id("m").Id("Meta")).Id("Replace").Params(jen.Id("set").Id("Meta"), jen.Id("drop").Op("...").String()).Id("Meta").Block(
+		jen.If(jen.Len(jen.Id("set")).Op("==").Lit(0)).Block(jen.Return(jen.Id("m").Dot("Without").Call(jen.Id("drop").Op("...")))),
+		jen.Id("out").Op(":=").Make(jen.Id("Meta"), jen.Len(jen.Id("m")).Op("+").Len(jen.Id("set"))),
+		jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Id("m")).Block(jen.Id("out").Index(jen.Id("k")).Op("=").Id("v")),
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id("drop")).Block(jen.Delete(jen.Id("out"), jen.Id("k"))),
+		jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Id("set")).Block(jen.Id("out").Index(jen.Id("k")).Op("=").Id("v")),
+		jen.Return(jen.Id("out")),
 	)
 	g.Line()
 	var cases, names []jen.Code

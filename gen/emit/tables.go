@@ -48,11 +48,13 @@ func tables(h *model.Hub, source string) *File {
 			}
 			d := jen.Dict{jen.Id("Name"): jen.Lit(t.Name)}
 			var have, dropped, vals []jen.Code
+			renamed := jen.Dict{}
 			for _, fl := range t.Fields {
 				if fl.Revs[rev] {
 					name := fl.Wire
 					if alt, ok := fl.Wires[rev]; ok {
 						name = alt
+						renamed[jen.Lit(alt)] = jen.Lit(fl.Wire)
 					}
 					have = append(have, jen.Lit(name))
 				} else {
@@ -75,6 +77,9 @@ func tables(h *model.Hub, source string) *File {
 			if len(dropped) > 0 {
 				d[jen.Id("Dropped")] = jen.Index().String().Values(dropped...)
 			}
+			if len(renamed) > 0 {
+				d[jen.Id("Renamed")] = jen.Map(jen.String()).String().Values(renamed)
+			}
 			switch t.Kind {
 			case model.Union:
 				d[jen.Id("Variants")] = jen.Index().String().Values(vals...)
@@ -84,9 +89,13 @@ func tables(h *model.Hub, source string) *File {
 			types = append(types, jen.Values(d))
 		}
 		var metaKeys []jen.Code
+		metaRenamed := jen.Dict{}
 		for _, k := range sortedKeys(h.MetaKeys) {
 			if h.MetaKeys[k][rev] {
-				metaKeys = append(metaKeys, jen.Lit(k))
+				metaKeys = append(metaKeys, jen.Lit(h.MetaWire(k, rev)))
+				if w := h.MetaWire(k, rev); w != k {
+					metaRenamed[jen.Lit(w)] = jen.Lit(k)
+				}
 			}
 		}
 		d := jen.Dict{
@@ -100,6 +109,9 @@ func tables(h *model.Hub, source string) *File {
 		}
 		if w.Batches {
 			d[jen.Id("Batches")] = jen.True()
+		}
+		if len(metaRenamed) > 0 {
+			d[jen.Id("MetaRenamed")] = jen.Map(jen.String()).String().Values(metaRenamed)
 		}
 		tabs = append(tabs, jen.Values(d))
 	}
@@ -115,7 +127,8 @@ func tables(h *model.Hub, source string) *File {
 		jen.Id("Types").Index().Id("Type").Comment("by hub name; only types this revision has"),
 		jen.Id("ServerCapabilities").Index().String().Comment("dotted member paths"),
 		jen.Id("ClientCapabilities").Index().String().Comment("dotted member paths"),
-		jen.Id("MetaKeys").Index().String().Comment("reserved _meta keys defined"),
+		jen.Id("MetaKeys").Index().String().Comment("reserved _meta keys defined, as this revision spells them"),
+		jen.Id("MetaRenamed").Map(jen.String()).String().Comment("this revision's spelling of a reserved key -> the hub's, where they differ"),
 		jen.Id("Batches").Bool().Comment("JSON-RPC batches exist (JSONRPCBatchRequest)"),
 	)
 	g.Line()
@@ -134,6 +147,7 @@ func tables(h *model.Hub, source string) *File {
 		jen.Id("Name").String(),
 		jen.Id("Fields").Index().String().Comment("members, as this revision spells them"),
 		jen.Id("Dropped").Index().String().Comment("hub members this revision lacks: a downgrade drops them"),
+		jen.Id("Renamed").Map(jen.String()).String().Comment("this revision's spelling of a member -> the hub's, where they differ (overlay rename)"),
 		jen.Id("Variants").Index().String().Comment("union variants by tag"),
 		jen.Id("Values").Index().String().Comment("enum values"),
 	)
@@ -149,6 +163,19 @@ func tables(h *model.Hub, source string) *File {
 		jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Id("t").Dot("Types")).Block(
 			jen.If(jen.Id("x").Dot("Name").Op("==").Id("name")).Block(jen.Return(jen.Id("x"), jen.True()))),
 		jen.Return(jen.Id("Type").Values(), jen.False()))
+	g.Line()
+	g.Comment("HubName returns the hub's name of the member this revision spells wire.")
+	g.Func().Params(jen.Id("t").Id("Type")).Id("HubName").Params(jen.Id("wire").String()).String().Block(
+		jen.If(jen.List(jen.Id("h"), jen.Id("ok")).Op(":=").Id("t").Dot("Renamed").Index(jen.Id("wire")), jen.Id("ok")).Block(jen.Return(jen.Id("h"))),
+		jen.Return(jen.Id("wire")))
+	g.Line()
+	g.Comment("MetaKey returns how the revision spells the reserved _meta key the hub")
+	g.Comment("calls hub (an mcp.MetaKey constant), for code that reads a _meta before")
+	g.Comment("it is converted.")
+	g.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("MetaKey").Params(jen.Id("hub").String()).String().Block(
+		jen.For(jen.List(jen.Id("w"), jen.Id("h")).Op(":=").Range().Id("t").Dot("MetaRenamed")).Block(
+			jen.If(jen.Id("h").Op("==").Id("hub")).Block(jen.Return(jen.Id("w")))),
+		jen.Return(jen.Id("hub")))
 	g.Line()
 	g.Comment("Method returns the revision's method name; ok is false when it has none.")
 	g.Func().Params(jen.Id("t").Op("*").Id("Table")).Id("Method").Params(jen.Id("name").String()).Params(jen.Id("Method"), jen.Bool()).Block(

@@ -71,7 +71,7 @@ func (w *typeWriter) write(types []*model.Type) {
 }
 
 func (w *typeWriter) typeDoc(t *model.Type) {
-	if d := w.docs.doc(t.Name, t.Doc); d != "" {
+	if d := w.docs.doc(t.Name, t.Doc, t.Deprecated); d != "" {
 		for _, line := range strings.Split(d, "\n") {
 			w.f.Comment(line)
 		}
@@ -82,7 +82,7 @@ func (w *typeWriter) typeDoc(t *model.Type) {
 		src = "(inline)"
 	}
 	if w.hub {
-		w.f.Comment(fmt.Sprintf("Schema: %s. Revisions: %s.", src, span(w.revs, t.Revs)))
+		w.f.Comment(strings.TrimSpace(fmt.Sprintf("Schema: %s. %s", src, sentence(span(w.revs, t.Revs)))))
 	} else {
 		w.f.Comment(fmt.Sprintf("Schema: %s %s.", w.rev, src))
 	}
@@ -93,7 +93,7 @@ func (w *typeWriter) object(t *model.Type) {
 	var fields []jen.Code
 	for _, f := range t.Fields {
 		var c []jen.Code
-		if d := w.docs.doc(f.Name, f.Doc); d != "" {
+		if d := w.docs.doc(f.Name, f.Doc, f.Deprecated); d != "" {
 			for _, line := range strings.Split(d, "\n") {
 				c = append(c, jen.Comment(line))
 			}
@@ -120,7 +120,7 @@ func (w *typeWriter) object(t *model.Type) {
 func fieldNote(all []string, typeRevs model.RevSet, f *model.Field) string {
 	var notes []string
 	if len(f.Revs) < len(typeRevs) {
-		notes = append(notes, "Revisions: "+span(all, f.Revs)+"; dropped when sent to others.")
+		notes = append(notes, span(all, f.Revs)+"; dropped when sent to others.")
 	}
 	for _, r := range f.Revs.Sorted() {
 		if w, ok := f.Wires[r]; ok {
@@ -137,7 +137,7 @@ func (w *typeWriter) enum(t *model.Type) {
 	for _, v := range t.Values {
 		c := jen.Id(t.Name + model.GoName(v)).Id(t.Name).Op("=").Lit(v)
 		if len(t.ValueRevs[v]) < len(t.Revs) {
-			c.Comment("Revisions: " + span(w.revs, t.ValueRevs[v]) + ".")
+			c.Comment(sentence(span(w.revs, t.ValueRevs[v])))
 		}
 		defs = append(defs, c)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/gen/load"
-	"github.com/mcpx-dev/mcpx/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -25,10 +24,10 @@ type builder struct {
 	rev     string
 	src     *load.Revision
 	overlay *Overlay
-	types   map[string]*Type             // by Go name
-	defs    map[*jsonschema.Schema]*Type // definitions already built
-	enums   map[string][]string          // inline enum name -> values, to share identical ones
-	meta    map[string]bool
+	types   map[string]*Type              // by Go name
+	defs    map[*jsonschema.Schema]*Type  // definitions already built
+	enums   map[string][]string           // inline enum name -> values, to share identical ones
+	meta    map[string]*jsonschema.Schema // _meta keys declared, with their value's schema
 	err     error
 
 	inline map[string]string // inline type name -> the member it was built for
@@ -43,7 +42,7 @@ func (b *builder) member(hint string) string {
 }
 
 func newBuilder(rev string, src *load.Revision, o *Overlay) *builder {
-	return &builder{rev: rev, src: src, overlay: o, types: map[string]*Type{}, defs: map[*jsonschema.Schema]*Type{}, enums: map[string][]string{}, meta: map[string]bool{}, inline: map[string]string{}}
+	return &builder{rev: rev, src: src, overlay: o, types: map[string]*Type{}, defs: map[*jsonschema.Schema]*Type{}, enums: map[string][]string{}, meta: map[string]*jsonschema.Schema{}, inline: map[string]string{}}
 }
 
 func (b *builder) fail(format string, args ...any) {
@@ -229,7 +228,7 @@ func (b *builder) object(s *jsonschema.Schema, hint, loc string) *Type {
 		return tRaw
 	}
 	name := b.unique(hint)
-	t := &Type{Kind: Object, Name: name, Doc: s.Description, Source: loc}
+	t := &Type{Kind: Object, Name: name, Doc: s.Description, Source: loc, Deprecated: s.Deprecated}
 	b.types[name] = t
 	b.defs[s] = t
 	b.fields(t, s)
@@ -256,16 +255,17 @@ func (b *builder) fields(t *Type, s *jsonschema.Schema) {
 	sort.Strings(names)
 	for _, wire := range names {
 		p := s.Properties[wire]
-		f := &Field{Wire: wire, Name: GoName(wire), Required: required[wire], Doc: p.Description}
+		f := &Field{Wire: wire, Name: GoName(wire), Required: required[wire], Doc: p.Description, Deprecated: p.Deprecated || deref(p).Deprecated}
+		if ft := deref(p).Format; ft != nil {
+			f.Format = ft.Name
+		}
 		if f.Doc == "" && wire != "_meta" { // every _meta would repeat MetaObject's page-long text
 			f.Doc = deref(p).Description
 		}
 		switch {
 		case wire == "_meta":
 			f.Type = tMeta
-			for k := range deref(p).Properties {
-				b.meta[k] = true
-			}
+			b.metaKeys(deref(p))
 		case b.overlay.Lookup("open", t.Name+"."+wire, "") != nil:
 			f.Type = tRaw
 		default:
@@ -483,10 +483,13 @@ next:
 // Build models one revision (and, for the newest, its extensions).
 func buildWire(src *load.Revision, exts []*load.Revision, o *Overlay) (*Wire, error) {
 	rev := src.Schema.ID
-	w := &Wire{Rev: rev, Era: string(src.Schema.Era), Types: map[string]*Type{}, Roots: map[string]*Type{}, Pairs: map[*Type][]*Type{},
+	w := &Wire{Rev: rev, Era: string(src.Schema.Era), Types: map[string]*Type{}, Roots: map[string]*Type{}, Pairs: map[*Type][]*Type{}, MetaTypes: map[string]*Type{},
 		Batches: src.Defs["JSONRPCBatchRequest"] != nil}
 	all := []*load.Revision{src}
 	all = append(all, exts...)
+	for _, s := range all {
+		w.Sources = append(w.Sources, s.Schema)
+	}
 	var bs []*builder
 	for i, s := range all {
 		b := newBuilder(rev, s, o)
@@ -519,13 +522,12 @@ func buildWire(src *load.Revision, exts []*load.Revision, o *Overlay) (*Wire, er
 				}
 			}
 		}
+		b.reservedKeys(w)
+		if i == len(all)-1 {
+			bs[0].overlayKeys(w)
+		}
 		if b.err != nil {
 			return nil, b.err
-		}
-		for k := range b.meta {
-			if schemas.IsReservedMetaKey(k) {
-				w.MetaKeys = append(w.MetaKeys, k)
-			}
 		}
 	}
 	sort.Strings(w.MetaKeys)
@@ -670,6 +672,9 @@ func reach(w *Wire) {
 	for _, t := range w.Roots {
 		visit(t)
 	}
+	for _, t := range w.MetaTypes {
+		visit(t)
+	}
 	w.Types = keep
 }
 
@@ -718,7 +723,5 @@ func (b *builder) inheritMeta(params *Type, notification bool) {
 		doc = "Metadata; this revision declares it for every notification in its abstract Notification definition."
 	}
 	params.addField(&Field{Wire: "_meta", Name: "Meta", Type: tMeta, Doc: doc})
-	for k := range deref(deref(p).Properties["_meta"]).Properties {
-		b.meta[k] = true
-	}
+	b.metaKeys(deref(deref(p).Properties["_meta"]))
 }

@@ -9,11 +9,11 @@ import (
 
 // Build models every revision and merges them into the hub.
 func Build(set *load.Set, o *Overlay) (*Hub, error) {
-	h := &Hub{Types: map[string]*Type{}, MetaKeys: map[string]RevSet{}, Overlay: o}
+	h := &Hub{Types: map[string]*Type{}, MetaKeys: map[string]RevSet{}, MetaTypes: map[string]*Type{}, MetaWires: map[string]map[string]string{}, Overlay: o}
 	for i, src := range set.Revisions {
 		var exts []*load.Revision
 		for _, e := range set.Extensions {
-			if e.Schema.Extends == src.Schema.ID {
+			if e.Schema.ExtendsRevision(src.Schema.ID) { // a range: a newer revision inherits it
 				exts = append(exts, e)
 			}
 		}
@@ -38,18 +38,13 @@ func Build(set *load.Set, o *Overlay) (*Hub, error) {
 			}
 		}
 	}
-	for _, e := range o.Entries {
-		if e.Kind != "meta-key" {
-			continue
-		}
-		for _, r := range h.Revs {
-			if e.Covers(r) {
-				o.use(e)
-				h.MetaKeys[e.Key] = h.MetaKeys[e.Key].add(r)
-			}
-		}
-	}
 	sort.Slice(h.Methods, func(i, j int) bool { return h.Methods[i].Name < h.Methods[j].Name })
+	if err := checkDrops(h, o); err != nil {
+		return nil, err
+	}
+	if err := checkGoNames(h); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -70,9 +65,7 @@ func (m *merger) fail(format string, args ...any) {
 
 func (m *merger) wire() {
 	rev := m.w.Rev
-	for _, k := range m.w.MetaKeys {
-		m.hub.MetaKeys[k] = m.hub.MetaKeys[k].add(rev)
-	}
+	m.metaKeys()
 	for _, wm := range m.w.Methods {
 		var hm *HubMethod
 		for _, x := range m.hub.Methods {
@@ -126,7 +119,7 @@ func (m *merger) adopt(w *Type) *Type {
 	}
 	h := m.hub.Types[w.Name]
 	if h == nil {
-		h = &Type{Kind: w.Kind, Name: w.Name, Doc: w.Doc, Source: w.Source, Disc: w.Disc, Nullable: w.Nullable}
+		h = &Type{Kind: w.Kind, Name: w.Name, Doc: w.Doc, Source: w.Source, Disc: w.Disc, Nullable: w.Nullable, Deprecated: w.Deprecated}
 		m.hub.Types[w.Name] = h
 	} else if h.Kind != w.Kind && !(h.Kind == Enum && w.Kind == Const) {
 		m.fail("%s: the hub already has a %s named %s, and this revision's %s cannot join it; add an overlay entry", w.Source, h.Kind, w.Name, w.Kind)
@@ -283,9 +276,12 @@ func (m *merger) fields(h, w *Type) {
 		}
 		hf := h.Field(hubWire)
 		if hf == nil {
-			hf = &Field{Wire: hubWire, Name: wf.Name, Required: wf.Required && fresh, Doc: wf.Doc, Type: m.adopt(wf.Type)}
+			hf = &Field{Wire: hubWire, Name: wf.Name, Required: wf.Required && fresh, Doc: wf.Doc, Deprecated: wf.Deprecated, Format: wf.Format, Type: m.adopt(wf.Type)}
 			if hubWire != wf.Wire {
 				hf.Name = GoName(hubWire)
+			}
+			if n := m.goName(h, w, hubWire); n != "" {
+				hf.Name = n // the hub's Go name outlives a respelling
 			}
 			if hf.Type.Kind != wf.Type.Kind && (hf.Type.Kind == Raw || hf.Type.Kind == Meta) {
 				wf.Type = hf.Type
@@ -306,6 +302,21 @@ func (m *merger) fields(h, w *Type) {
 			hf.Wires[rev] = wf.Wire
 		}
 	}
+}
+
+// goName is the Go name a rename entry keeps for the hub member hubWire
+// of h (or of w's name for it), or "".
+func (m *merger) goName(h, w *Type, hubWire string) string {
+	for _, e := range m.o.Entries {
+		if e.Kind != "rename" || e.GoName == "" {
+			continue
+		}
+		if typ, field, _ := cut(e.At); field == hubWire && (typ == h.Name || typ == w.Name) {
+			m.o.use(e)
+			return e.GoName
+		}
+	}
+	return ""
 }
 
 func cut(at string) (typ, field string, ok bool) {

@@ -55,6 +55,8 @@ type Type struct {
 	Values   []string   // Enum: the values; Const: its one value
 	Elem     *Type      // Array, Map
 	Nullable bool       // JSON null is also allowed
+	// Deprecated: the schema says `deprecated: true`.
+	Deprecated bool
 
 	// Hub only.
 	Revs      RevSet            // revisions that have this type
@@ -70,6 +72,10 @@ type Field struct {
 	Type     *Type
 	Required bool
 	Doc      string
+	// Deprecated: the schema says `deprecated: true` for the member.
+	Deprecated bool
+	// Format is the member's JSON Schema "format" ("uri", "date-time"), if any.
+	Format string
 
 	// Hub only.
 	Revs  RevSet            // revisions that have this member
@@ -170,13 +176,20 @@ type Wire struct {
 	// Roots are the named result definitions, reachable or not from a method
 	// (CreateTaskResult, InputRequiredResult, ...), by definition name.
 	Roots map[string]*Type
-	// MetaKeys are the reserved _meta keys this revision declares.
+	// MetaKeys are the reserved _meta keys this revision declares (its
+	// schema, else overlay meta-key), as it spells them.
 	MetaKeys []string
+	// MetaTypes is the type of each reserved key's value (raw JSON when
+	// neither the schema nor the overlay says).
+	MetaTypes map[string]*Type
 	// Batches reports whether the revision defines JSON-RPC batches (its
 	// schema has a JSONRPCBatchRequest).
 	Batches bool
 	// Pairs lists, for each wire type, the hub types it stands for.
 	Pairs map[*Type][]*Type
+	// Sources are the schema files the wire was built from: the revision's,
+	// then its extensions'.
+	Sources []schemas.Schema
 }
 
 // Hub is the model every message is built in.
@@ -185,9 +198,15 @@ type Hub struct {
 	Types   map[string]*Type
 	Methods []*HubMethod
 	Wires   []*Wire // newest first
-	// MetaKeys maps each reserved _meta key to the revisions that have it.
+	// MetaKeys maps each reserved _meta key (the newest spelling) to the
+	// revisions that have it.
 	MetaKeys map[string]RevSet
-	Overlay  *Overlay
+	// MetaTypes is the hub type of each reserved key's value.
+	MetaTypes map[string]*Type
+	// MetaWires maps a key to its spelling in the revisions that spell it
+	// otherwise (overlay rename with "key").
+	MetaWires map[string]map[string]string
+	Overlay   *Overlay
 }
 
 // HubMethod is a method as the hub knows it, with the revisions that have it.

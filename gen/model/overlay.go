@@ -12,6 +12,7 @@ import (
 // [Overlay.Unused] can report an entry that matched nothing.
 type Overlay struct {
 	Entries []*Entry
+	Sum     string // sha256 of the document, for the generated files' headers
 	used    map[*Entry]bool
 }
 
@@ -24,7 +25,7 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpx-gen: %w", err)
 	}
-	return &Overlay{Entries: o.Entries, used: map[*Entry]bool{}}, nil
+	return &Overlay{Entries: o.Entries, Sum: schemas.Sum(b), used: map[*Entry]bool{}}, nil
 }
 
 func (o *Overlay) use(e *Entry) { o.used[e] = true }

@@ -181,15 +181,21 @@ func load(dir string, overlay []byte) (*Validator, error) {
 	}
 	sort.Strings(v.ids) // ids are dates
 	for _, s := range m.Extensions {
-		r, ok := v.revs[s.Extends]
-		if !ok {
-			return nil, fmt.Errorf("schema %s: extends unknown revision %q", s.ID, s.Extends)
+		var d *document
+		for _, id := range v.ids { // "extends" is a range of revisions
+			if !s.ExtendsRevision(id) {
+				continue
+			}
+			if d == nil {
+				if d, err = loadDocument(c, dir, s); err != nil {
+					return nil, err
+				}
+			}
+			v.revs[id].docs = append(v.revs[id].docs, d)
 		}
-		d, err := loadDocument(c, dir, s)
-		if err != nil {
-			return nil, err
+		if d == nil {
+			return nil, fmt.Errorf("schema %s: extends %q, which covers no listed revision", s.ID, s.Extends)
 		}
-		r.docs = append(r.docs, d)
 	}
 
 	for _, r := range v.revs {
