@@ -133,7 +133,11 @@ func TestNewRevision(t *testing.T) {
 		if _, err := os.Stat(cp); err != nil {
 			t.Skip("skipped: there is no copy")
 		}
-		changed := changedGo(t, root, cp)
+		out := run(t, "list the repository's Go files", root, nil, time.Minute, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.go")
+		changed, err := changedGo(root, cp, strings.Split(out, "\x00"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(changed) > 0 {
 			t.Errorf("%d hand-written .go files (outside generated/) differ from the repository; a new revision must need none:\n  %s", len(changed), strings.Join(changed, "\n  "))
 		}
@@ -344,8 +348,9 @@ func lineJSON(t *testing.T, v any) string {
 }
 
 // changedGo lists the .go files outside generated/ that are new in cp,
-// gone from it, or differ from root's.
-func changedGo(t *testing.T, root, cp string) []string {
+// differ from root's, or are gone from cp while listed in rootGo (root's
+// Go files, as git lists them).
+func changedGo(root, cp string, rootGo []string) ([]string, error) {
 	var changed []string
 	seen := map[string]bool{}
 	err := filepath.WalkDir(cp, func(path string, d fs.DirEntry, err error) error {
@@ -380,10 +385,9 @@ func changedGo(t *testing.T, root, cp string) []string {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	out := run(t, "list the repository's Go files", root, nil, time.Minute, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.go")
-	for _, f := range strings.Split(out, "\x00") {
+	for _, f := range rootGo {
 		if f == "" || strings.HasPrefix(f, "generated/") || seen[f] {
 			continue
 		}
@@ -392,7 +396,7 @@ func changedGo(t *testing.T, root, cp string) []string {
 		}
 	}
 	slices.Sort(changed)
-	return changed
+	return changed, nil
 }
 
 // run runs a command in dir with env added, within d, and returns its
@@ -404,9 +408,8 @@ func run(t *testing.T, what, dir string, env []string, d time.Duration, name str
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	// No download and no other toolchain: the copy builds from what the
-	// repository already has in the module cache.
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly")
+	// The toolchain running this test, and the module's go.sum as it is.
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly")
 	cmd.Env = append(cmd.Env, env...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
