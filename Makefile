@@ -73,9 +73,10 @@ fresh:
 		echo "run \`make generate\` and commit the result"; exit 1; \
 	fi
 
-# The official MCP conformance suite against `mcpx serve --builtin fixture`,
-# at 2025-06-18, 2025-11-25 and 2026-07-28, checked against
-# conformance/expected-failures-<rev>.yml. The first run installs Node.js 22
+# The official MCP conformance suite against `mcpx serve --config` fronting
+# the fixture, at every revision of the generated tables the suite knows
+# (conformance/revisions; `conformance/run.sh --plan` shows which and why),
+# checked against conformance/expected-failures-<rev>.yml. The first run installs Node.js 22
 # and the suite with npm into .tools/conformance (see conformance/run.sh).
 conformance:
 	GO="$(GO)" bash conformance/run.sh
