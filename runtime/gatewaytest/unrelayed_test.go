@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/config"
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
 // Never corrupt an answer: an upstream result of a kind the hub result type
@@ -86,13 +88,12 @@ const (
 	legacyDone    = `{"content":[{"type":"text","text":"done"}]}`
 )
 
-// TestUnrelayedResultIsAnError: through config, host.Gateway, the upstream
-// client, the gateway and the edge over Streamable HTTP, a 2025-06-18 and
-// a 2026-07-28 client calling a tool whose upstream answers input_required
-// or a task handle (2026-07-28 resultType "task"; a 2025-11-25 {task} to a
-// call sent without a task field) get -32603 naming the upstream and what
-// it sent, never a success; a complete result still passes.
-func TestUnrelayedResultIsAnError(t *testing.T) {
+// unrelayedGateway is a gateway fronting "m", a 2026-07-28 upstream whose
+// tools ask (input_required), long (a task handle) and ok (a result)
+// answer so, and "l", a 2025-11-25 one whose long answers {task} and ok a
+// result.
+func unrelayedGateway(t *testing.T) (*gateway.Gateway, *wiretest.LockedBuffer) {
+	t.Helper()
 	modern := rawUpstream(t, "2026-07-28", map[string]string{"ask": inputRequired, "long": modernTask, "ok": modernDone})
 	legacy := rawUpstream(t, "2025-11-25", map[string]string{"long": legacyTask, "ok": legacyDone})
 	cfg, err := config.Parse("unrelayed.json", []byte(`{"mcpServers": {"m": {"url": "`+modern+`"}, "l": {"url": "`+legacy+`"}}}`), nil)
@@ -104,22 +105,41 @@ func TestUnrelayedResultIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { gw.Close() })
+	t.Cleanup(func() {
+		gw.Close()
+		wiretest.CheckLog(t, "mcpx (gateway)", logs)
+		if strings.Contains(logs.String(), "upstream-secret") {
+			t.Errorf("the upstream's requestState reached mcpx's log:\n%s", logs.String())
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := gw.Ready(ctx); err != nil {
 		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
 	}
+	return gw, logs
+}
 
-	cases := []struct {
-		tool, want string // want: the error message, or "" for the text "done"
-	}{
-		{"m__ask", `upstream "m": tools/call: the upstream answered with an input_required result (asking "user_name"), which mcpx cannot relay yet`},
-		{"m__long", `upstream "m": tools/call: the upstream answered with a task handle (task "t-1"), which mcpx cannot relay yet`},
-		{"l__long", `upstream "l": tools/call: the upstream answered with a task handle (task "t-2"), which mcpx cannot relay yet`},
-		{"m__ok", ""},
-		{"l__ok", ""},
-	}
+// unrelayedCases are what each tool of unrelayedGateway answers a client:
+// an error message (-32603), or "" for the text "done".
+var unrelayedCases = []struct{ tool, want string }{
+	{"m__ask", `upstream "m": tools/call: the upstream answered with an input_required result (asking "user_name"), which mcpx cannot relay yet`},
+	{"m__long", `upstream "m": tools/call: the upstream answered with a task handle (task "t-1"), which mcpx cannot relay yet`},
+	{"l__long", `upstream "l": tools/call: the upstream answered with a task handle (task "t-2"), which mcpx cannot relay yet`},
+	{"m__ok", ""},
+	{"l__ok", ""},
+}
+
+// TestUnrelayedResultIsAnError: through config, host.Gateway, the upstream
+// client, the gateway and the edge over Streamable HTTP, a 2025-06-18 and
+// a 2026-07-28 client calling a tool whose upstream answers input_required
+// or a task handle (2026-07-28 resultType "task"; a 2025-11-25 {task} to a
+// call sent without a task field) get -32603 naming the upstream and what
+// it sent, never a success; a complete result still passes.
+func TestUnrelayedResultIsAnError(t *testing.T) {
+	gw, _ := unrelayedGateway(t)
+	ctx := t.Context()
+	cases := unrelayedCases
 	for _, rev := range []string{"2025-06-18", "2026-07-28"} {
 		t.Run(rev, func(t *testing.T) {
 			endpoint, hc := serveHTTP(t, gw, rev)
@@ -165,10 +185,38 @@ func TestUnrelayedResultIsAnError(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(logs.String(), "upstream-secret") {
-		return
+}
+
+// TestUnrelayedResultRealClients: the Go SDK and mcp-go clients, over
+// Streamable HTTP and stdio, pinned to 2025-06-18 and 2026-07-28, get an
+// error carrying the same message, and no result, for each unrelayable
+// answer; the complete results still read "done".
+func TestUnrelayedResultRealClients(t *testing.T) {
+	gw, _ := unrelayedGateway(t)
+	for _, c := range []string{goSDK, mcpGo} {
+		for _, tr := range []string{"http", "stdio"} {
+			for _, rev := range []string{"2025-06-18", "2026-07-28"} {
+				t.Run(c+" over "+tr+" pinned to "+rev, func(t *testing.T) {
+					var conn connection
+					if tr == "http" {
+						conn.url, conn.http = serveHTTP(t, gw, rev)
+					} else {
+						conn.reader, conn.writer = serveStdio(t, gw, rev)
+					}
+					s := connect(t, c, rev, conn)
+					for _, tc := range unrelayedCases {
+						text, isError, err := s.call(t.Context(), tc.tool, map[string]any{})
+						switch {
+						case tc.want == "" && (err != nil || isError || text != "done"):
+							t.Errorf("%s: %q, isError %v, %v; want \"done\"", tc.tool, text, isError, err)
+						case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+							t.Errorf("%s: %q, isError %v, %v; want an error saying %q", tc.tool, text, isError, err, tc.want)
+						}
+					}
+				})
+			}
+		}
 	}
-	t.Errorf("the upstream's requestState reached mcpx's log:\n%s", logs.String())
 }
 
 // lastData is body, or the data of its last SSE event when it is a stream.
