@@ -32,6 +32,8 @@
 //     "prefix", "includeTools"/"excludeTools", "timeout", "maxInFlight",
 //     "start" and "root" (see [Server]).
 //   - Each server name is a namespace and must match ^[a-zA-Z0-9_-]{1,64}$.
+//   - An optional top-level "mcpx" block holds mcpx's settings for the
+//     gateway as a whole: "stateKey" (see [Config]).
 //
 // Comments (// and /* */) and trailing commas are tolerated, as VS Code
 // writes and people hand-edit them: the file is read with
@@ -87,6 +89,8 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 )
 
 // DefaultTimeout is a server's request timeout when "timeout" is not set.
@@ -111,6 +115,10 @@ const (
 type Config struct {
 	// Servers are the upstream servers, sorted by name.
 	Servers []Server
+	// StateKey is "mcpx.stateKey" as written, checked by
+	// requeststate.ParseKeys: the keys that seal requestState
+	// (requeststate.Load); "" when not set.
+	StateKey string
 }
 
 // Server is one upstream server and how mcpx fronts it.
@@ -342,6 +350,9 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	var file struct {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Servers    map[string]json.RawMessage `json:"servers"`
+		MCPX       struct {
+			StateKey *string `json:"stateKey"`
+		} `json:"mcpx"`
 	}
 	if err := json.Unmarshal(std, &file); err != nil {
 		p.add("", "%v", err) // the schema should have caught it
@@ -356,6 +367,13 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		return nil, p.fail()
 	}
 	c := &Config{Servers: make([]Server, 0, len(entries))}
+	if k := file.MCPX.StateKey; k != nil {
+		// Said here rather than at the first request that needs it.
+		if _, err := requeststate.ParseKeys(*k); err != nil {
+			p.add("/mcpx/stateKey", "%v", err)
+		}
+		c.StateKey = *k
+	}
 	for name, msg := range entries {
 		var r raw
 		if err := json.Unmarshal(msg, &r); err != nil {

@@ -308,11 +308,18 @@ func (d *Dialect) SetLevel() *jsonrpc.Message {
 	return jsonrpc.Request(json.RawMessage(`2`), mcp.MethodLoggingSetLevel, raw)
 }
 
-// Result decodes an upstream's result for method into a new hub value.
+// Result decodes an upstream's result for method into a new hub value. A
+// result of a kind that hub type does not describe (an input_required
+// result, a task handle) is an [*UnrelayedResultError], never decoded as
+// an empty result.
 func (d *Dialect) Result(method string, raw json.RawMessage) (any, error) {
-	m, ok := revision.Lookup(d.rev).Method(method)
+	t := revision.Lookup(d.rev)
+	m, ok := t.Method(method)
 	if !ok || m.Result == "" {
 		return nil, fmt.Errorf("%s has no result for %s", d.rev, method)
+	}
+	if err := unrelayed(t, method, m.Result, raw); err != nil {
+		return nil, err
 	}
 	return d.decode(d.rev, m.Result, raw)
 }

@@ -1,0 +1,124 @@
+package edge
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// An upstream's result is decoded into the hub type its method's table
+// names (CallToolResult for tools/call), and that type describes a complete
+// result only. Decoding anything else into it does not fail: an
+// input_required result or a task handle lacks the members a complete
+// result has and decodes as an empty one, which the client would take for
+// an empty success. So the kind is read first, and a result of another
+// kind is an [UnrelayedResultError] until a bridge relays it.
+
+// UnrelayedResultError is an upstream's result of a kind the hub type of
+// its method does not describe: an input_required result (MRTR), a task
+// handle (the 2026-07-28 tasks extension's resultType "task", or a
+// 2025-11-25 {task: ...}), or a resultType mcpx does not know. The client
+// gets -32603 saying what came back; Raw keeps the result as the upstream
+// sent it, for the bridge that will relay it.
+type UnrelayedResultError struct {
+	Method string
+	// Kind is "input_required", "task", or the resultType as sent.
+	Kind string
+	// Detail says more for the message: the questions asked, the task's
+	// id; "" when there is nothing to add.
+	Detail string
+	Raw    json.RawMessage
+}
+
+func (e *UnrelayedResultError) Error() string {
+	detail := ""
+	if e.Detail != "" {
+		detail = " (" + e.Detail + ")"
+	}
+	switch e.Kind {
+	case resultInputRequired:
+		return fmt.Sprintf("the upstream answered with an input_required result%s, which mcpx cannot relay yet", detail)
+	case resultTask:
+		return fmt.Sprintf("the upstream answered with a task handle%s, which mcpx cannot relay yet", detail)
+	}
+	return fmt.Sprintf("the upstream answered with a result of resultType %s, which mcpx does not know", jsonrpc.Quote(e.Kind))
+}
+
+// maxKeysSaid is how many inputRequests keys a message names.
+const maxKeysSaid = 5
+
+const (
+	resultComplete      = "complete"
+	resultInputRequired = "input_required"
+	resultTask          = "task"
+)
+
+// unrelayed returns an [UnrelayedResultError] for a result of method that
+// its hub type hub (in rev's table) does not describe, else nil. A result
+// without resultType is complete (the 2026-07-28 schema: a client MUST
+// treat the absent field so), unless it is a 2025-11-25 task handle: a
+// task object where hub has no member of that name. Members of the wrong
+// shape are left to the decoder to report.
+func unrelayed(rev *revision.Table, method, hub string, raw json.RawMessage) error {
+	var head struct {
+		ResultType    json.RawMessage `json:"resultType"`
+		InputRequests json.RawMessage `json:"inputRequests"`
+		TaskID        json.RawMessage `json:"taskId"`
+		Task          json.RawMessage `json:"task"`
+	}
+	if len(raw) == 0 || mcpjson.Unmarshal(raw, &head) != nil {
+		return nil
+	}
+	kind := resultComplete
+	if head.ResultType != nil && mcpjson.Unmarshal(head.ResultType, &kind) != nil {
+		return nil
+	}
+	e := &UnrelayedResultError{Method: method, Kind: kind, Raw: raw}
+	switch kind {
+	case resultComplete, "":
+		var task struct {
+			TaskID string `json:"taskId"`
+		}
+		if head.ResultType != nil || head.Task == nil || mcpjson.Unmarshal(head.Task, &task) != nil || hasField(rev, hub, "task") {
+			return nil
+		}
+		e.Kind, e.Detail = resultTask, taskDetail(task.TaskID)
+	case resultInputRequired:
+		var reqs map[string]json.RawMessage
+		if mcpjson.Unmarshal(head.InputRequests, &reqs) == nil && len(reqs) > 0 {
+			keys := make([]string, 0, len(reqs))
+			for k := range reqs {
+				keys = append(keys, jsonrpc.Quote(k))
+			}
+			slices.Sort(keys)
+			if len(keys) > maxKeysSaid {
+				keys = append(keys[:maxKeysSaid], fmt.Sprintf("and %d more", len(reqs)-maxKeysSaid))
+			}
+			e.Detail = "asking " + strings.Join(keys, ", ")
+		}
+	case resultTask:
+		var id string
+		if mcpjson.Unmarshal(head.TaskID, &id) == nil {
+			e.Detail = taskDetail(id)
+		}
+	}
+	return e
+}
+
+func taskDetail(id string) string {
+	if id == "" {
+		return ""
+	}
+	return "task " + jsonrpc.Quote(id)
+}
+
+// hasField reports whether rev's hub type name has a member field.
+func hasField(rev *revision.Table, name, field string) bool {
+	t, ok := rev.Type(name)
+	return ok && slices.Contains(t.Fields, field)
+}

@@ -1,0 +1,71 @@
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
+
+// TestResultKinds: Dialect.Result decodes a complete result and refuses,
+// as an *UnrelayedResultError saying what came back, every result its hub
+// type does not describe, for each method that may carry one and in the
+// revisions that send them; a member of the wrong shape is still the
+// decoder's to report.
+func TestResultKinds(t *testing.T) {
+	const elicit = `{"method":"elicitation/create","params":{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{}}}}`
+	for _, tc := range []struct {
+		rev           mcp.Revision
+		method, raw   string
+		kind, message string // kind "": decoded
+	}{
+		{mcp.Rev20260728, "tools/call", `{"resultType":"complete","content":[]}`, "", ""},
+		{mcp.Rev20260728, "tools/call", `{"content":[]}`, "", ""}, // absent: complete
+		{mcp.Rev20251125, "tools/call", `{"content":[]}`, "", ""},
+		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","inputRequests":{"b":` + elicit + `,"a":` + elicit + `}}`, "input_required",
+			`the upstream answered with an input_required result (asking "a", "b"), which mcpx cannot relay yet`},
+		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","requestState":"x"}`, "input_required",
+			`the upstream answered with an input_required result, which mcpx cannot relay yet`},
+		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","inputRequests":{"1":{},"2":{},"3":{},"4":{},"5":{},"6":{},"7":{}}}`, "input_required",
+			`the upstream answered with an input_required result (asking "1", "2", "3", "4", "5", and 2 more), which mcpx cannot relay yet`},
+		{mcp.Rev20260728, "prompts/get", `{"resultType":"input_required","inputRequests":{"k":` + elicit + `}}`, "input_required",
+			`the upstream answered with an input_required result (asking "k"), which mcpx cannot relay yet`},
+		{mcp.Rev20260728, "resources/read", `{"resultType":"input_required","requestState":"s"}`, "input_required", ""},
+		{mcp.Rev20260728, "tools/call", `{"resultType":"task","taskId":"t1","status":"working","createdAt":"x","lastUpdatedAt":"x","ttlMs":null}`, "task",
+			`the upstream answered with a task handle (task "t1"), which mcpx cannot relay yet`},
+		{mcp.Rev20251125, "tools/call", `{"task":{"taskId":"t2","status":"working","createdAt":"x","lastUpdatedAt":"x","ttl":null}}`, "task",
+			`the upstream answered with a task handle (task "t2"), which mcpx cannot relay yet`},
+		{mcp.Rev20251125, "tools/call", `{"task":{}}`, "task", `the upstream answered with a task handle, which mcpx cannot relay yet`},
+		{mcp.Rev20260728, "tools/call", `{"resultType":"later","content":[]}`, "later",
+			`the upstream answered with a result of resultType "later", which mcpx does not know`},
+		{mcp.Rev20260728, "tools/list", `{"resultType":"input_required"}`, "input_required", ""},
+		// An explicit complete with a stray task member is complete.
+		{mcp.Rev20260728, "tools/call", `{"resultType":"complete","content":[],"task":{"taskId":"t"}}`, "", ""},
+	} {
+		d := &Dialect{}
+		d.setRevision(tc.rev)
+		res, err := d.Result(tc.method, json.RawMessage(tc.raw))
+		var u *UnrelayedResultError
+		switch {
+		case tc.kind == "" && (err != nil || res == nil):
+			t.Errorf("%s %s %s: %v, want it decoded", tc.rev, tc.method, tc.raw, err)
+		case tc.kind != "" && !errors.As(err, &u):
+			t.Errorf("%s %s %s: got %#v, %v; want an UnrelayedResultError", tc.rev, tc.method, tc.raw, res, err)
+		case tc.kind != "" && (u.Kind != tc.kind || u.Method != tc.method || string(u.Raw) != tc.raw):
+			t.Errorf("%s %s: got %+v, want kind %q", tc.rev, tc.method, u, tc.kind)
+		case tc.message != "" && err.Error() != tc.message:
+			t.Errorf("%s %s: message %q\nwant %q", tc.rev, tc.method, err, tc.message)
+		}
+	}
+	// Wrong shapes: the decoder says so, as before.
+	for _, raw := range []string{`{"resultType":7,"content":[]}`, `{"content":"no"}`, `[1]`} {
+		d := &Dialect{}
+		d.setRevision(mcp.Rev20260728)
+		_, err := d.Result("tools/call", json.RawMessage(raw))
+		if err == nil || errors.As(err, new(*UnrelayedResultError)) || !strings.Contains(err.Error(), "does not decode") {
+			t.Errorf("%s: %v, want the decoder's error", raw, err)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package gatewaytest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/runtime/config"
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/testkit/wiretest"
+)
+
+// Never corrupt an answer: an upstream result of a kind the hub result type
+// does not describe (an input_required result, a task handle) used to be
+// decoded as an empty tool result, and the client got an empty success.
+// Until the bridges relay them (issue 12), the client gets -32603 saying
+// what came back.
+
+// rawUpstream is a Streamable HTTP upstream speaking rev that answers
+// tools/call for each tool in calls with that tool's result, as written.
+// A legacy one refuses server/discover (-32601, so mcpx initializes); a
+// 2026-07-28 one answers it.
+func rawUpstream(t *testing.T, rev string, calls map[string]string) string {
+	t.Helper()
+	modern := rev == "2026-07-28"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &m) != nil || m.ID == nil {
+			w.WriteHeader(http.StatusAccepted) // a notification
+			return
+		}
+		complete := ""
+		if modern {
+			complete = `"resultType":"complete",`
+		}
+		var result string
+		switch {
+		case m.Method == "server/discover" && modern:
+			result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw","version":"1"}}}`
+		case m.Method == "initialize" && !modern:
+			result = `{"protocolVersion":"` + rev + `","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case m.Method == "tools/list":
+			var tools []string
+			for name := range calls {
+				tools = append(tools, `{"name":"`+name+`","inputSchema":{"type":"object"}}`)
+			}
+			result = `{` + complete + `"tools":[` + strings.Join(tools, ",") + `]}`
+			if modern {
+				result = `{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + strings.Join(tools, ",") + `]}`
+			}
+		case m.Method == "tools/call" && calls[m.Params.Name] != "":
+			result = calls[m.Params.Name]
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if result == "" {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s here"}}`, m.ID, m.Method)
+			return
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+const (
+	inputRequired = `{"resultType":"input_required","inputRequests":{"user_name":{"method":"elicitation/create","params":{"mode":"form","message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"upstream-secret"}`
+	modernTask    = `{"resultType":"task","taskId":"t-1","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":60000}`
+	legacyTask    = `{"task":{"taskId":"t-2","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000}}`
+	modernDone    = `{"resultType":"complete","content":[{"type":"text","text":"done"}]}`
+	legacyDone    = `{"content":[{"type":"text","text":"done"}]}`
+)
+
+// unrelayedGateway is a gateway fronting "m", a 2026-07-28 upstream whose
+// tools ask (input_required), long (a task handle) and ok (a result)
+// answer so, and "l", a 2025-11-25 one whose long answers {task} and ok a
+// result.
+func unrelayedGateway(t *testing.T) (*gateway.Gateway, *wiretest.LockedBuffer) {
+	t.Helper()
+	modern := rawUpstream(t, "2026-07-28", map[string]string{"ask": inputRequired, "long": modernTask, "ok": modernDone})
+	legacy := rawUpstream(t, "2025-11-25", map[string]string{"long": legacyTask, "ok": legacyDone})
+	cfg, err := config.Parse("unrelayed.json", []byte(`{"mcpServers": {"m": {"url": "`+modern+`"}, "l": {"url": "`+legacy+`"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, log := logBuffer()
+	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gw.Close()
+		wiretest.CheckLog(t, "mcpx (gateway)", logs)
+		if strings.Contains(logs.String(), "upstream-secret") {
+			t.Errorf("the upstream's requestState reached mcpx's log:\n%s", logs.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := gw.Ready(ctx); err != nil {
+		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
+	}
+	return gw, logs
+}
+
+// unrelayedCases are what each tool of unrelayedGateway answers a client:
+// an error message (-32603), or "" for the text "done".
+var unrelayedCases = []struct{ tool, want string }{
+	{"m__ask", `upstream "m": tools/call: the upstream answered with an input_required result (asking "user_name"), which mcpx cannot relay yet`},
+	{"m__long", `upstream "m": tools/call: the upstream answered with a task handle (task "t-1"), which mcpx cannot relay yet`},
+	{"l__long", `upstream "l": tools/call: the upstream answered with a task handle (task "t-2"), which mcpx cannot relay yet`},
+	{"m__ok", ""},
+	{"l__ok", ""},
+}
+
+// TestUnrelayedResultIsAnError: through config, host.Gateway, the upstream
+// client, the gateway and the edge over Streamable HTTP, a 2025-06-18 and
+// a 2026-07-28 client calling a tool whose upstream answers input_required
+// or a task handle (2026-07-28 resultType "task"; a 2025-11-25 {task} to a
+// call sent without a task field) get -32603 naming the upstream and what
+// it sent, never a success; a complete result still passes.
+func TestUnrelayedResultIsAnError(t *testing.T) {
+	gw, _ := unrelayedGateway(t)
+	ctx := t.Context()
+	cases := unrelayedCases
+	for _, rev := range []string{"2025-06-18", "2026-07-28"} {
+		t.Run(rev, func(t *testing.T) {
+			endpoint, hc := serveHTTP(t, gw, rev)
+			var hdr map[string]string
+			meta := ""
+			if rev == "2026-07-28" {
+				meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},`
+			} else {
+				hdr = map[string]string{"Mcp-Session-Id": initSession(t, hc, endpoint), "MCP-Protocol-Version": rev}
+			}
+			for i, tc := range cases {
+				h := map[string]string{}
+				for k, v := range hdr {
+					h[k] = v
+				}
+				if rev == "2026-07-28" {
+					h["MCP-Protocol-Version"], h["Mcp-Method"], h["Mcp-Name"] = rev, "tools/call", tc.tool
+				}
+				resp, err := postJSON(ctx, hc, endpoint, h, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s"name":%q,"arguments":{}}}`, i+10, meta, tc.tool))
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var got struct {
+					Result *struct {
+						Content []struct{ Text string } `json:"content"`
+					} `json:"result"`
+					Error *struct {
+						Code    int64  `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(lastData(body), &got); err != nil {
+					t.Fatalf("%s: %v in %s", tc.tool, err, body)
+				}
+				switch {
+				case tc.want == "" && (got.Result == nil || len(got.Result.Content) != 1 || got.Result.Content[0].Text != "done"):
+					t.Errorf("%s: got %s, want the text \"done\"", tc.tool, body)
+				case tc.want != "" && (got.Error == nil || got.Error.Code != -32603 || got.Error.Message != tc.want):
+					t.Errorf("%s: got %s\nwant -32603 %q", tc.tool, body, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestUnrelayedResultRealClients: the Go SDK and mcp-go clients, over
+// Streamable HTTP and stdio, pinned to 2025-06-18 and 2026-07-28, get an
+// error carrying the same message, and no result, for each unrelayable
+// answer; the complete results still read "done".
+func TestUnrelayedResultRealClients(t *testing.T) {
+	gw, _ := unrelayedGateway(t)
+	for _, c := range []string{goSDK, mcpGo} {
+		for _, tr := range []string{"http", "stdio"} {
+			for _, rev := range []string{"2025-06-18", "2026-07-28"} {
+				t.Run(c+" over "+tr+" pinned to "+rev, func(t *testing.T) {
+					var conn connection
+					if tr == "http" {
+						conn.url, conn.http = serveHTTP(t, gw, rev)
+					} else {
+						conn.reader, conn.writer = serveStdio(t, gw, rev)
+					}
+					s := connect(t, c, rev, conn)
+					for _, tc := range unrelayedCases {
+						text, isError, err := s.call(t.Context(), tc.tool, map[string]any{})
+						switch {
+						case tc.want == "" && (err != nil || isError || text != "done"):
+							t.Errorf("%s: %q, isError %v, %v; want \"done\"", tc.tool, text, isError, err)
+						case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+							t.Errorf("%s: %q, isError %v, %v; want an error saying %q", tc.tool, text, isError, err, tc.want)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// lastData is body, or the data of its last SSE event when it is a stream.
+func lastData(body []byte) []byte {
+	s := string(body)
+	i := strings.LastIndex(s, "data: ")
+	if i < 0 {
+		return body
+	}
+	s = s[i+len("data: "):]
+	if j := strings.IndexByte(s, '\n'); j >= 0 {
+		s = s[:j]
+	}
+	return []byte(s)
+}
