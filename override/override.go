@@ -9,6 +9,7 @@ package override
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -38,6 +39,64 @@ func ResourceLinkAsText(l *mcp.ResourceLink) *mcp.TextContent {
 		b.WriteString(": " + l.Description)
 	}
 	return &mcp.TextContent{Text: b.String(), Annotations: l.Annotations}
+}
+
+// OmittedAsText stands in for any content block a revision lacks that no
+// specific fallback covers (overlay: fallback ContentBlock "*"), so that a
+// content kind a newer revision adds reaches older clients as a text block
+// saying what was left out, not as an error for the whole message, with no
+// new Go. v is the hub variant (a pointer to a struct); its members are found
+// by their JSON names, as the schema spells them: the discriminator "type",
+// "mimeType", and "annotations" and "_meta", which the stand-in keeps, each
+// where the variant has it.
+func OmittedAsText(v any) *mcp.TextContent {
+	var (
+		kind, mime string
+		ann        *mcp.Annotations
+		meta       mcp.Meta
+	)
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if rv.Kind() == reflect.Struct {
+		for i := 0; i < rv.NumField(); i++ {
+			f := rv.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fv := rv.Field(i)
+			switch name {
+			case "type", "mimeType":
+				// A constant type marshals as its value; a string as itself.
+				var s string
+				if b, err := json.Marshal(fv.Interface()); err != nil || json.Unmarshal(b, &s) != nil {
+					continue
+				}
+				if name == "type" {
+					kind = s
+				} else {
+					mime = s
+				}
+			case "annotations":
+				ann, _ = fv.Interface().(*mcp.Annotations)
+			case "_meta":
+				meta, _ = fv.Interface().(mcp.Meta)
+			}
+		}
+	}
+	if kind == "" { // no discriminator: name the Go type, which is the schema's name
+		kind = "unknown"
+		if rv.IsValid() && rv.Type().Name() != "" {
+			kind = rv.Type().Name()
+		}
+	}
+	what := kind + " content"
+	if mime != "" {
+		what += " (" + mime + ")"
+	}
+	return &mcp.TextContent{Meta: meta, Text: "[" + what + " omitted: this protocol revision cannot carry " + kind + " content]", Annotations: ann}
 }
 
 // IsJSONObject reports whether raw is a JSON object (overlay: keep-if

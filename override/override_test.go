@@ -77,3 +77,33 @@ func TestFallbacksSayWhatWasLeftOut(t *testing.T) {
 		t.Errorf("ResourceLinkAsText = %q", got)
 	}
 }
+
+// TestOmittedAsText: the generic fallback names the variant's kind and MIME
+// type from its JSON members and keeps its annotations; a variant with
+// neither is still named (by its Go type), and nothing panics.
+func TestOmittedAsText(t *testing.T) {
+	ann := &mcp.Annotations{Priority: new(float64)}
+	for _, tc := range []struct {
+		name string
+		in   any
+		want string
+		ann  *mcp.Annotations
+	}{
+		{"audio, with a MIME type and annotations", &mcp.AudioContent{MIMEType: "audio/wav", Data: "AAAA", Annotations: ann, Meta: mcp.Meta{"k": json.RawMessage(`1`)}},
+			"[audio content (audio/wav) omitted: this protocol revision cannot carry audio content]", ann},
+		{"a variant without mimeType", &mcp.ResourceLink{Name: "n", URI: "file:///x"},
+			"[resource_link content omitted: this protocol revision cannot carry resource_link content]", nil},
+		{"no discriminator", &struct {
+			Data string `json:"data"`
+		}{"x"}, "[unknown content omitted", nil},
+		{"nil", nil, "[unknown content omitted", nil},
+	} {
+		got := OmittedAsText(tc.in)
+		if a, ok := tc.in.(*mcp.AudioContent); ok && string(got.Meta["k"]) != string(a.Meta["k"]) {
+			t.Errorf("%s: _meta %v, want the block's own %v", tc.name, got.Meta, a.Meta)
+		}
+		if !strings.HasPrefix(got.Text, tc.want) || got.Annotations != tc.ann {
+			t.Errorf("%s: OmittedAsText = %q (annotations %v), want %q… (annotations %v)", tc.name, got.Text, got.Annotations, tc.want, tc.ann)
+		}
+	}
+}

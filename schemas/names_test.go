@@ -69,6 +69,10 @@ func TestOverlayParses(t *testing.T) {
 		`{"entries":[{"kind":"nope","why":"x"}]}`,
 		`{"entries":[{"kind":"open","at":"Tool.x"}]}`,
 		`{"entries":`,
+		// A fallback names the variant it stands in for and what it becomes.
+		`{"entries":[{"kind":"fallback","at":"ContentBlock","as":"text","func":"F","why":"x"}]}`,
+		`{"entries":[{"kind":"fallback","at":"ContentBlock","variant":"*","func":"F","why":"x"}]}`,
+		`{"entries":[{"kind":"fallback","at":"ContentBlock","variant":"*","as":"text","why":"x"}]}`,
 	} {
 		if _, err := ParseOverlay([]byte(bad)); err == nil {
 			t.Errorf("ParseOverlay(%s) accepted it", bad)

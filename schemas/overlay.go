@@ -24,7 +24,7 @@ type Entry struct {
 	Wire      string `json:"wire"`      // rename: the member's name in those revisions
 	GoName    string `json:"goName"`    // rename: the hub's Go field name, kept when the newest revision respells the member
 	Field     string `json:"field"`     // nest: the member the type's members sit under
-	Variant   string `json:"variant"`   // fallback: the union variant's tag
+	Variant   string `json:"variant"`   // fallback: the union variant's tag, or "*" for any object variant the revisions lack that no other entry covers
 	As        string `json:"as"`        // fallback: the tag of the variant Func turns it into
 	Func      string `json:"func"`      // fallback, keep-if: the function in package override
 	By        string `json:"by"`        // route: how the gateway finds the upstream (name, uri, ref, task, merge, local)
@@ -59,6 +59,9 @@ func ParseOverlay(b []byte) (*Overlay, error) {
 		}
 		if e.GoName != "" && (e.Kind != "rename" || !token.IsIdentifier(e.GoName) || !token.IsExported(e.GoName)) {
 			return nil, fmt.Errorf("schemas/overlay.json entry %d (%s %s): goName %q: only a rename takes one, and it must be an exported Go identifier", i, e.Kind, e.At, e.GoName)
+		}
+		if e.Kind == "fallback" && (e.At == "" || e.Variant == "" || e.As == "" || e.Func == "" || e.Variant == e.As) {
+			return nil, fmt.Errorf("schemas/overlay.json entry %d (fallback %s): name the union (\"at\"), the variant (\"variant\", or \"*\" for any the revisions lack), the variant it becomes (\"as\", another) and the function in package override (\"func\")", i, e.At)
 		}
 		if e.Kind == "removed" && (e.Revisions == "" || !strings.Contains(e.At, ".") && e.Key == "") {
 			return nil, fmt.Errorf("schemas/overlay.json entry %d (removed %s): name the member (\"Type.member\") or _meta key (\"key\") and the revisions that lack it (\"A..\")", i, e.At+e.Key)

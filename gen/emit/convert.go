@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
@@ -236,11 +237,21 @@ func (c *convWriter) union(p pair) {
 		target := wv
 		var pre *jen.Statement
 		if wv == nil {
+			// A fallback for this variant, else the union's "*" one: any
+			// object variant the revision lacks (one a newer revision adds)
+			// that no specific entry covers, so it needs no entry of its own.
+			var specific, star *model.Entry
 			for _, e := range c.hub.Overlay.Find("fallback", p.h.Name, c.rev) {
-				if e.Variant == hv.Tag {
-					target = p.w.Variant(e.As)
-					pre = jen.Qual(OverridePath, e.Func).Call(jen.Id("x"))
+				switch {
+				case e.Variant == hv.Tag:
+					specific = e
+				case e.Variant == "*" && hv.Type.Kind == model.Object:
+					star = e
 				}
+			}
+			if e := cmp.Or(specific, star); e != nil {
+				target = p.w.Variant(e.As)
+				pre = jen.Qual(OverridePath, e.Func).Call(jen.Id("x"))
 			}
 		}
 		if target == nil {

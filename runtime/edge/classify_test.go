@@ -15,6 +15,8 @@ import (
 func TestClassify(t *testing.T) {
 	const (
 		modernV = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
+		// A request naming a revision mcpx does not serve is classified in
+		// the newest modern one, which its refusal is written in.
 		unknown = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}`
 	)
 	request := func(params string) *jsonrpc.Message {
@@ -33,8 +35,8 @@ func TestClassify(t *testing.T) {
 		{"HTTP, header and _meta agree", request(modernV), edge.Seen{HTTP: true, Header: "2026-07-28"}, 0, true, true, "2026-07-28"},
 		{"HTTP, _meta without the header", request(modernV), edge.Seen{HTTP: true}, jsonrpc.HeaderMismatch, true, false, "2026-07-28"},
 		{"header and _meta disagree", request(modernV), edge.Seen{HTTP: true, Header: "2025-11-25"}, jsonrpc.HeaderMismatch, true, false, "2026-07-28"},
-		{"disagreeing on a version mcpx does not serve", request(unknown), edge.Seen{HTTP: true, Header: "2025-11-25"}, jsonrpc.HeaderMismatch, true, false, "2026-07-28"},
-		{"agreeing on a version mcpx does not serve (-32022 later)", request(unknown), edge.Seen{HTTP: true, Header: "v999"}, 0, true, false, "2026-07-28"},
+		{"disagreeing on a version mcpx does not serve", request(unknown), edge.Seen{HTTP: true, Header: "2025-11-25"}, jsonrpc.HeaderMismatch, true, false, edge.NewestModern},
+		{"agreeing on a version mcpx does not serve (-32022 later)", request(unknown), edge.Seen{HTTP: true, Header: "v999"}, 0, true, false, edge.NewestModern},
 		{"a header naming no revision", request(`{}`), edge.Seen{HTTP: true, Header: "1999-01-01", Default: edge.Headerless}, jsonrpc.InvalidRequest, false, false, edge.Headerless},
 		{"the modern header without _meta (-32602 later)", request(`{}`), edge.Seen{HTTP: true, Header: "2026-07-28"}, 0, true, true, "2026-07-28"},
 		{"a legacy header", request(`{}`), edge.Seen{HTTP: true, Header: "2025-06-18", Default: edge.Headerless}, 0, false, false, "2025-06-18"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -241,8 +242,8 @@ func TestModernRequiredMeta(t *testing.T) {
 	}
 }
 
-// TestUnsupportedVersion — -32022 with data.supported and data.requested,
-// HTTP 400.
+// TestUnsupportedVersion — -32022 with data.supported (every revision in
+// the tables, newest first) and data.requested, HTTP 400.
 func TestUnsupportedVersion(t *testing.T) {
 	c := newClient(t)
 	r := c.do("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`)
@@ -252,7 +253,7 @@ func TestUnsupportedVersion(t *testing.T) {
 		Requested string
 	}
 	json.Unmarshal(e.Data, &data)
-	if e.Code != jsonrpc.UnsupportedProtocolVersion || r.Status != 400 || data.Requested != "1900-01-01" || len(data.Supported) != 5 {
+	if e.Code != jsonrpc.UnsupportedProtocolVersion || r.Status != 400 || data.Requested != "1900-01-01" || !slices.Equal(data.Supported, revs.Strings(revs.All())) {
 		t.Errorf("got %d %d %s", e.Code, r.Status, e.Data)
 	}
 }

@@ -67,14 +67,16 @@ func TestNegotiateProbeErrors(t *testing.T) {
 // probe and accepts initialize is not probed again.
 func TestNegotiateSlowStart(t *testing.T) {
 	t.Parallel() // each case waits out edge.DiscoverTimeout once
-	discovered := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`3`), Result: json.RawMessage(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"1"}}}`)}
+	// The slow server speaks every modern revision, so the newest is picked.
+	speaks, _ := json.Marshal(edge.ModernRevisions)
+	discovered := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`3`), Result: json.RawMessage(`{"supportedVersions":` + string(speaks) + `,"capabilities":{"tools":{}},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"1"}}}`)}
 	for _, c := range []struct {
 		name     string
 		initErr  bool
 		want     mcp.Revision
 		wantSent string
 	}{
-		{"modern, slow to start", true, edge.Modern, "server/discover initialize server/discover"},
+		{"modern, slow to start", true, edge.NewestModern, "server/discover initialize server/discover"},
 		{"legacy, ignores the probe", false, "2025-11-25", "server/discover initialize"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,7 +91,7 @@ func TestNegotiateSlowStart(t *testing.T) {
 				case m.Method == mcp.MethodServerDiscover:
 					return discovered, nil
 				case c.initErr:
-					return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "initialize is not a 2026-07-28 method"}), nil
+					return jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "initialize is not a modern method"}), nil
 				}
 				return &jsonrpc.Message{JSONRPC: "2.0", ID: m.ID, Result: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"legacy","version":"1"}}`)}, nil
 			}
@@ -100,7 +102,7 @@ func TestNegotiateSlowStart(t *testing.T) {
 			if d.Revision() != c.want || strings.Join(sent, " ") != c.wantSent {
 				t.Errorf("negotiated %s after %v, want %s after %s", d.Revision(), sent, c.want, c.wantSent)
 			}
-			if c.want == edge.Modern && d.ServerInfo.Name != "slow" {
+			if c.want == edge.NewestModern && d.ServerInfo.Name != "slow" {
 				t.Errorf("serverInfo %+v, want the one the second probe declared", d.ServerInfo)
 			}
 		})

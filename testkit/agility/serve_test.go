@@ -189,7 +189,9 @@ func TestServeNewRevision(t *testing.T) {
 	})
 
 	// The added variant reaches the client whose revision has it; the
-	// other gets a message valid for its own (checked by the recorder).
+	// other gets, in its place, a text block saying what was left out (the
+	// overlay's "*" fallback for content blocks, through one generic
+	// override), valid for its own revision (checked by the recorder).
 	t.Run("new-variant", func(t *testing.T) {
 		for _, rev := range []mcp.Revision{syn, prev} {
 			name, _ := find(t, rev, both)
@@ -199,7 +201,7 @@ func TestServeNewRevision(t *testing.T) {
 			raw, e := clients[rev].do(t, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
 			if e != nil {
 				// Issue 11: an added variant needs no Go, so an older
-				// client gets the result without it (or in a form it has),
+				// client gets the result with the block in a form it has,
 				// not an error for the whole call.
 				t.Errorf("tools/call %s from the %s client, its result carrying a %q block that revision lacks: error %d %s", name, rev, addedVariant, e.Code, e.Message)
 				continue
@@ -210,8 +212,23 @@ func TestServeNewRevision(t *testing.T) {
 				k, _ := b["type"].(string)
 				kinds = append(kinds, k)
 			}
-			if want := rev == syn; slices.Contains(kinds, addedVariant) != want {
-				t.Errorf("tools/call for a %s client: content kinds %v; %q wanted: %v", rev, kinds, addedVariant, want)
+			if rev == syn {
+				if !slices.Equal(kinds, []string{"text", addedVariant}) {
+					t.Errorf("tools/call for a %s client: content kinds %v, want [text %s], as the upstream sent them", rev, kinds, addedVariant)
+				}
+				continue
+			}
+			// The upstream's text block, then the stand-in for the video.
+			if !slices.Equal(kinds, []string{"text", "text"}) {
+				t.Errorf("tools/call for a %s client: content kinds %v, want [text text] (the %s block as text)", rev, kinds, addedVariant)
+				continue
+			}
+			text, _ := res.Content[1]["text"].(string)
+			if !strings.Contains(text, addedVariant) || !strings.Contains(text, videoMIME) || !strings.Contains(text, "omitted") {
+				t.Errorf("tools/call for a %s client: the stand-in for the %s block says %q, want it to name what was omitted (%s, %s)", rev, addedVariant, text, addedVariant, videoMIME)
+			}
+			if ann, _ := res.Content[1]["annotations"].(map[string]any); ann["priority"] != videoPriority {
+				t.Errorf("tools/call for a %s client: the stand-in for the %s block has annotations %v, want the block's own (priority %v)", rev, addedVariant, res.Content[1]["annotations"], videoPriority)
 			}
 		}
 	})

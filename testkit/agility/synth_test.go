@@ -24,6 +24,8 @@ const (
 	addedResult     = "ValidateToolResult"
 	addedVariant    = "video" // a ContentBlock kind, modelled on audio
 	addedVariantDef = "VideoContent"
+	videoMIME       = "video/mp4" // the upstream's video block: its MIME type
+	videoPriority   = 0.25        // and its annotations' priority
 	renamedType     = "Implementation"
 	renamedFrom     = "websiteUrl" // as the newest real revision spells it
 	renamedTo       = "homepageUrl"

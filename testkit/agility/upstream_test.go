@@ -147,7 +147,7 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case mcp.MethodToolsCall:
 		content := []any{map[string]any{"type": "text", "text": u.name + " called at " + rev}}
 		if hasVariant(tab, "ContentBlock", addedVariant) {
-			content = append(content, map[string]any{"type": addedVariant, "data": "AAAA", "mimeType": "video/mp4"})
+			content = append(content, map[string]any{"type": addedVariant, "data": "AAAA", "mimeType": videoMIME, "annotations": map[string]any{"priority": videoPriority}})
 		}
 		result = map[string]any{"content": content}
 	case addedMethod:

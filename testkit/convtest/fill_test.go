@@ -2,16 +2,19 @@ package convtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/schemas"
 )
 
 // A filler builds fully populated hub values: every optional member set,
 // enums from the revision tables, strings shaped by the formats the schemas
-// assert. Variant k picks the k-th variant of every single-valued union; a
+// assert (read from the schema files, so a member a new revision adds or
+// respells gets a value of its format, whatever its name). Variant k picks the k-th variant of every single-valued union; a
 // list of unions gets one element per variant.
 type filler struct {
 	variant int
@@ -24,7 +27,14 @@ var (
 	enumValues  = map[string][]string{} // hub enum name -> values, from every table
 	unionImpls  = map[reflect.Type][]reflect.Type{}
 	allHubTypes []reflect.Type
+	// formats maps "HubType.member" (the hub's spelling) to the format the
+	// schemas give it; formatsErr says why they could not be read.
+	formats, formatsErr = schemaFormats()
 )
+
+// member is what the filler knows of the value it fills: the member's
+// name (the hub's spelling) and the format its schema asserts, if any.
+type member struct{ name, format string }
 
 func init() {
 	for _, t := range revision.Tables {
@@ -70,7 +80,7 @@ func isUnion(st reflect.Type) bool {
 	return st.Kind() == reflect.Struct && st.NumField() == 1 && st.Field(0).Name == "Value" && st.Field(0).Type.Kind() == reflect.Interface
 }
 
-func (f *filler) fill(v reflect.Value, member string) {
+func (f *filler) fill(v reflect.Value, m member) {
 	f.depth++
 	defer func() { f.depth-- }()
 	t := v.Type()
@@ -85,7 +95,7 @@ func (f *filler) fill(v reflect.Value, member string) {
 		}))
 		return
 	case t == rawType:
-		v.Set(reflect.ValueOf(rawFor(member)))
+		v.Set(reflect.ValueOf(rawFor(m.name)))
 		return
 	}
 	switch t.Kind() {
@@ -94,43 +104,43 @@ func (f *filler) fill(v reflect.Value, member string) {
 			return
 		}
 		p := reflect.New(t.Elem())
-		f.fill(p.Elem(), member)
+		f.fill(p.Elem(), m)
 		v.Set(p)
 	case reflect.String:
 		if vals := enumValues[t.Name()]; t.Name() != "string" && len(vals) > 0 {
 			v.SetString(vals[f.variant%len(vals)])
 			return
 		}
-		v.SetString(stringFor(member))
+		v.SetString(stringFor(m))
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Int64:
 		v.SetInt(3)
 	case reflect.Float64:
-		v.SetFloat(floatFor(member))
+		v.SetFloat(floatFor(m.name))
 	case reflect.Slice:
 		if isUnion(t.Elem()) {
 			impls := unionImpls[t.Elem()]
 			s := reflect.MakeSlice(t, len(impls), len(impls))
 			for i := range impls {
 				g := &filler{variant: i, depth: f.depth}
-				g.fillUnion(s.Index(i), member)
+				g.fillUnion(s.Index(i), m)
 			}
 			v.Set(s)
 			return
 		}
 		s := reflect.MakeSlice(t, 1, 1)
-		f.fill(s.Index(0), member)
+		f.fill(s.Index(0), m)
 		v.Set(s)
 	case reflect.Map:
-		m := reflect.MakeMap(t)
+		mv := reflect.MakeMap(t)
 		e := reflect.New(t.Elem()).Elem()
-		f.fill(e, member)
-		m.SetMapIndex(reflect.ValueOf("k1"), e)
-		v.Set(m)
+		f.fill(e, m)
+		mv.SetMapIndex(reflect.ValueOf("k1"), e)
+		v.Set(mv)
 	case reflect.Struct:
 		if isUnion(t) {
-			f.fillUnion(v, member)
+			f.fillUnion(v, m)
 			return
 		}
 		for i := 0; i < t.NumField(); i++ {
@@ -138,19 +148,19 @@ func (f *filler) fill(v reflect.Value, member string) {
 				continue
 			}
 			wire := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
-			f.fill(v.Field(i), wire)
+			f.fill(v.Field(i), member{wire, formats[t.Name()+"."+wire]})
 		}
 	}
 }
 
-func (f *filler) fillUnion(v reflect.Value, member string) {
+func (f *filler) fillUnion(v reflect.Value, m member) {
 	impls := unionImpls[v.Type()]
 	if len(impls) == 0 || f.depth > 12 {
 		return
 	}
 	c := impls[f.variant%len(impls)]
 	p := reflect.New(c.Elem())
-	f.fill(p.Elem(), member)
+	f.fill(p.Elem(), m)
 	v.Field(0).Set(p)
 }
 
@@ -176,14 +186,24 @@ func floatFor(member string) float64 {
 	return 3
 }
 
-func stringFor(member string) string {
-	switch member {
-	case "uri", "url", "src", "websiteUrl":
+// stringFor is a value of the member's format where its schema asserts
+// one; otherwise, where nothing is asserted, a realistic value for the
+// name, else one the name makes recognisable.
+func stringFor(m member) string {
+	switch m.format {
+	case "uri":
 		return "https://example.com/a"
-	case "uriTemplate":
+	case "uri-template":
 		return "https://example.com/{id}"
-	case "blob", "data":
+	case "byte":
 		return "aGVsbG8="
+	case "date-time":
+		return "2026-01-01T00:00:00Z"
+	case "":
+	default:
+		panic(fmt.Sprintf("convtest: the schemas give %s the format %q, which the filler does not know: add it to stringFor", m.name, m.format))
+	}
+	switch m.name {
 	case "createdAt", "lastUpdatedAt":
 		return "2026-01-01T00:00:00Z"
 	case "mimeType":
@@ -191,7 +211,68 @@ func stringFor(member string) string {
 	case "protocolVersion":
 		return "2025-06-18"
 	}
-	return "x-" + member
+	return "x-" + m.name
+}
+
+// schemaFormats reads every revision's and extension's schema file and
+// returns the format of each member that has one, keyed "HubType.member"
+// in the hub's spelling (a revision's own spelling is mapped through its
+// table's renames). The newest revision's word wins.
+func schemaFormats() (map[string]string, error) {
+	man, err := schemas.Load()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, s := range man.All() {
+		b, err := schemas.Read(schemas.SourceDir(), s)
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Defs        map[string]json.RawMessage `json:"$defs"`
+			Definitions map[string]json.RawMessage `json:"definitions"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", s.ID, err)
+		}
+		defs := doc.Defs
+		if len(defs) == 0 {
+			defs = doc.Definitions
+		}
+		tab := revision.Lookup(mcp.Revision(s.ID)) // nil for an extension
+		for name, raw := range defs {
+			type prop struct {
+				Format string `json:"format"`
+				Items  *prop  `json:"items"`
+			}
+			var d struct {
+				Properties map[string]prop `json:"properties"`
+			}
+			if json.Unmarshal(raw, &d) != nil {
+				continue // not an object schema
+			}
+			for wire, p := range d.Properties {
+				f := p.Format
+				if f == "" && p.Items != nil {
+					f = p.Items.Format // a list of URIs is filled with one
+				}
+				if f == "" {
+					continue
+				}
+				hub := wire
+				if tab != nil {
+					if ty, ok := tab.Type(name); ok {
+						hub = ty.HubName(wire)
+					}
+				}
+				if _, ok := out[name+"."+hub]; !ok {
+					out[name+"."+hub] = f
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // filled returns the variants of a fully populated hub value of type name.
@@ -202,10 +283,13 @@ func filled(name string) []any {
 			n = len(impls)
 		}
 	}
+	if formatsErr != nil {
+		panic(fmt.Sprintf("convtest: the filler reads the schemas' formats: %v", formatsErr))
+	}
 	var out []any
 	for k := 0; k < n; k++ {
 		p := mcp.New(name)
-		(&filler{variant: k}).fill(reflect.ValueOf(p).Elem(), "")
+		(&filler{variant: k}).fill(reflect.ValueOf(p).Elem(), member{})
 		out = append(out, p)
 	}
 	return out
