@@ -287,3 +287,51 @@ func firstDiff(a, b string) string {
 	}
 	return "lengths differ"
 }
+
+// TestOverlayEditLeavesWireFiles pins that a revision's package does not
+// carry the overlay's digest: an overlay change that changes none of its
+// content (here only a why) leaves it byte-identical, so the overlay
+// entries a new revision brings do not rewrite every older package, while
+// the hub's header follows the overlay.
+func TestOverlayEditLeavesWireFiles(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/rename-drop-fallback.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]byte{}
+	for _, f := range ar.Files {
+		in[f.Name] = f.Data
+	}
+	edited := bytes.Replace(in["overlay.json"], []byte(`"why": "renamed"`), []byte(`"why": "renamed, said otherwise"`), 1)
+	if bytes.Equal(edited, in["overlay.json"]) {
+		t.Fatal("the overlay was not edited")
+	}
+	before, err := generateTiny(in["new.json"], in["old.json"], in["overlay.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := generateTiny(in["new.json"], in["old.json"], edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for _, o := range after {
+		got[o.Path] = o.Src
+	}
+	wires := 0
+	for _, o := range before {
+		same := bytes.Equal(got[o.Path], o.Src)
+		switch {
+		case strings.HasPrefix(o.Path, "generated/wire/"):
+			wires++
+			if !same {
+				t.Errorf("%s changed with an overlay edit that changes none of its content:\n%s", o.Path, firstDiff(string(o.Src), string(got[o.Path])))
+			}
+		case o.Path == "generated/mcp/types_gen.go" && same:
+			t.Errorf("%s: the header does not follow the overlay's digest", o.Path)
+		}
+	}
+	if wires < 4 {
+		t.Fatalf("checked %d wire files, want two per revision", wires)
+	}
+}

@@ -72,9 +72,17 @@ func short(s string) string {
 }
 
 // wireSource is the provenance of a revision's package: its own schema
-// files and the overlay, not the others', so that adding a revision leaves
-// the packages of the others byte-identical unless their content changes.
-func wireSource(h *model.Hub, w *model.Wire) string { return Provenance(w.Sources, h.Overlay.Sum) }
+// files, not the others', and the overlay by name only, so that adding a
+// revision (which adds overlay entries too) leaves the packages of the
+// others byte-identical unless their content changes. The hub's files
+// carry the overlay's digest; `make fresh` proves every file current.
+func wireSource(w *model.Wire) string {
+	var parts []string
+	for _, s := range w.Sources {
+		parts = append(parts, fmt.Sprintf("%s %s sha256:%s", s.ID, short(s.Commit), short(s.SHA256)))
+	}
+	return "schemas/manifest.json (" + strings.Join(parts, ", ") + "), schemas/overlay.json"
+}
 
 // span describes a revision set for doc comments, so that adding a
 // revision rewrites only the comments of what it changes: "" when every

@@ -15,7 +15,7 @@ func Files(h *model.Hub, source string) []*File {
 	var out []*File
 	out = append(out, hubDoc(), hubConstants(h, source), hubTypes(h, source))
 	for _, w := range h.Wires {
-		out = append(out, wireTypes(h, w, wireSource(h, w)), wireConvert(h, w, wireSource(h, w)))
+		out = append(out, wireTypes(h, w, wireSource(w)), wireConvert(h, w, wireSource(w)))
 	}
 	out = append(out, dispatch(h, "schemas/manifest.json (revisions "+strings.Join(h.Revs, ", ")+")"), tables(h, source))
 	return out
