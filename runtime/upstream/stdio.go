@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
@@ -58,8 +59,10 @@ type process struct {
 	wmu   sync.Mutex
 	stdin *os.File // a pipe of our own, so that a write can time out
 
+	name string // the upstream's
+
 	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Message
+	pending map[string]chan reply
 	gone    chan struct{}
 	exitErr error
 	stopped error // why mcpx killed it, if it did
@@ -116,7 +119,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		errR.Close()
 		return nil, startErr(spec.Command, err)
 	}
-	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
+	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, pending: map[string]chan reply{}, gone: make(chan struct{})}
 	p.out = newOutbox(p.write, noisy, spec.sendWait)
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -213,40 +216,94 @@ func validTail(b []byte) string {
 	return string(b)
 }
 
+// reply is an answer read from the upstream, and what it holds of the
+// large-message budget (see [budget.Hold.Keep]).
+type reply struct {
+	m    *jsonrpc.Message
+	hold *budget.Hold
+}
+
+// readStdout reads the upstream's messages, a line each. A line is read
+// into a buffer of its own, counted in the process's large-message
+// budget as it grows (nothing is kept between lines: one large answer
+// does not leave its buffer behind); a line the budget refuses is read
+// to its end and dropped, and the request it answers is told why.
 func (p *process) readStdout(r io.Reader) {
-	s := bufio.NewScanner(r)
-	s.Buffer(nil, maxLine)
-	for s.Scan() {
-		line := bytes.TrimSpace(s.Bytes())
-		if len(line) == 0 {
+	br := bufio.NewReaderSize(r, 64<<10)
+	b := budget.Default()
+	for {
+		h := b.Hold()
+		line, err := budget.ReadLine(context.Background(), br, maxLine, h)
+		var refused *budget.Refused
+		switch {
+		case errors.As(err, &refused):
+			p.refused(refused)
 			continue
+		case errors.Is(err, budget.ErrTooLong):
+			p.stop(fmt.Errorf("it wrote a line over %d MiB on stdout", maxLine>>20))
+			return
 		}
-		msgs, errs, _ := jsonrpc.Decode(line, false)
-		if errs[0] != nil {
-			// Something that is not protocol on stdout: the upstream is
-			// misbehaving; its requests time out with a clear error.
-			p.noisy.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
-			continue
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			p.message(line, h)
 		}
-		m := msgs[0]
-		if m.IsResponse() {
-			p.mu.Lock()
-			ch := p.pending[string(m.ID)]
-			delete(p.pending, string(m.ID))
-			p.mu.Unlock()
-			if ch != nil {
-				ch <- m
+		h.Release() // unless a caller took it
+		if err != nil {
+			if err != io.EOF {
+				p.stop(fmt.Errorf("reading its stdout failed: %w", err))
 			}
-			continue
+			return
 		}
+	}
+}
+
+// message serves one line read from the upstream; a response goes, with
+// h, to the call waiting for it.
+func (p *process) message(line []byte, h *budget.Hold) {
+	msgs, errs, _ := jsonrpc.Decode(line, false)
+	if errs[0] != nil {
+		// Something that is not protocol on stdout: the upstream is
+		// misbehaving; its requests time out with a clear error.
+		p.noisy.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
+		return
+	}
+	m := msgs[0]
+	if !m.IsResponse() {
 		p.handler(p, m, nil)
+		return
 	}
-	switch err := s.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		p.stop(fmt.Errorf("it wrote a line over %d MiB on stdout", maxLine>>20))
-	case err != nil:
-		p.stop(fmt.Errorf("reading its stdout failed: %w", err))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ch := p.pending[string(m.ID)]; ch != nil {
+		delete(p.pending, string(m.ID))
+		kept := *h
+		*h = budget.Hold{}    // the caller's now
+		ch <- reply{m, &kept} // buffered, sent under p.mu: see forget
 	}
+}
+
+// refused answers the call whose answer the large-message budget had no
+// room for, with an error saying so; a request or notification is only
+// logged.
+func (p *process) refused(r *budget.Refused) {
+	p.mu.Lock()
+	ch := p.pending[string(r.ID)]
+	if ch != nil {
+		delete(p.pending, string(r.ID))
+		ch <- reply{m: busyAnswer(p.name, r)}
+	}
+	p.mu.Unlock()
+	if ch == nil {
+		p.noisy.Warn("a large message from the upstream was dropped", "why", r.Err)
+		return
+	}
+	p.log.Warn("a large answer from the upstream was dropped", "why", r.Err)
+}
+
+// busyAnswer is the error a call gets when its answer was dropped for the
+// large-message budget.
+func busyAnswer(upstream string, r *budget.Refused) *jsonrpc.Message {
+	return jsonrpc.ErrorResponse(r.ID, &jsonrpc.Error{Code: jsonrpc.InternalError,
+		Message: fmt.Sprintf("upstream %q answered, but its answer was not read: %v", upstream, r.Err)})
 }
 
 // stop kills the process for why, which its callers' errors then give.
@@ -295,7 +352,7 @@ func (p *process) write(ctx context.Context, m *jsonrpc.Message) error {
 }
 
 func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (*jsonrpc.Message, error) {
-	ch := make(chan *jsonrpc.Message, 1)
+	ch := make(chan reply, 1)
 	p.mu.Lock()
 	select {
 	case <-p.gone:
@@ -306,7 +363,7 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 	p.pending[string(m.ID)] = ch
 	p.mu.Unlock()
 	if err := p.write(ctx, m); err != nil {
-		p.forget(m.ID)
+		p.forget(m.ID, ch)
 		if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
 			<-ctx.Done() // due now: report the call's deadline, as a late answer would
 			return nil, ctx.Err()
@@ -314,13 +371,14 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 		return nil, p.writeFailed(ctx, err)
 	}
 	select {
-	case resp, ok := <-ch:
+	case r, ok := <-ch:
 		if !ok {
 			return nil, p.deadErr()
 		}
-		return resp, nil
+		r.hold.Keep(ctx) // counted until the client has its answer
+		return r.m, nil
 	case <-ctx.Done():
-		p.forget(m.ID)
+		p.forget(m.ID, ch)
 		return nil, ctx.Err()
 	}
 }
@@ -340,10 +398,19 @@ func (p *process) writeFailed(ctx context.Context, err error) error {
 	return fmt.Errorf("write to the upstream: %w", err)
 }
 
-func (p *process) forget(id []byte) {
+// forget stops waiting for the answer to id on ch. An answer already
+// sent there (under p.mu, so none comes after) gives back what it held.
+func (p *process) forget(id []byte, ch chan reply) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	delete(p.pending, string(id))
-	p.mu.Unlock()
+	select {
+	case r, ok := <-ch:
+		if ok {
+			r.hold.Release()
+		}
+	default:
+	}
 }
 
 func (p *process) deadErr() error {
