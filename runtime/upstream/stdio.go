@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,7 +59,10 @@ type process struct {
 	wmu   sync.Mutex
 	stdin *os.File // a pipe of our own, so that a write can time out
 
-	name string // the upstream's
+	name     string                 // the upstream's
+	setup    string                 // what sets it up ("mcpx.setup")
+	answered atomic.Bool            // it wrote a message: it started
+	lastErr  atomic.Pointer[string] // its last stderr line, cut, for the log of its exit
 
 	mu      sync.Mutex
 	pending map[string]chan reply
@@ -69,6 +72,9 @@ type process struct {
 }
 
 func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*process, error) {
+	if err := missingScript(spec); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = os.Environ()
 	for k, v := range spec.Env {
@@ -117,9 +123,9 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		stdin.Close()
 		outR.Close()
 		errR.Close()
-		return nil, startErr(spec.Command, err)
+		return nil, startErr(spec, err)
 	}
-	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, pending: map[string]chan reply{}, gone: make(chan struct{})}
+	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, setup: spec.Setup, pending: map[string]chan reply{}, gone: make(chan struct{})}
 	p.out = newOutbox(p.write, noisy, spec.sendWait)
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -157,25 +163,19 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		close(p.gone)
 		p.out.close()
 		if err != nil {
-			log.Warn("upstream process exited", "err", err)
+			args := []any{"err", err}
+			if l := p.lastErr.Load(); l != nil && !p.answered.Load() {
+				args = append(args, "stderr", *l) // most likely why
+			}
+			if !p.answered.Load() && p.setup != "" {
+				args = append(args, "setup", p.setup)
+			}
+			log.Warn("upstream process exited", args...)
 		} else {
 			log.Info("upstream process exited")
 		}
 	}()
 	return p, nil
-}
-
-// startErr says why command did not start, without the details of
-// exec's wording (no environment or arguments: they may hold secrets).
-func startErr(command string, err error) error {
-	var pe *fs.PathError
-	switch {
-	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("command %q not found in $PATH", command)
-	case errors.As(err, &pe) && pe.Op == "fork/exec":
-		return fmt.Errorf("cannot start command %q: %w", command, pe.Err)
-	}
-	return fmt.Errorf("cannot start command %q: %w", command, err)
 }
 
 // readStderr logs the upstream's stderr line by line until it ends. It
@@ -194,12 +194,23 @@ func (p *process) readStderr(r io.Reader) {
 			}
 			n -= len(line) - len(bytes.TrimRight(line, "\r\n"))
 			p.noisy.Info("upstream stderr", "line", fmt.Sprintf("%s…(truncated, %d bytes in all)", head, n))
+			p.keepErr(head)
 		} else if len(line) > 0 {
-			p.noisy.Info("upstream stderr", "line", string(bytes.TrimRight(line, "\r\n")))
+			l := string(bytes.TrimRight(line, "\r\n"))
+			p.noisy.Info("upstream stderr", "line", l)
+			p.keepErr(l)
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// keepErr keeps l, cut to 300 bytes, as the last stderr line.
+func (p *process) keepErr(l string) {
+	if l = strings.TrimSpace(l); l != "" {
+		l = validTail([]byte(l[:min(len(l), 300)]))
+		p.lastErr.Store(&l)
 	}
 }
 
@@ -266,6 +277,7 @@ func (p *process) message(line []byte, h *budget.Hold) {
 		p.noisy.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
 		return
 	}
+	p.answered.Store(true)
 	m := msgs[0]
 	if !m.IsResponse() {
 		p.handler(p, m, nil)
@@ -418,6 +430,10 @@ func (p *process) deadErr() error {
 	defer p.mu.Unlock()
 	if p.stopped != nil {
 		return fmt.Errorf("mcpx stopped the upstream process: %w", p.stopped)
+	}
+	if p.exitErr != nil && !p.answered.Load() {
+		// It never started: what sets it up is most likely the answer.
+		return errors.New(withSetup(fmt.Sprintf("the upstream process exited (%v) before it answered", p.exitErr), Spec{Setup: p.setup}))
 	}
 	if p.exitErr != nil {
 		return fmt.Errorf("the upstream process exited (%v)", p.exitErr)
