@@ -162,6 +162,13 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		p.mu.Unlock()
 		close(p.gone)
 		p.out.close()
+		// Its input too: a process that exited on its own is not closed
+		// by close (the client just starts another), and its pipe would
+		// stay open until a finalizer ran. A write in progress fails at
+		// once (EPIPE), so wmu is not held for long.
+		p.wmu.Lock()
+		p.stdin.Close()
+		p.wmu.Unlock()
 		if err != nil {
 			args := []any{"err", err}
 			if l := p.lastErr.Load(); l != nil && !p.answered.Load() {

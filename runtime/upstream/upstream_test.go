@@ -27,6 +27,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 	"github.com/mcpx-dev/mcpx/testkit/testbin"
 )
 
@@ -375,6 +376,7 @@ func exercise(t *testing.T, c *Client, want mcp.Revision, f features) {
 }
 
 func TestStdioUpstreams(t *testing.T) {
+	leakcheck.Check(t)
 	legacyNotFound := func(rev mcp.Revision) int64 {
 		if rev == edge.Modern {
 			return -32602
@@ -421,6 +423,7 @@ func TestStdioUpstreams(t *testing.T) {
 }
 
 func TestHTTPUpstreams(t *testing.T) {
+	leakcheck.Check(t)
 	type tc struct {
 		name    string
 		handler http.Handler

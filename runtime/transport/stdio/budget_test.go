@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestLargeLineBudget: while the process's large-message budget is held
@@ -16,6 +17,7 @@ import (
 // busy with large messages; the lines after it are read as before, and
 // once there is room the same line is served.
 func TestLargeLineBudget(t *testing.T) {
+	leakcheck.Check(t)
 	old := budget.Default()
 	b := budget.New(3<<20, 1<<20, 300*time.Millisecond)
 	budget.SetDefault(b)

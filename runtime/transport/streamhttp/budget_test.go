@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestLargeBodyBudget: while the process's large-message budget is held
@@ -17,6 +18,7 @@ import (
 // messages; once there is room the same request is served, and the
 // budget is given back.
 func TestLargeBodyBudget(t *testing.T) {
+	leakcheck.Check(t)
 	old := budget.Default()
 	b := budget.New(3<<20, 1<<20, 300*time.Millisecond)
 	budget.SetDefault(b)
