@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -43,13 +45,18 @@ func TestLargeAnswerBudget(t *testing.T) {
 	cat.AddTool(mcp.Tool{Name: "big", InputSchema: []byte(`{"type":"object"}`)}, func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) {
 		return catalog.TextResult(strings.Repeat("b", bigAnswer)), nil
 	})
-	for _, kind := range []string{"stdio", "http"} {
+	for _, kind := range []string{"stdio", "http", "sse"} {
 		t.Run(kind, func(t *testing.T) {
 			defer noLeaks(t)()
 			b := smallBudget(t)
 			spec := newProc(t, "big", "raw:").spec
-			if kind == "http" {
+			switch kind {
+			case "http":
 				srv := httptest.NewServer(streamhttp.New(&edge.Edge{Server: &server.Server{NS: cat, Info: mcp.Implementation{Name: "catalog", Version: "1"}}}, streamhttp.Options{}))
+				defer srv.Close()
+				spec = Spec{Name: "big", URL: srv.URL + "/mcp", Timeout: 10 * time.Second}
+			case "sse":
+				srv := httptest.NewServer(sseBig{})
 				defer srv.Close()
 				spec = Spec{Name: "big", URL: srv.URL + "/mcp", Timeout: 10 * time.Second}
 			}
@@ -99,5 +106,39 @@ func TestLargeAnswerBudget(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sseBig is a hand-written Streamable HTTP server (2025-06-18, no
+// session) that answers tools/call "big" on an SSE stream, a progress
+// notification first, then the answer as one event of bigAnswer bytes
+// of text; the rest as JSON.
+type sseBig struct{}
+
+func (sseBig) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	answer := func(result string) string { return `{"jsonrpc":"2.0","id":` + string(m.ID) + `,` + result + `}` }
+	switch m.Method {
+	case "initialize":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer(`"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sse","version":"1"}}`))
+	case "tools/call":
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n")
+		io.WriteString(w, "event: message\ndata: "+answer(`"result":{"content":[{"type":"text","text":"`+strings.Repeat("b", bigAnswer)+`"}]}`)+"\n\n")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer(`"error":{"code":-32601,"message":"no such method"}`))
 	}
 }

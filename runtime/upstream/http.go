@@ -307,30 +307,28 @@ func (h *httpConn) readSSE(ctx context.Context, id json.RawMessage, body io.Read
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
-		case bytes.HasPrefix(line, []byte("data:")):
+		case bytes.HasPrefix(line, []byte("data:")) && !dropped:
 			v := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
 			if data == nil {
 				data = v // the line's own buffer: no copy for a one-line event
 			} else {
 				data = append(data, v...)
 			}
-		case len(line) == 0 && dropped:
-			dropped = false
-		case len(line) == 0 && len(data) > 0:
-			msgs, errs, _ := jsonrpc.Decode(data, false)
-			data = nil
-			if errs[0] != nil {
-				hold.Release()
-				break
+		case len(line) == 0: // the event ends
+			if len(data) > 0 && !dropped {
+				msgs, errs, _ := jsonrpc.Decode(data, false)
+				if errs[0] == nil {
+					m := msgs[0]
+					if id != nil && m.IsResponse() && bytes.Equal(m.ID, id) {
+						hold.Keep(ctx) // counted until the client has its answer
+						hold = nil
+						return m, nil
+					}
+					h.handler(h, m, id)
+				}
 			}
-			m := msgs[0]
-			if id != nil && m.IsResponse() && bytes.Equal(m.ID, id) {
-				hold.Keep(ctx) // counted until the client has its answer
-				hold = nil
-				return m, nil
-			}
-			h.handler(h, m, id)
-			hold.Release()
+			data, dropped = nil, false
+			hold.Release() // what the event's lines (comments too) counted
 		}
 		if err != nil {
 			if err == io.EOF {
