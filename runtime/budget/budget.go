@@ -174,13 +174,16 @@ func (h *Hold) Release() {
 // Holds reports whether h reserved anything.
 func (h *Hold) Holds() bool { return h != nil && h.reserved > 0 }
 
-// Keep hands h to the scope of ctx (see [WithScope]), which releases it
-// when the request is answered; without a scope h is released now.
+// Keep hands what h holds to the scope of ctx (see [WithScope]), which
+// gives it back when the request is answered; without a scope it is
+// given back now. h then holds nothing (and is not kept itself: a Hold
+// on the stack stays there).
 func (h *Hold) Keep(ctx context.Context) {
 	if !h.Holds() {
 		return
 	}
-	if s, ok := ctx.Value(scopeKey{}).(*scope); ok && s.add(h) {
+	if s, ok := ctx.Value(scopeKey{}).(*Scope); ok && s.add(*h) {
+		*h = Hold{}
 		return
 	}
 	h.Release()
@@ -188,14 +191,24 @@ func (h *Hold) Keep(ctx context.Context) {
 
 type scopeKey struct{}
 
-// scope is what a request holds until it is answered.
-type scope struct {
+// Scope is the context of one request, holding what it kept of the
+// budget until it is answered.
+type Scope struct {
+	context.Context
 	mu    sync.Mutex
-	holds []*Hold
+	holds []Hold
 	done  bool
 }
 
-func (s *scope) add(h *Hold) bool {
+// Value makes the scope findable from the contexts derived from it.
+func (s *Scope) Value(key any) any {
+	if key == (scopeKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
+
+func (s *Scope) add(h Hold) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -206,17 +219,19 @@ func (s *scope) add(h *Hold) bool {
 }
 
 // WithScope returns a context for one request: a large answer read for it
-// (an upstream's, under ctx) stays counted until done is called, once the
-// request's own answer has been written.
-func WithScope(ctx context.Context) (_ context.Context, done func()) {
-	s := new(scope)
-	return context.WithValue(ctx, scopeKey{}, s), func() {
-		s.mu.Lock()
-		holds := s.holds
-		s.holds, s.done = nil, true
-		s.mu.Unlock()
-		for _, h := range holds {
-			h.Release()
-		}
+// (an upstream's, under a context derived from this one) stays counted
+// until Release is called, once the request's own answer is written. One
+// allocation: it is on every request's way.
+func WithScope(ctx context.Context) *Scope { return &Scope{Context: ctx} }
+
+// Release gives back what the request kept; what it keeps later is given
+// back at once.
+func (s *Scope) Release() {
+	s.mu.Lock()
+	holds := s.holds
+	s.holds, s.done = nil, true
+	s.mu.Unlock()
+	for i := range holds {
+		holds[i].Release()
 	}
 }

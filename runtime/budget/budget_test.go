@@ -71,7 +71,8 @@ func TestLargerThanTheBudget(t *testing.T) {
 
 func TestScopeKeepsUntilDone(t *testing.T) {
 	b := New(4<<20, 1<<20, time.Second)
-	ctx, done := WithScope(context.Background())
+	sc := WithScope(context.Background())
+	ctx, done := context.Context(sc), sc.Release
 	h := b.Hold()
 	if err := h.Add(ctx, 2<<20); err != nil {
 		t.Fatal(err)

@@ -238,7 +238,7 @@ func validTail(b []byte) string {
 // large-message budget (see [budget.Hold.Keep]).
 type reply struct {
 	m    *jsonrpc.Message
-	hold *budget.Hold
+	hold budget.Hold
 }
 
 // readStdout reads the upstream's messages, a line each. A line is read
@@ -294,9 +294,8 @@ func (p *process) message(line []byte, h *budget.Hold) {
 	defer p.mu.Unlock()
 	if ch := p.pending[string(m.ID)]; ch != nil {
 		delete(p.pending, string(m.ID))
-		kept := *h
-		*h = budget.Hold{}    // the caller's now
-		ch <- reply{m, &kept} // buffered, sent under p.mu: see forget
+		ch <- reply{m, *h} // buffered, sent under p.mu: see forget
+		*h = budget.Hold{} // the caller's now
 	}
 }
 

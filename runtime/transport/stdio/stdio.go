@@ -285,7 +285,8 @@ func (c *conn) writeLine(buf []byte) {
 func (c *conn) handle(ctx context.Context, line []byte, hold *budget.Hold) {
 	// What the line holds of the large-message budget, and the large
 	// answers read for it, count until it is answered.
-	ctx, answered := budget.WithScope(ctx)
+	sc := budget.WithScope(ctx)
+	ctx, answered := context.Context(sc), sc.Release
 	hold.Keep(ctx)
 	async := false
 	defer func() {

@@ -492,8 +492,9 @@ func (h *Handler) post(w *response, r *http.Request) {
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ctx, answered := budget.WithScope(ctx) // large answers read for it count until it is answered
-	defer answered()
+	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
+	defer sc.Release()
+	ctx = sc
 	if ss != nil {
 		defer context.AfterFunc(ss.ctx, cancel)()
 	}
