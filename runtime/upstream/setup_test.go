@@ -58,6 +58,8 @@ func TestSetupSaid(t *testing.T) {
 				}
 			}
 			var logged strings.Builder
+			logs.mu.Lock() // the process's exit may still be logging
+			defer logs.mu.Unlock()
 			for _, r := range *logs.recs {
 				logged.WriteString(r.msg)
 				for k, v := range r.attrs {
