@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
@@ -39,6 +40,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
+	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
 	listen := ""
 	var limits streamhttp.Options
 	if cmd == "serve" {
@@ -68,6 +70,13 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	if *configFile != "" && flagSet(fs, "builtin") {
 		fmt.Fprintf(stderr, "mcpx %s: --config and --builtin name two different namespaces; give one\n", cmd)
 		return 2
+	}
+	if *largeBudget < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: --large-budget must be positive, or 0 for its default\n", cmd)
+		return 2
+	}
+	if *largeBudget > 0 {
+		budget.SetDefault(budget.New(*largeBudget, 0, 0))
 	}
 	if limits.MaxInFlight < 0 || limits.MaxSessions < 0 || limits.MaxStreams < 0 || limits.MaxBody < 0 {
 		fmt.Fprintf(stderr, "mcpx %s: a --max-* limit must be positive, or 0 for its default\n", cmd)

@@ -175,6 +175,9 @@ type Server struct {
 	// and prompts keeping their names and its resource URIs passing
 	// through. At most one server is the root.
 	Root bool
+	// Setup is "mcpx.setup": what to install or run so that the server
+	// can start, said with the reason when it cannot.
+	Setup string
 }
 
 // Error is every problem found in a configuration file.
@@ -274,6 +277,7 @@ type raw struct {
 		MaxInFlight int      `json:"maxInFlight"`
 		Start       string   `json:"start"`
 		Root        bool     `json:"root"`
+		Setup       string   `json:"setup"`
 	} `json:"mcpx"`
 }
 
@@ -467,6 +471,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 		MaxInFlight: r.MCPX.MaxInFlight,
 		Eager:       r.MCPX.Start == "eager",
 		Root:        r.MCPX.Root,
+		Setup:       r.MCPX.Setup,
 	}
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)

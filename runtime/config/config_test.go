@@ -258,7 +258,7 @@ func TestParseErrors(t *testing.T) {
 				`mcpx.json: /mcpServers/db/mcpx/root: must be true or false, not a string`,
 				`mcpx.json: /mcpServers/db/mcpx/prefix: must be a string, not a number`,
 				`mcpx.json: /mcpServers/db/mcpx/includeTools: must be an array, not a string`,
-				`mcpx.json: /mcpServers/db/mcpx/exclude: unknown key; expected one of "excludeTools", "includeTools", "maxInFlight", "prefix", "root", "start", "timeout"`,
+				`mcpx.json: /mcpServers/db/mcpx/exclude: unknown key; expected one of "excludeTools", "includeTools", "maxInFlight", "prefix", "root", "setup", "start", "timeout"`,
 			},
 		},
 		{
@@ -407,7 +407,7 @@ func TestExamplesParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev, fx := c.Servers[0], c.Servers[1]
-		if ev.Name != "everything" || ev.Prefix != "ev_" || !ev.Eager || ev.Timeout != 30*time.Second || len(ev.Exclude) != 2 {
+		if ev.Name != "everything" || ev.Prefix != "ev_" || !ev.Eager || ev.Timeout != 30*time.Second || len(ev.Exclude) != 2 || !strings.Contains(ev.Setup, "make everything") {
 			t.Errorf("everything: %+v", ev)
 		}
 		if fx.Name != "fixture" || !fx.Root || fx.Prefix != "" || fx.Timeout != 2*time.Minute {

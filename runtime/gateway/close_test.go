@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // slowClose is an upstream whose Close takes wait, as a process given its
@@ -21,6 +23,7 @@ func (s slowClose) Close() error {
 // TestCloseIsParallel: upstreams are closed at once, not one after
 // another; 11 that take 1 s each close in about 1 s, not 11.
 func TestCloseIsParallel(t *testing.T) {
+	leakcheck.Check(t)
 	var ups []any
 	var fakes []*fake
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"} {
@@ -49,7 +52,9 @@ func TestCloseIsParallel(t *testing.T) {
 // TestCloseHasADeadline: an upstream that does not finish closing does
 // not hold Close past its deadline; the error names it.
 func TestCloseHasADeadline(t *testing.T) {
-	g, _ := gateway(t, slowClose{newFake("quick", "t"), 0}, slowClose{newFake("stuck", "t"), 3 * time.Second})
+	leakcheck.Check(t)
+	stuck := newFake("stuck", "t")
+	g, _ := gateway(t, slowClose{newFake("quick", "t"), 0}, slowClose{stuck, 3 * time.Second})
 	start := time.Now()
 	err := g.CloseWithin(500 * time.Millisecond)
 	if took := time.Since(start); took > 2*time.Second {
@@ -57,5 +62,18 @@ func TestCloseHasADeadline(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), `"stuck"`) || strings.Contains(err.Error(), `"quick"`) {
 		t.Fatalf("err = %v; want one naming the stuck upstream only", err)
+	}
+	// The stuck one still finishes closing, in the background (and the
+	// leak check then finds nothing left).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stuck.mu.Lock()
+		closed := stuck.closed
+		stuck.mu.Unlock()
+		if closed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stuck upstream was never closed")
+		}
 	}
 }

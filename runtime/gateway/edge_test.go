@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // The gateway behind the real edge: what clients of each era get.
@@ -36,6 +37,7 @@ func ask(t *testing.T, e *edge.Edge, rev, method, params string) *jsonrpc.Messag
 }
 
 func TestEdgeErrors(t *testing.T) {
+	leakcheck.Check(t)
 	fs := newFake("fs")
 	fs.caps = mcp.ServerCapabilities{Resources: &mcp.ServerCapabilitiesResources{}}
 	fs.read = func(p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
@@ -82,6 +84,7 @@ func TestEdgeErrors(t *testing.T) {
 }
 
 func TestEdgeListsFollowChanges(t *testing.T) {
+	leakcheck.Check(t)
 	f := newFake("gh")
 	up := tool("t")
 	up.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
@@ -130,6 +133,7 @@ func TestEdgeListsFollowChanges(t *testing.T) {
 // declare every list with listChanged; when the slow one arrives, tools
 // list_changed is signalled and it is listed.
 func TestSlowUpstreamDoesNotHoldClients(t *testing.T) {
+	leakcheck.Check(t)
 	slow := newFake("slow", "s")
 	slow.hold = make(chan struct{})
 	fast := newFake("fast", "f")

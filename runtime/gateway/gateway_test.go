@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 func fixedTools(names ...string) *catalog.Catalog {
@@ -33,6 +34,7 @@ func fixedTools(names ...string) *catalog.Catalog {
 func paged(f *fake, n int) *fake { f.pageSize = n; return f }
 
 func TestToolNames(t *testing.T) {
+	leakcheck.Check(t)
 	for _, tc := range []struct {
 		about string
 		fixed []string
@@ -112,6 +114,7 @@ func addAll(t *testing.T, g *Gateway, ups ...any) {
 }
 
 func TestCollisions(t *testing.T) {
+	leakcheck.Check(t)
 	shortA := "a__x_y_" + h8("a__x.y")
 	for _, tc := range []struct {
 		about string
@@ -190,6 +193,7 @@ func TestCollisions(t *testing.T) {
 }
 
 func TestCallTool(t *testing.T) {
+	leakcheck.Check(t)
 	link := func(uri string) mcp.ContentBlock {
 		return mcp.ContentBlock{Value: &mcp.ResourceLink{URI: uri, Name: "l"}}
 	}
@@ -325,6 +329,7 @@ func TestCallTool(t *testing.T) {
 }
 
 func TestReadResource(t *testing.T) {
+	leakcheck.Check(t)
 	for _, tc := range []struct {
 		about    string
 		root     bool
@@ -387,6 +392,7 @@ func TestReadResource(t *testing.T) {
 }
 
 func TestListsExposeURIsAndNames(t *testing.T) {
+	leakcheck.Check(t)
 	for _, tc := range []struct {
 		about                string
 		opt                  Options
@@ -454,6 +460,7 @@ func TestListsExposeURIsAndNames(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
+	leakcheck.Check(t)
 	promptRef := func(n string) mcp.CompleteRequestParamsRef {
 		return mcp.CompleteRequestParamsRef{Value: &mcp.PromptReference{Name: n}}
 	}
@@ -516,6 +523,7 @@ func TestComplete(t *testing.T) {
 }
 
 func TestCapabilities(t *testing.T) {
+	leakcheck.Check(t)
 	for _, tc := range []struct {
 		about                                     string
 		caps                                      []mcp.ServerCapabilities
@@ -580,6 +588,7 @@ func ptrOf(c any) *bool {
 }
 
 func TestToolDefinitionPassesThrough(t *testing.T) {
+	leakcheck.Check(t)
 	for _, ts := range []mcp.TaskSupport{mcp.TaskSupportRequired, mcp.TaskSupportOptional, mcp.TaskSupportForbidden, ""} {
 		t.Run("taskSupport "+string(ts)+" is kept", func(t *testing.T) {
 			f := newFake("gh")
@@ -607,6 +616,7 @@ func TestToolDefinitionPassesThrough(t *testing.T) {
 }
 
 func TestPaginationGuards(t *testing.T) {
+	leakcheck.Check(t)
 	for _, tc := range []struct {
 		about string
 		set   func(f *fake)
@@ -635,6 +645,7 @@ func TestPaginationGuards(t *testing.T) {
 }
 
 func TestChanges(t *testing.T) {
+	leakcheck.Check(t)
 	f := newFake("gh", "a")
 	f.caps.Prompts = &mcp.ServerCapabilitiesPrompts{}
 	g, logs := gateway(t, f)
@@ -689,6 +700,7 @@ func TestChanges(t *testing.T) {
 }
 
 func TestAddRejects(t *testing.T) {
+	leakcheck.Check(t)
 	for _, tc := range []struct {
 		about string
 		name  string
@@ -714,6 +726,7 @@ func TestAddRejects(t *testing.T) {
 }
 
 func TestCloseStopsWatchersAndUpstreams(t *testing.T) {
+	leakcheck.Check(t)
 	before := runtime.NumGoroutine()
 	var fakes []*fake
 	g := New(nil)
@@ -762,6 +775,7 @@ func TestCloseStopsWatchersAndUpstreams(t *testing.T) {
 // `tool "gh__a": %!w(<nil>)`; TestUpAgainBetweenLookupAndState pins that
 // case deterministically.)
 func TestConcurrentUse(t *testing.T) {
+	leakcheck.Check(t)
 	f := newFake("gh", "a", "b")
 	g := heldDownGateway(t, f)
 	bg := context.Background()
@@ -854,6 +868,7 @@ func TestConcurrentUse(t *testing.T) {
 // back up right after the lookup, answers as it was when looked up (down,
 // with a DownError naming it), not with an error wrapping nothing.
 func TestUpAgainBetweenLookupAndState(t *testing.T) {
+	leakcheck.Check(t)
 	f := newFake("gh", "a")
 	f.caps.Prompts = &mcp.ServerCapabilitiesPrompts{}
 	f.prompts = []mcp.Prompt{{Name: "p"}}

@@ -64,6 +64,10 @@ func serveUpstream(mode string) int {
 		return serveMCPGo(ctx, rev)
 	case "flood":
 		return serveFlood(os.Stdin)
+	case "large":
+		return serveLarge(os.Stdin)
+	case "largehttp":
+		return serveLargeHTTP()
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")

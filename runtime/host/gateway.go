@@ -24,6 +24,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		u := upstream.New(upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
+			Setup: s.Setup,
 		}, info, log)
 		prefix := s.Prefix
 		if err := g.Add(u, gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}); err != nil {

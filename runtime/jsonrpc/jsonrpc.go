@@ -92,6 +92,11 @@ func Errorf(code int64, data any, format string, args ...any) *Error {
 // member yields an error at the same index (and the message, when its id
 // could be read, so the answer can carry it). msgs and errs always have the
 // same length; a batch that cannot be read at all is one error, batch false.
+//
+// A message's Params and Result are b's own bytes, not a copy (a 16 MB
+// result is not copied once more): b must not be changed while the
+// messages are in use. Every caller reads each message into a buffer of
+// its own.
 func Decode(b []byte, batches bool) (msgs []*Message, errs []*Error, batch bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
@@ -138,10 +143,16 @@ type wire struct {
 	JSONRPC *string         `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
+	Params  shared          `json:"params"`
+	Result  shared          `json:"result"`
 	Error   json.RawMessage `json:"error"`
 }
+
+// shared is a raw JSON value kept as the slice of the input it was read
+// from: json.RawMessage copies it.
+type shared []byte
+
+func (s *shared) UnmarshalJSON(b []byte) error { *s = b; return nil }
 
 func decodeOne(b []byte) (*Message, *Error) {
 	var w wire
@@ -151,7 +162,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 		}
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}
-	m := &Message{JSONRPC: "2.0", Params: w.Params, Result: w.Result}
+	m := &Message{JSONRPC: "2.0", Params: json.RawMessage(w.Params), Result: json.RawMessage(w.Result)}
 	invalid := func(msg string) (*Message, *Error) { return m, &Error{Code: InvalidRequest, Message: msg} }
 	if w.ID != nil && (w.ID[0] == '"' || w.ID[0] == '-' || w.ID[0] >= '0' && w.ID[0] <= '9') {
 		m.ID = w.ID // so that an invalid request's error can carry its id

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // delayLog keeps the records logged, with their duration attributes.
@@ -49,6 +51,7 @@ func (l *delayLog) all() []delayRecord {
 // after a delay that is not the one waited (before, "retry_in=250ms"), and
 // the line of the attempt says the delay actually waited.
 func TestLoggedRetryDelayIsTheRealOne(t *testing.T) {
+	leakcheck.Check(t)
 	logs := &delayLog{}
 	c := New(Spec{Name: "ghost", Command: "/nonexistent/mcp-server-ghost"}, mcpxInfo, slog.New(logs))
 	defer c.Close()

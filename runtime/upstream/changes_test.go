@@ -11,12 +11,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestLegacyHTTPListChanges: a legacy upstream over Streamable HTTP tells
 // of list changes on its session's GET stream, which mcpx holds open; the
 // change reaches Changes.
 func TestLegacyHTTPListChanges(t *testing.T) {
+	leakcheck.Check(t)
 	s := goSDKServer("2025-06-18", func(string, ...any) {})
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{}))
 	defer srv.Close()

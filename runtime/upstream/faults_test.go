@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // within runs f and fails the test when it takes longer than d.
@@ -102,6 +103,7 @@ func drain(ch <-chan string) []string {
 // call with an error naming it; calls during the backoff say when mcpx
 // retries; the next call after it restarts the upstream and works.
 func TestCrashMidCall(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "crashy", "gosdk:2025-11-25")
 	c := New(p.spec, mcpxInfo, testLog(t))
 	defer c.Close()
@@ -145,6 +147,7 @@ func TestCrashMidCall(t *testing.T) {
 // TestCrashWithGrandchildHoldingStdout: a crash is noticed even when a
 // process the upstream started still holds its stdout.
 func TestCrashWithGrandchildHoldingStdout(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "crashy-parent", "grandchild:inherit")
 	c := New(p.spec, mcpxInfo, testLog(t))
 	defer c.Close()
@@ -187,6 +190,7 @@ func grandchildren(t *testing.T, p *proc) []int {
 // TestHang: an upstream that never answers anything fails the call after
 // Spec.Timeout with an error naming it, handshake included; Close works.
 func TestHang(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "sleepy", "hang")
 	p.spec.Timeout = 200 * time.Millisecond
 	c := New(p.spec, mcpxInfo, testLog(t))
@@ -205,6 +209,7 @@ func TestHang(t *testing.T) {
 // beyond its timeout, even when the request does not fit in the pipe; nor
 // the call after it.
 func TestDeaf(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "deaf", "deaf:2025-06-18")
 	p.spec.Timeout = 300 * time.Millisecond
 	c := New(p.spec, mcpxInfo, testLog(t))
@@ -230,6 +235,7 @@ func TestDeaf(t *testing.T) {
 // TestHangMidCall: an upstream that answers the handshake but not a tool
 // call fails the call after Spec.Timeout, naming it, and cancels upstream.
 func TestHangMidCall(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "slow", "gosdk:2025-06-18")
 	p.spec.Timeout = 200 * time.Millisecond
 	c := New(p.spec, mcpxInfo, testLog(t))
@@ -255,6 +261,7 @@ func TestHangMidCall(t *testing.T) {
 // TestGarbage: lines on stdout that are not JSON-RPC are ignored; the
 // upstream then works.
 func TestGarbage(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "noisy", "garbage:2025-06-18")
 	c := New(p.spec, mcpxInfo, testLog(t))
 	defer c.Close()
@@ -266,6 +273,7 @@ func TestGarbage(t *testing.T) {
 // TestGarbageOnly: an upstream that answers with garbage only fails with
 // a clear error naming it.
 func TestGarbageOnly(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "babbler", "garbagehang")
 	p.spec.Timeout = 200 * time.Millisecond
 	c := New(p.spec, mcpxInfo, testLog(t))
@@ -280,6 +288,7 @@ func TestGarbageOnly(t *testing.T) {
 // TestChatty: an upstream that sends a notification and a ping before it
 // answers the handshake is served.
 func TestChatty(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "chatty", "chatty:2025-11-25")
 	c := New(p.spec, mcpxInfo, testLog(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -325,6 +334,7 @@ func TestCommandNotFound(t *testing.T) {
 // TestCloseLeavesNothing: Close ends the upstream and everything it
 // started, promptly, and no goroutine stays behind.
 func TestCloseLeavesNothing(t *testing.T) {
+	leakcheck.Check(t)
 	for _, mode := range []string{"grandchild:detached", "grandchild:inherit"} {
 		t.Run(mode, func(t *testing.T) {
 			base := runtime.NumGoroutine()

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
@@ -105,7 +106,7 @@ func (h *httpConn) standalone() {
 	if ct, _, _ := streamhttp.MediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		return
 	}
-	if _, err := h.readSSE(nil, resp.Body); err != nil && ctx.Err() == nil {
+	if _, err := h.readSSE(ctx, nil, resp.Body); err != nil && ctx.Err() == nil {
 		h.log.Info("the upstream's GET stream ended", "err", err)
 	}
 }
@@ -215,49 +216,127 @@ func (h *httpConn) roundTrip(ctx context.Context, m *jsonrpc.Message, mcpName st
 	ct, _, _ := streamhttp.MediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
-		return h.readSSE(m.ID, resp.Body)
+		return h.readSSE(ctx, m.ID, resp.Body)
 	case "application/json":
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		hold := budget.Default().Hold()
+		b, err := readAnswer(ctx, resp, hold)
+		if budget.IsBusy(err) {
+			h.log.Warn("a large answer from the upstream was dropped", "why", err)
+			return busyAnswer(h.spec.Name, &budget.Refused{ID: m.ID, Err: err}), nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		msgs, errs, _ := jsonrpc.Decode(b, false)
 		if errs[0] != nil || !msgs[0].IsResponse() {
+			hold.Release()
 			return nil, fmt.Errorf("HTTP %d with a body that is not a JSON-RPC response", resp.StatusCode)
 		}
+		hold.Keep(ctx)      // counted until the client has its answer
 		return msgs[0], nil // an error body (400 with -32022, say) is the answer too
 	}
 	return nil, fmt.Errorf("HTTP %d with Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 }
 
-// readSSE reads events until the response to id arrives; the others go to
-// the handler.
-func (h *httpConn) readSSE(id json.RawMessage, body io.Reader) (*jsonrpc.Message, error) {
-	s := bufio.NewScanner(io.LimitReader(body, maxBody))
-	s.Buffer(nil, maxLine)
-	var data []byte
-	for s.Scan() {
-		line := s.Text()
-		switch {
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
-		case line == "" && len(data) > 0:
-			msgs, errs, _ := jsonrpc.Decode(data, false)
-			data = data[:0]
-			if errs[0] != nil {
-				continue
-			}
-			m := msgs[0]
-			if id != nil && m.IsResponse() && bytes.Equal(m.ID, id) {
-				return m, nil
-			}
-			h.handler(h, m, id)
-		}
+// readAnswer reads a JSON answer of at most maxBody bytes into one buffer,
+// counted in h: of its declared length when it has one (the upstream's
+// word, within maxBody and the budget), else grown as it arrives. A body
+// the budget has no room for is a *budget.BusyError.
+func readAnswer(ctx context.Context, resp *http.Response, h *budget.Hold) ([]byte, error) {
+	size := int64(512)
+	if n := resp.ContentLength; n > maxBody {
+		return nil, fmt.Errorf("HTTP %d with a body of %d bytes, over the %d MiB mcpx reads", resp.StatusCode, n, maxBody>>20)
+	} else if n >= 0 {
+		size = n + 1 // +1: io.EOF is read without growing
 	}
-	if err := s.Err(); err != nil {
+	if err := h.Add(ctx, size); err != nil {
 		return nil, err
 	}
-	return nil, errors.New("the upstream's event stream ended without a response")
+	b := make([]byte, 0, size)
+	body := io.LimitReader(resp.Body, maxBody+1)
+	for {
+		if len(b) == cap(b) {
+			grown := append(b, 0)[:len(b)]
+			if err := h.Add(ctx, int64(cap(grown)-cap(b))); err != nil {
+				return nil, err
+			}
+			b = grown
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if len(b) > maxBody {
+			h.Release()
+			return nil, fmt.Errorf("HTTP %d with a body over the %d MiB mcpx reads", resp.StatusCode, maxBody>>20)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			h.Release()
+			return nil, err
+		}
+	}
+}
+
+// readSSE reads events until the response to id arrives; the others go to
+// the handler. Each line is read into a buffer of its own, counted in the
+// large-message budget; an event the budget has no room for is dropped,
+// and when it is on a request's stream, the request is answered with an
+// error saying so (the event was most likely its answer).
+func (h *httpConn) readSSE(ctx context.Context, id json.RawMessage, body io.Reader) (*jsonrpc.Message, error) {
+	br := bufio.NewReaderSize(io.LimitReader(body, maxBody), 64<<10)
+	b := budget.Default()
+	hold := b.Hold() // the event's
+	defer func() { hold.Release() }()
+	var data []byte
+	dropped := false
+	for {
+		line, err := budget.ReadLine(ctx, br, maxLine, hold)
+		var refused *budget.Refused
+		if errors.As(err, &refused) {
+			if id != nil {
+				h.log.Warn("a large answer from the upstream was dropped", "why", refused.Err)
+				return busyAnswer(h.spec.Name, &budget.Refused{ID: id, Err: refused.Err}), nil
+			}
+			h.log.Warn("a large message from the upstream was dropped", "why", refused.Err)
+			data, dropped, hold = nil, true, b.Hold()
+			continue
+		}
+		if errors.Is(err, budget.ErrTooLong) {
+			return nil, bufio.ErrTooLong
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case bytes.HasPrefix(line, []byte("data:")) && !dropped:
+			v := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
+			if data == nil {
+				data = v // the line's own buffer: no copy for a one-line event
+			} else {
+				data = append(data, v...)
+			}
+		case len(line) == 0: // the event ends
+			if len(data) > 0 && !dropped {
+				msgs, errs, _ := jsonrpc.Decode(data, false)
+				if errs[0] == nil {
+					m := msgs[0]
+					if id != nil && m.IsResponse() && bytes.Equal(m.ID, id) {
+						hold.Keep(ctx) // counted until the client has its answer
+						hold = nil
+						return m, nil
+					}
+					h.handler(h, m, id)
+				}
+			}
+			data, dropped = nil, false
+			hold.Release() // what the event's lines (comments too) counted
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil, errors.New("the upstream's event stream ended without a response")
+			}
+			return nil, err
+		}
+	}
 }
 
 func (h *httpConn) send(m *jsonrpc.Message) { h.out.send(m) }

@@ -10,12 +10,14 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestMaxInFlight: calls beyond Spec.MaxInFlight wait for a slot as long
 // as their deadline allows, then fail saying why; the upstream never sees
 // more than the limit at once, and slots come back when calls end.
 func TestMaxInFlight(t *testing.T) {
+	leakcheck.Check(t)
 	const limit = 2
 	release := make(chan struct{})
 	var mu sync.Mutex

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // logNotifier is a client's server.Notifier that asked for log messages.
@@ -39,6 +40,7 @@ func (n *logNotifier) LogLevel() mcp.LoggingLevel     { return mcp.LoggingLevelD
 // response stream reaches the client of that request, even while other
 // requests that asked for logs run on the same upstream.
 func TestLogsFollowTheirRequest(t *testing.T) {
+	leakcheck.Check(t)
 	const calls = 3
 	var arrived sync.WaitGroup
 	arrived.Add(calls)

@@ -31,7 +31,7 @@ import (
 //	             after the answer, and not answered)
 //
 // tools/call "echo" answers "echo: <text>"; "bigline" writes a stdout line
-// over maxLine instead of an answer.
+// over maxLine instead of an answer; "big" answers bigAnswer bytes of text.
 func rawServer(in io.Reader, arg string) int {
 	opts := map[string]string{}
 	for _, kv := range strings.Split(arg, ",") {
@@ -105,6 +105,10 @@ func rawServer(in io.Reader, arg string) int {
 				out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"`)
 				out.WriteString(strings.Repeat("z", maxLine))
 				out.WriteString("\"}]}}\n")
+				break
+			}
+			if m.Params.Name == "big" {
+				answer(m.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("b", bigAnswer)}}})
 				break
 			}
 			answer(m.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": "echo: " + m.Params.Arguments.Text}}})

@@ -4,68 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"go.uber.org/goleak"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
-// noLeaks returns a check, to defer, that no goroutine and no child
-// process started since the call is left.
+// noLeaks returns a check, to defer, that no goroutine, child process or
+// open file started since the call is left.
 func noLeaks(t *testing.T) func() {
 	t.Helper()
-	ignore := goleak.IgnoreCurrent()
-	before := children()
-	return func() {
-		t.Helper()
-		goleak.VerifyNone(t, ignore)
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			var left []int
-			for _, pid := range children() {
-				if !slices.Contains(before, pid) {
-					left = append(left, pid)
-				}
-			}
-			if len(left) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("child processes left running: %v", left)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-// children are the live (not zombie) child processes of this one.
-func children() []int {
-	dirs, _ := os.ReadDir("/proc")
-	me := strconv.Itoa(os.Getpid())
-	var pids []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == me && f[0] != "Z" {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return leakcheck.Start(t)
 }
 
 // TestStderrLongLine: an upstream stderr line over 1 MiB is logged cut,

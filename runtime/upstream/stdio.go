@@ -7,16 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
@@ -58,14 +59,22 @@ type process struct {
 	wmu   sync.Mutex
 	stdin *os.File // a pipe of our own, so that a write can time out
 
+	name     string                 // the upstream's
+	setup    string                 // what sets it up ("mcpx.setup")
+	answered atomic.Bool            // it wrote a message: it started
+	lastErr  atomic.Pointer[string] // its last stderr line, cut, for the log of its exit
+
 	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Message
+	pending map[string]chan reply
 	gone    chan struct{}
 	exitErr error
 	stopped error // why mcpx killed it, if it did
 }
 
 func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*process, error) {
+	if err := missingScript(spec); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = os.Environ()
 	for k, v := range spec.Env {
@@ -114,9 +123,9 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		stdin.Close()
 		outR.Close()
 		errR.Close()
-		return nil, startErr(spec.Command, err)
+		return nil, startErr(spec, err)
 	}
-	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, pending: map[string]chan *jsonrpc.Message{}, gone: make(chan struct{})}
+	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, setup: spec.Setup, pending: map[string]chan reply{}, gone: make(chan struct{})}
 	p.out = newOutbox(p.write, noisy, spec.sendWait)
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -153,26 +162,27 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		p.mu.Unlock()
 		close(p.gone)
 		p.out.close()
+		// Its input too: a process that exited on its own is not closed
+		// by close (the client just starts another), and its pipe would
+		// stay open until a finalizer ran. A write in progress fails at
+		// once (EPIPE), so wmu is not held for long.
+		p.wmu.Lock()
+		p.stdin.Close()
+		p.wmu.Unlock()
 		if err != nil {
-			log.Warn("upstream process exited", "err", err)
+			args := []any{"err", err}
+			if l := p.lastErr.Load(); l != nil && !p.answered.Load() {
+				args = append(args, "stderr", *l) // most likely why
+			}
+			if !p.answered.Load() && p.setup != "" {
+				args = append(args, "setup", p.setup)
+			}
+			log.Warn("upstream process exited", args...)
 		} else {
 			log.Info("upstream process exited")
 		}
 	}()
 	return p, nil
-}
-
-// startErr says why command did not start, without the details of
-// exec's wording (no environment or arguments: they may hold secrets).
-func startErr(command string, err error) error {
-	var pe *fs.PathError
-	switch {
-	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("command %q not found in $PATH", command)
-	case errors.As(err, &pe) && pe.Op == "fork/exec":
-		return fmt.Errorf("cannot start command %q: %w", command, pe.Err)
-	}
-	return fmt.Errorf("cannot start command %q: %w", command, err)
 }
 
 // readStderr logs the upstream's stderr line by line until it ends. It
@@ -191,12 +201,23 @@ func (p *process) readStderr(r io.Reader) {
 			}
 			n -= len(line) - len(bytes.TrimRight(line, "\r\n"))
 			p.noisy.Info("upstream stderr", "line", fmt.Sprintf("%s…(truncated, %d bytes in all)", head, n))
+			p.keepErr(head)
 		} else if len(line) > 0 {
-			p.noisy.Info("upstream stderr", "line", string(bytes.TrimRight(line, "\r\n")))
+			l := string(bytes.TrimRight(line, "\r\n"))
+			p.noisy.Info("upstream stderr", "line", l)
+			p.keepErr(l)
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// keepErr keeps l, cut to 300 bytes, as the last stderr line.
+func (p *process) keepErr(l string) {
+	if l = strings.TrimSpace(l); l != "" {
+		l = validTail([]byte(l[:min(len(l), 300)]))
+		p.lastErr.Store(&l)
 	}
 }
 
@@ -213,40 +234,94 @@ func validTail(b []byte) string {
 	return string(b)
 }
 
+// reply is an answer read from the upstream, and what it holds of the
+// large-message budget (see [budget.Hold.Keep]).
+type reply struct {
+	m    *jsonrpc.Message
+	hold budget.Hold
+}
+
+// readStdout reads the upstream's messages, a line each. A line is read
+// into a buffer of its own, counted in the process's large-message
+// budget as it grows (nothing is kept between lines: one large answer
+// does not leave its buffer behind); a line the budget refuses is read
+// to its end and dropped, and the request it answers is told why.
 func (p *process) readStdout(r io.Reader) {
-	s := bufio.NewScanner(r)
-	s.Buffer(nil, maxLine)
-	for s.Scan() {
-		line := bytes.TrimSpace(s.Bytes())
-		if len(line) == 0 {
+	br := bufio.NewReaderSize(r, 64<<10)
+	b := budget.Default()
+	for {
+		h := b.Hold()
+		line, err := budget.ReadLine(context.Background(), br, maxLine, h)
+		var refused *budget.Refused
+		switch {
+		case errors.As(err, &refused):
+			p.refused(refused)
 			continue
+		case errors.Is(err, budget.ErrTooLong):
+			p.stop(fmt.Errorf("it wrote a line over %d MiB on stdout", maxLine>>20))
+			return
 		}
-		msgs, errs, _ := jsonrpc.Decode(line, false)
-		if errs[0] != nil {
-			// Something that is not protocol on stdout: the upstream is
-			// misbehaving; its requests time out with a clear error.
-			p.noisy.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
-			continue
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			p.message(line, h)
 		}
-		m := msgs[0]
-		if m.IsResponse() {
-			p.mu.Lock()
-			ch := p.pending[string(m.ID)]
-			delete(p.pending, string(m.ID))
-			p.mu.Unlock()
-			if ch != nil {
-				ch <- m
+		h.Release() // unless a caller took it
+		if err != nil {
+			if err != io.EOF {
+				p.stop(fmt.Errorf("reading its stdout failed: %w", err))
 			}
-			continue
+			return
 		}
+	}
+}
+
+// message serves one line read from the upstream; a response goes, with
+// h, to the call waiting for it.
+func (p *process) message(line []byte, h *budget.Hold) {
+	msgs, errs, _ := jsonrpc.Decode(line, false)
+	if errs[0] != nil {
+		// Something that is not protocol on stdout: the upstream is
+		// misbehaving; its requests time out with a clear error.
+		p.noisy.Warn("upstream wrote something that is not a JSON-RPC message; ignored", "line", truncate(line, 200))
+		return
+	}
+	p.answered.Store(true)
+	m := msgs[0]
+	if !m.IsResponse() {
 		p.handler(p, m, nil)
+		return
 	}
-	switch err := s.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		p.stop(fmt.Errorf("it wrote a line over %d MiB on stdout", maxLine>>20))
-	case err != nil:
-		p.stop(fmt.Errorf("reading its stdout failed: %w", err))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ch := p.pending[string(m.ID)]; ch != nil {
+		delete(p.pending, string(m.ID))
+		ch <- reply{m, *h} // buffered, sent under p.mu: see forget
+		*h = budget.Hold{} // the caller's now
 	}
+}
+
+// refused answers the call whose answer the large-message budget had no
+// room for, with an error saying so; a request or notification is only
+// logged.
+func (p *process) refused(r *budget.Refused) {
+	p.mu.Lock()
+	ch := p.pending[string(r.ID)]
+	if ch != nil {
+		delete(p.pending, string(r.ID))
+		ch <- reply{m: busyAnswer(p.name, r)}
+	}
+	p.mu.Unlock()
+	if ch == nil {
+		p.noisy.Warn("a large message from the upstream was dropped", "why", r.Err)
+		return
+	}
+	p.log.Warn("a large answer from the upstream was dropped", "why", r.Err)
+}
+
+// busyAnswer is the error a call gets when its answer was dropped for the
+// large-message budget.
+func busyAnswer(upstream string, r *budget.Refused) *jsonrpc.Message {
+	return jsonrpc.ErrorResponse(r.ID, &jsonrpc.Error{Code: jsonrpc.InternalError,
+		Message: fmt.Sprintf("upstream %q answered, but its answer was not read: %v", upstream, r.Err)})
 }
 
 // stop kills the process for why, which its callers' errors then give.
@@ -295,7 +370,7 @@ func (p *process) write(ctx context.Context, m *jsonrpc.Message) error {
 }
 
 func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (*jsonrpc.Message, error) {
-	ch := make(chan *jsonrpc.Message, 1)
+	ch := make(chan reply, 1)
 	p.mu.Lock()
 	select {
 	case <-p.gone:
@@ -306,7 +381,7 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 	p.pending[string(m.ID)] = ch
 	p.mu.Unlock()
 	if err := p.write(ctx, m); err != nil {
-		p.forget(m.ID)
+		p.forget(m.ID, ch)
 		if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
 			<-ctx.Done() // due now: report the call's deadline, as a late answer would
 			return nil, ctx.Err()
@@ -314,13 +389,14 @@ func (p *process) roundTrip(ctx context.Context, m *jsonrpc.Message, _ string) (
 		return nil, p.writeFailed(ctx, err)
 	}
 	select {
-	case resp, ok := <-ch:
+	case r, ok := <-ch:
 		if !ok {
 			return nil, p.deadErr()
 		}
-		return resp, nil
+		r.hold.Keep(ctx) // counted until the client has its answer
+		return r.m, nil
 	case <-ctx.Done():
-		p.forget(m.ID)
+		p.forget(m.ID, ch)
 		return nil, ctx.Err()
 	}
 }
@@ -340,10 +416,19 @@ func (p *process) writeFailed(ctx context.Context, err error) error {
 	return fmt.Errorf("write to the upstream: %w", err)
 }
 
-func (p *process) forget(id []byte) {
+// forget stops waiting for the answer to id on ch. An answer already
+// sent there (under p.mu, so none comes after) gives back what it held.
+func (p *process) forget(id []byte, ch chan reply) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	delete(p.pending, string(id))
-	p.mu.Unlock()
+	select {
+	case r, ok := <-ch:
+		if ok {
+			r.hold.Release()
+		}
+	default:
+	}
 }
 
 func (p *process) deadErr() error {
@@ -351,6 +436,10 @@ func (p *process) deadErr() error {
 	defer p.mu.Unlock()
 	if p.stopped != nil {
 		return fmt.Errorf("mcpx stopped the upstream process: %w", p.stopped)
+	}
+	if p.exitErr != nil && !p.answered.Load() {
+		// It never started: what sets it up is most likely the answer.
+		return errors.New(withSetup(fmt.Sprintf("the upstream process exited (%v) before it answered", p.exitErr), Spec{Setup: p.setup}))
 	}
 	if p.exitErr != nil {
 		return fmt.Errorf("the upstream process exited (%v)", p.exitErr)

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestTimeoutSaidOnce: an upstream that does not answer its handshake in
@@ -18,6 +19,7 @@ import (
 // and the timeout, each once; so does the call made during the backoff
 // that follows.
 func TestTimeoutSaidOnce(t *testing.T) {
+	leakcheck.Check(t)
 	p := newProc(t, "sleepy", "hang")
 	p.spec.Timeout = 200 * time.Millisecond
 	c := New(p.spec, mcpxInfo, testLog(t))
@@ -46,6 +48,7 @@ func TestTimeoutSaidOnce(t *testing.T) {
 // timeout counts from the last progress notification, and progress
 // extends it to maxProgressExtension times the timeout at most.
 func TestProgressExtendsTimeout(t *testing.T) {
+	leakcheck.Check(t)
 	const timeout = 200 * time.Millisecond
 	cat := catalog.New()
 	// work reports progress every 50ms for steps steps, then answers;

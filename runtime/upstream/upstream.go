@@ -44,6 +44,7 @@ type Spec struct {
 	Args    []string          // its arguments
 	Env     map[string]string // added to mcpx's environment
 	Cwd     string            // "" is mcpx's working directory
+	Setup   string            // what to install or run when it cannot start ("mcpx.setup")
 
 	URL     string            // Streamable HTTP endpoint
 	Headers map[string]string // sent with every request

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 	"github.com/mcpx-dev/mcpx/testkit/revs"
 	"github.com/mcpx-dev/mcpx/testkit/testbin"
 )
@@ -402,6 +403,7 @@ func goSDKRevisions() []mcp.Revision {
 }
 
 func TestStdioUpstreams(t *testing.T) {
+	leakcheck.Check(t)
 	legacyNotFound := func(rev mcp.Revision) int64 {
 		if revs.IsModern(rev) {
 			return -32602
@@ -449,6 +451,7 @@ func TestStdioUpstreams(t *testing.T) {
 }
 
 func TestHTTPUpstreams(t *testing.T) {
+	leakcheck.Check(t)
 	type tc struct {
 		name    string
 		handler http.Handler

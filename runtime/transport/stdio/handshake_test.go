@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // chattyNS changes its tool list when told and has a tool that logs.
@@ -66,6 +67,7 @@ func wantID(t *testing.T, line, id string) {
 // response and notifications/initialized is not sent (the client lists
 // once initialized anyway), neither before nor after it.
 func TestNoListChangeBeforeInitialized(t *testing.T) {
+	leakcheck.Check(t)
 	s, changes := startChatty(t)
 	s.send(initialize20251125)
 	wantID(t, s.recv(), "1")
@@ -87,6 +89,7 @@ func TestNoListChangeBeforeInitialized(t *testing.T) {
 // TestLogHeldUntilInitialized: a log message sent by a request served
 // before notifications/initialized is held until it arrives, then sent.
 func TestLogHeldUntilInitialized(t *testing.T) {
+	leakcheck.Check(t)
 	s, _ := startChatty(t)
 	s.send(initialize20251125)
 	wantID(t, s.recv(), "1")
@@ -105,6 +108,7 @@ func TestLogHeldUntilInitialized(t *testing.T) {
 // TestModernNotHeld: a 2026-07-28 request has no handshake; its
 // notifications are sent as they come.
 func TestModernNotHeld(t *testing.T) {
+	leakcheck.Check(t)
 	s, _ := startChatty(t)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log",` + meta + `}}`)

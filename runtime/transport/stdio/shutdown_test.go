@@ -11,12 +11,14 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestShutdownAnswersRunningRequests: a request still running when the
 // context ends (SIGTERM) is answered with an error saying the server is
 // shutting down.
 func TestShutdownAnswersRunningRequests(t *testing.T) {
+	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := startCtx(t, ctx, stdio.Options{})
 	s.send(`{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"wait"}}`)
@@ -31,6 +33,7 @@ func TestShutdownAnswersRunningRequests(t *testing.T) {
 // it is sent, Serve still returns soon after its context ends (within
 // WriteGrace): the writes are given up.
 func TestUnreadOutputDoesNotHoldShutdown(t *testing.T) {
+	leakcheck.Check(t)
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	outR, outW := io.Pipe() // never read: every write blocks

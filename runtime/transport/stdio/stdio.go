@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
@@ -91,14 +92,19 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	lines := make(chan readResult)
 	go func() {
 		br := bufio.NewReaderSize(r, 64<<10)
+		b := budget.Default()
 		for {
-			line, err := readLine(br, opt.MaxMessage)
+			// A large line is counted in the large-message budget as it
+			// is read (waiting for room), until it is answered.
+			h := b.Hold()
+			line, err := budget.ReadLine(ctx, br, opt.MaxMessage, h)
 			select {
-			case lines <- readResult{line, err}:
+			case lines <- readResult{line, h, err}:
 			case <-ctx.Done():
+				h.Release()
 				return
 			}
-			if err != nil && !errors.Is(err, errTooLong) {
+			if err != nil && !errors.Is(err, budget.ErrTooLong) && !errors.As(err, new(*budget.Refused)) {
 				return
 			}
 		}
@@ -110,12 +116,19 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 			return nil
 		case in = <-lines:
 		}
-		if errors.Is(in.err, errTooLong) {
+		if errors.Is(in.err, budget.ErrTooLong) {
 			c.write(jsonrpc.ErrorResponse(nil, &jsonrpc.Error{Code: jsonrpc.ParseError, Message: fmt.Sprintf("the message is longer than %d bytes", opt.MaxMessage)}))
 			continue
 		}
+		var refused *budget.Refused
+		if errors.As(in.err, &refused) {
+			c.write(jsonrpc.ErrorResponse(refused.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: refused.Err.Error() + "; the message was not read"}))
+			continue
+		}
 		if len(bytes.TrimSpace(in.line)) > 0 {
-			c.handle(ctx, in.line)
+			c.handle(ctx, in.line, in.hold)
+		} else {
+			in.hold.Release()
 		}
 		if in.err != nil {
 			if errors.Is(in.err, io.EOF) {
@@ -129,10 +142,9 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 
 type readResult struct {
 	line []byte
+	hold *budget.Hold // what the line holds of the large-message budget
 	err  error
 }
-
-var errTooLong = errors.New("line too long")
 
 // drain waits up to d for the running requests, unless ctx ends first.
 func (c *conn) drain(ctx context.Context, d time.Duration) {
@@ -142,24 +154,6 @@ func (c *conn) drain(ctx context.Context, d time.Duration) {
 	case <-done:
 	case <-ctx.Done():
 	case <-time.After(d):
-	}
-}
-
-// readLine reads up to a newline; a line over max is discarded whole.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > max {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			return nil, errTooLong
-		}
-		line = append(line, chunk...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
-		}
 	}
 }
 
@@ -288,7 +282,18 @@ func (c *conn) writeLine(buf []byte) {
 
 // handle decodes one line and serves what it holds. Requests run in their
 // own goroutines so that a notifications/cancelled read later can reach them.
-func (c *conn) handle(ctx context.Context, line []byte) {
+func (c *conn) handle(ctx context.Context, line []byte, hold *budget.Hold) {
+	// What the line holds of the large-message budget, and the large
+	// answers read for it, count until it is answered.
+	sc := budget.WithScope(ctx)
+	ctx, answered := context.Context(sc), sc.Release
+	hold.Keep(ctx)
+	async := false
+	defer func() {
+		if !async {
+			answered()
+		}
+	}()
 	// Before initialize, only a client that believes in batches sends one.
 	batchRev := edge.Classify(nil, edge.Seen{Default: edge.Headerless}).Revision(c.sess)
 	msgs, errs, batch := jsonrpc.Decode(line, edge.AllowsBatch(batchRev))
@@ -335,14 +340,15 @@ func (c *conn) handle(ctx context.Context, line []byte) {
 			}
 			return
 		}
-		c.run(ctx, func() {
+		async = c.run(ctx, func() {
+			defer answered()
 			if r := c.serve(ctx, m, def); r != nil {
 				c.write(r)
 			}
 		})
 		return
 	}
-	c.run(ctx, func() { c.batch(ctx, msgs, errs, def) })
+	async = c.run(ctx, func() { defer answered(); c.batch(ctx, msgs, errs, def) })
 }
 
 // in is m classified by the edge: stdio has no header, so _meta, the
@@ -351,17 +357,20 @@ func in(m *jsonrpc.Message, def mcp.Revision) edge.In {
 	return edge.In{Msg: m, Class: edge.Classify(m, edge.Seen{Default: def})}
 }
 
-func (c *conn) run(ctx context.Context, f func()) {
+// run runs f in its own goroutine once a slot is free, and reports
+// whether it did (not when ctx ended first).
+func (c *conn) run(ctx context.Context, f func()) bool {
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
-		return
+		return false
 	}
 	c.wg.Add(1)
 	go func() {
 		defer func() { <-c.slots; c.wg.Done() }()
 		f()
 	}()
+	return true
 }
 
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) *jsonrpc.Message {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // ns is a namespace whose one tool either answers or waits to be cancelled.
@@ -86,6 +87,7 @@ func (s *session) recv() string {
 // TestIDsKeptExactly: a string id stays a string, a large integer and a
 // float keep their spelling.
 func TestIDsKeptExactly(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	for _, id := range []string{`"abc"`, `12345678901234567890`, `1.0`, `-3`} {
 		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
@@ -99,6 +101,7 @@ func TestIDsKeptExactly(t *testing.T) {
 // result is spelled for a stdio client that declared nothing": no title on
 // a tool before initialize.
 func TestUndeclaredClientGetsOldestSpelling(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if got := s.recv(); strings.Contains(got, "title") || !strings.Contains(got, `"name":"wait"`) {
@@ -109,6 +112,7 @@ func TestUndeclaredClientGetsOldestSpelling(t *testing.T) {
 // TestBatchBeforeInitializeIs20250326 — "a stdio batch before initialize
 // ... [is] taken as 2025-03-26": the batch is answered as one array.
 func TestBatchBeforeInitializeIs20250326(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)
 	got := s.recv()
@@ -120,6 +124,7 @@ func TestBatchBeforeInitializeIs20250326(t *testing.T) {
 
 // TestBatchRejectedAfter20250618: a 2025-06-18 session has no batches.
 func TestBatchRejectedAfter20250618(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	s.recv()
@@ -133,6 +138,7 @@ func TestBatchRejectedAfter20250618(t *testing.T) {
 // whose _meta names a protocol version is answered -32600 on its own; the
 // others are served.
 func TestModernMemberInBatchRefused(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}]`)
 	got := s.recv()
@@ -160,6 +166,7 @@ func TestModernMemberInBatchRefused(t *testing.T) {
 
 // TestInitializeInBatchRejected: 2025-03-26 says initialize MUST NOT be batched.
 func TestInitializeInBatchRejected(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}]`)
 	if got := s.recv(); !strings.Contains(got, `"code":-32600`) || !strings.HasPrefix(got, "[") {
@@ -170,6 +177,7 @@ func TestInitializeInBatchRejected(t *testing.T) {
 // TestCancelledRequestGetsNoAnswer: after notifications/cancelled the
 // server sends nothing for that request (cancellation page, MUST NOT).
 func TestCancelledRequestGetsNoAnswer(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"wait"}}`)
 	time.Sleep(50 * time.Millisecond)
@@ -183,6 +191,7 @@ func TestCancelledRequestGetsNoAnswer(t *testing.T) {
 // TestBadInput: not JSON is -32700, not a request is -32600, both with the
 // id when it could be read, and the connection goes on.
 func TestBadInput(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{MaxMessage: 256})
 	for line, want := range map[string]string{
 		`{not json`: `"id":null,"error":{"code":-32700`,
@@ -204,6 +213,7 @@ func TestBadInput(t *testing.T) {
 
 // TestEOFEndsServe: stdin closing ends Serve promptly.
 func TestEOFEndsServe(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.in.Close()
 	select {
@@ -217,6 +227,7 @@ func TestEOFEndsServe(t *testing.T) {
 // TestEOFDrains: requests read before the input ended are still answered
 // (`printf '...' | mcpx stdio`).
 func TestEOFDrains(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quick"}}`)
 	s.in.Close()
@@ -230,6 +241,7 @@ const listen = `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","param
 // TestListenEndedByTheClient: on stdio the client ends a listen stream
 // with notifications/cancelled naming it; nothing more is sent for it.
 func TestListenEndedByTheClient(t *testing.T) {
+	leakcheck.Check(t)
 	s := start(t, stdio.Options{})
 	s.send(listen)
 	if got := s.recv(); !strings.Contains(got, "notifications/subscriptions/acknowledged") || !strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":"L"`) {
@@ -246,6 +258,7 @@ func TestListenEndedByTheClient(t *testing.T) {
 // notifications/cancelled for the listen id, then the listen's result
 // (docs/revisions.md#subscriptionslisten).
 func TestListenEndedByTheServer(t *testing.T) {
+	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := startCtx(t, ctx, stdio.Options{})
 	s.send(listen)
@@ -262,6 +275,7 @@ func TestListenEndedByTheServer(t *testing.T) {
 // TestContextStopsServe: SIGINT (ctx ending) stops Serve even while the
 // client keeps stdin open.
 func TestContextStopsServe(t *testing.T) {
+	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := startCtx(t, ctx, stdio.Options{})
 	cancel()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // rawPost opens a connection to srv and sends the headers of a POST whose
@@ -44,6 +45,7 @@ func rawResponse(t *testing.T, c net.Conn) *http.Response {
 // TestDeclaredOversizeBodyIs413AtOnce: a Content-Length over MaxBody is
 // answered 413 before any of the body is sent.
 func TestDeclaredOversizeBodyIs413AtOnce(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{MaxBody: 1024})
 	c := rawPost(t, srv, 10<<20, "")
 	wantError(t, rawResponse(t, c), http.StatusRequestEntityTooLarge, -32600, "null")
@@ -52,6 +54,7 @@ func TestDeclaredOversizeBodyIs413AtOnce(t *testing.T) {
 // TestSlowBodyIs408: a body that stops arriving is answered 408 once
 // BodyTimeout has passed, not waited for forever.
 func TestSlowBodyIs408(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{BodyTimeout: 100 * time.Millisecond})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	c := rawPost(t, srv, int64(len(ping)), ping[:10])
@@ -68,6 +71,7 @@ func TestSlowBodyIs408(t *testing.T) {
 // counts against MaxInFlight: another is answered 503 with Retry-After
 // before its body is read, and is served once the first is done.
 func TestBodiesReadWithinInFlightLimit(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{MaxInFlight: 1, Logger: discard()})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	c := rawPost(t, srv, int64(len(ping)), ping[:10])
@@ -97,6 +101,7 @@ func TestBodiesReadWithinInFlightLimit(t *testing.T) {
 // TestDeclaredLengthIsNotPreallocated: a large Content-Length within
 // MaxBody does not make the server allocate it before the bytes arrive.
 func TestDeclaredLengthIsNotPreallocated(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{MaxBody: 1 << 40})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

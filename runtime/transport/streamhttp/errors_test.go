@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestErrorMessagesAreClearAndBounded: JSON nested too deeply is said to
@@ -13,6 +14,7 @@ import (
 // terms, not Go types; a long value the client sent is repeated only in
 // part.
 func TestErrorMessagesAreClearAndBounded(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
 	r := wantError(t, post(t, srv, nil, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":`+deep+`}}`), http.StatusBadRequest, -32700, "null")

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestParamHeaders: Mcp-Param-{Name} headers mirror x-mcp-header
@@ -20,6 +21,7 @@ import (
 // body after decoding (SEP-2243, streamable-http.mdx "Server Behavior for
 // Custom Headers"): anything but a match is 400 with -32020.
 func TestParamHeaders(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
 	call := func(args string) string {
@@ -89,6 +91,7 @@ func (n *listingNS) CallTool(context.Context, *mcp.CallToolRequestParams) (*mcp.
 // come from the edge, which reads them once per version of the tool list:
 // the tools are not listed for every call, and a changed list is seen.
 func TestParamHeadersFollowTheToolList(t *testing.T) {
+	leakcheck.Check(t)
 	ns := &listingNS{}
 	ns.version.Store(1)
 	h := streamhttp.New(&edge.Edge{Server: &server.Server{NS: ns, Info: mcp.Implementation{Name: "t", Version: "1"}}}, streamhttp.Options{})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestListenAndServe: on port 0 it reports http://127.0.0.1:PORT/mcp once
@@ -19,6 +20,7 @@ import (
 // the context ends it ends held streams (a listen gets its result), lets a
 // running call finish, returns nil and stops accepting.
 func TestListenAndServe(t *testing.T) {
+	leakcheck.Check(t)
 	h := streamhttp.New(newEdge(), streamhttp.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -96,6 +98,7 @@ func TestListenAndServe(t *testing.T) {
 // TestListenAndServeAddressInUse: a listen failure is returned, and ready
 // is not called.
 func TestListenAndServeAddressInUse(t *testing.T) {
+	leakcheck.Check(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestFullSessionTableEvictsOldestIdle: when the table is full, a new
@@ -14,6 +15,7 @@ import (
 // request in progress and no stream held, instead of locking new clients
 // out until the idle timeout.
 func TestFullSessionTableEvictsOldestIdle(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{MaxSessions: 3})
 	held := openSession(t, srv, "2025-11-25") // the oldest, but in use
 	ctx, cancel := context.WithCancel(context.Background())
@@ -39,6 +41,7 @@ func TestFullSessionTableEvictsOldestIdle(t *testing.T) {
 // TestEvery503HasRetryAfter: the 503s besides MaxInFlight's (MaxStreams,
 // shutting down) carry Retry-After too.
 func TestEvery503HasRetryAfter(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{MaxStreams: 1, Logger: discard()})
 	sid := openSession(t, srv, "2025-11-25")
 	get := hdr{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}

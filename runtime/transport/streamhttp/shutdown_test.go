@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 )
 
 // TestShutdownAnswersRunningRequests: a tools/call still running when
@@ -19,6 +20,7 @@ import (
 // grace and well within ShutdownTimeout. So does a request of a legacy
 // session, and a batch member.
 func TestShutdownAnswersRunningRequests(t *testing.T) {
+	leakcheck.Check(t)
 	h := streamhttp.New(newEdge(), streamhttp.Options{ShutdownGrace: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

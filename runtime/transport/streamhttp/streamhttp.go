@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
@@ -411,7 +412,9 @@ func (h *Handler) post(w *response, r *http.Request) {
 		fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
 		return
 	}
-	body, ok := h.readBody(w, r)
+	hold := budget.Default().Hold() // a large body's bytes, until answered
+	defer func() { hold.Release() }()
+	body, ok := h.readBody(w, r, hold)
 	if !ok {
 		return
 	}
@@ -489,6 +492,9 @@ func (h *Handler) post(w *response, r *http.Request) {
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
+	defer sc.Release()
+	ctx = sc
 	if ss != nil {
 		defer context.AfterFunc(ss.ctx, cancel)()
 	}
@@ -555,8 +561,10 @@ func (h *Handler) post(w *response, r *http.Request) {
 // read only with a reading slot (503 with Retry-After when MaxInFlight
 // bodies are being read), within BodyTimeout (408) and up to MaxBody
 // (413); the slot is given back once it is read, the request then being
-// admitted or not on its own.
-func (h *Handler) readBody(w *response, r *http.Request) ([]byte, bool) {
+// admitted or not on its own. A large body is counted in hold as it
+// arrives; when the large-message budget has no room for it in time, the
+// answer is 503 with Retry-After.
+func (h *Handler) readBody(w *response, r *http.Request, hold *budget.Hold) ([]byte, bool) {
 	if !tryAcquire(h.reading) {
 		h.log.Warn("MaxInFlight bodies are being read; a request was refused", "limit", cap(h.reading))
 		unavailable(w, nil, "too many requests are in progress; try again later")
@@ -572,10 +580,14 @@ func (h *Handler) readBody(w *response, r *http.Request) ([]byte, bool) {
 		// off the request, or a held SSE stream, when it passed.
 		defer rc.SetReadDeadline(time.Time{})
 	}
-	body, err := readLimited(w.ResponseWriter, r, h.maxBody)
+	body, err := readLimited(w.ResponseWriter, r, h.maxBody, hold)
 	switch {
 	case err == nil:
 		return body, true
+	case budget.IsBusy(err):
+		h.log.Warn("the large-message budget is exhausted; a request body was refused", "err", err)
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		unavailable(w, nil, "%v", err)
 	case errors.As(err, new(*http.MaxBytesError)):
 		fail(w, http.StatusRequestEntityTooLarge, nil, "the body is larger than the %d bytes this server accepts", h.maxBody)
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -593,8 +605,8 @@ const maxPrealloc = 64 << 10
 
 // readLimited reads a request body of at most limit bytes. A buffer of
 // the declared Content-Length is allocated ahead only up to maxPrealloc;
-// beyond that it grows as the data arrives.
-func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// beyond that it grows as the data arrives, each growth counted in hold.
+func readLimited(w http.ResponseWriter, r *http.Request, limit int64, hold *budget.Hold) ([]byte, error) {
 	body := http.MaxBytesReader(w, r.Body, limit)
 	size := int64(512)
 	if n := r.ContentLength; n >= 0 {
@@ -603,7 +615,11 @@ func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, e
 	b := make([]byte, 0, size)
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			grown := append(b, 0)[:len(b)]
+			if err := hold.Add(r.Context(), int64(cap(grown))-int64(cap(b))); err != nil {
+				return nil, err
+			}
+			b = grown
 		}
 		n, err := body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 	"github.com/mcpx-dev/mcpx/testkit/revs"
 )
 
@@ -21,6 +22,7 @@ import (
 // TestLegacyInitializeMintsSession: a successful initialize gets an
 // Mcp-Session-Id of visible ASCII (32 hex digits from crypto/rand).
 func TestLegacyInitializeMintsSession(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	legacy := streamableLegacy()
 	for _, v := range legacy {
@@ -44,6 +46,7 @@ func TestLegacyInitializeMintsSession(t *testing.T) {
 // MCP-Protocol-Version header) are served in the negotiated revision; the
 // session id is not echoed on them.
 func TestLegacyFollowUpWithSession(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	sid := openSession(t, srv, "2025-06-18")
 	h := hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
@@ -76,6 +79,7 @@ func TestLegacyFollowUpWithSession(t *testing.T) {
 // TestUnknownSessionIs404: an id the server does not hold is 404 with a
 // JSON-RPC error carrying the request id.
 func TestUnknownSessionIs404(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	resp := post(t, srv, hdr{"Mcp-Session-Id": "nope", "MCP-Protocol-Version": "2025-11-25"}, `{"jsonrpc":"2.0","id":"x","method":"tools/list"}`)
 	wantError(t, resp, http.StatusNotFound, -32600, `"x"`)
@@ -86,6 +90,7 @@ func TestUnknownSessionIs404(t *testing.T) {
 // TestSessionlessLegacyRequest: a legacy request without a session id is
 // served (on a throwaway session), in the header's revision.
 func TestSessionlessLegacyRequest(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	openSession(t, srv, "2025-06-18")
 	resp := post(t, srv, hdr{"MCP-Protocol-Version": "2025-06-18"}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
@@ -102,6 +107,7 @@ func TestSessionlessLegacyRequest(t *testing.T) {
 // requests with it are 404, as is a second DELETE. DELETE without an id is
 // 400.
 func TestDeleteEndsSession(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	sid := openSession(t, srv, "2025-11-25")
 	resp := do(t, nil, http.MethodDelete, srv.URL, hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}, "")
@@ -122,6 +128,7 @@ func TestDeleteEndsSession(t *testing.T) {
 
 // TestIdleSessionDropped: a session unused for SessionIdle is dropped.
 func TestIdleSessionDropped(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{SessionIdle: 50 * time.Millisecond})
 	sid := openSession(t, srv, "2025-11-25")
 	resp := post(t, srv, hdr{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
@@ -135,6 +142,7 @@ func TestIdleSessionDropped(t *testing.T) {
 // use (here by its GET stream), a new initialize is 503 with Retry-After;
 // ending a session makes room.
 func TestTooManySessionsIs503(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{MaxSessions: 1, Logger: discard()})
 	sid := openSession(t, srv, "2025-11-25")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,6 +165,7 @@ func TestTooManySessionsIs503(t *testing.T) {
 // TestCancelledLegacyRequestGetsNoAnswer: after notifications/cancelled on
 // the session, the request's POST ends without a response (204, empty).
 func TestCancelledLegacyRequestGetsNoAnswer(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	sid := openSession(t, srv, "2025-11-25")
 	h := hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
@@ -189,6 +198,7 @@ func TestCancelledLegacyRequestGetsNoAnswer(t *testing.T) {
 // TestHeaderlessIs20250326: no header and no session is 2025-03-26, which
 // has batches: one array answers the requests in it.
 func TestHeaderlessIs20250326(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	resp := post(t, srv, nil, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)
 	defer resp.Body.Close()
@@ -211,6 +221,7 @@ func TestHeaderlessIs20250326(t *testing.T) {
 // TestBatchRejectedFor20250618Session: batches left in 2025-06-18, so a
 // batch on such a session (or under that header) is 400 -32600.
 func TestBatchRejectedFor20250618Session(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	sid := openSession(t, srv, "2025-06-18")
 	batch := `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`
@@ -233,6 +244,7 @@ func TestBatchRejectedFor20250618Session(t *testing.T) {
 // TestInitializeInBatchRejected: 2025-03-26 says initialize MUST NOT be
 // part of a batch; the member is answered -32600 and no session is minted.
 func TestInitializeInBatchRejected(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	resp := post(t, srv, nil, "["+initialize("2025-03-26")+"]")
 	defer resp.Body.Close()
@@ -249,6 +261,7 @@ func TestInitializeInBatchRejected(t *testing.T) {
 // TestUnknownProtocolVersionHeader: a header naming no revision mcpx
 // serves is 400 with the supported versions.
 func TestUnknownProtocolVersionHeader(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	resp := post(t, srv, hdr{"MCP-Protocol-Version": "1999-01-01"}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	r := wantError(t, resp, http.StatusBadRequest, -32600, "1")
@@ -259,6 +272,7 @@ func TestUnknownProtocolVersionHeader(t *testing.T) {
 
 // TestParseErrorIs400: bytes that are not JSON are 400 -32700, id null.
 func TestParseErrorIs400(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	wantError(t, post(t, srv, nil, `{"jsonrpc":`), http.StatusBadRequest, -32700, "null")
 	wantError(t, post(t, srv, nil, ``), http.StatusBadRequest, -32700, "null")
@@ -270,6 +284,7 @@ func TestParseErrorIs400(t *testing.T) {
 // modern envelope, and no session id is minted or echoed, even when the
 // client sends one.
 func TestModernToolsList(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	hd := modern("tools/list", "")
 	hd["Mcp-Session-Id"] = "left-over-from-a-legacy-client"
@@ -290,6 +305,7 @@ func TestModernToolsList(t *testing.T) {
 // TestModernMissingClientCapabilities: a 2026-07-28 request without
 // clientCapabilities is 400 -32602 with its id.
 func TestModernMissingClientCapabilities(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	resp := post(t, srv, modern("tools/list", ""), `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
 	wantError(t, resp, http.StatusBadRequest, -32602, "4")
@@ -302,6 +318,7 @@ func TestModernMissingClientCapabilities(t *testing.T) {
 // per request (header agreeing) is 400 -32022 with data.supported and
 // data.requested, as the conformance suite's server-stateless sends it.
 func TestModernUnsupportedVersion(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	h := modern("server/discover", "")
 	h["MCP-Protocol-Version"] = "v999.0.0"
@@ -316,6 +333,7 @@ func TestModernUnsupportedVersion(t *testing.T) {
 // version, whatever either says (-32020); a 2026-07-28 request without
 // the header is missing a required header (-32020).
 func TestProtocolVersionHeaderMismatch(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	body := `{"jsonrpc":"2.0","id":302,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	wantError(t, post(t, srv, modern("server/discover", ""), body), http.StatusBadRequest, -32020, "302")
@@ -330,6 +348,7 @@ func TestProtocolVersionHeaderMismatch(t *testing.T) {
 // TestMcpMethodMismatch: Mcp-Method must equal the body's method, case
 // and all; missing is -32020 too.
 func TestMcpMethodMismatch(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`
 	for _, m := range []string{"prompts/list", "Tools/List", ""} {
@@ -342,6 +361,7 @@ func TestMcpMethodMismatch(t *testing.T) {
 // TestMcpNameMismatch: Mcp-Name must equal params.name (tools/call,
 // prompts/get) or params.uri (resources/read); missing is -32020 too.
 func TestMcpNameMismatch(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress",` + modernMeta + `}}`
 	wantError(t, post(t, srv, modern("tools/call", "boom"), call), http.StatusBadRequest, -32020, "2")
@@ -357,6 +377,7 @@ func TestMcpNameMismatch(t *testing.T) {
 // TestMcpNameBase64: a name outside the header-safe set comes as
 // =?base64?…?=, which is decoded before comparing.
 func TestMcpNameBase64(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	name := "=?base64?" + base64.StdEncoding.EncodeToString([]byte("grüße")) + "?="
 	resp := post(t, srv, modern("tools/call", name), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"grüße",`+modernMeta+`}}`)
@@ -376,6 +397,7 @@ func TestMcpNameBase64(t *testing.T) {
 // TestModernUnknownMethod: 2026-07-28 requires 404 with -32601 for a
 // method the server does not implement, including removed legacy ones.
 func TestModernUnknownMethod(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	for _, m := range []string{"unknown/method", "initialize", "ping"} {
 		resp := post(t, srv, modern(m, ""), `{"jsonrpc":"2.0","id":601,"method":"`+m+`","params":{`+modernMeta+`}}`)
@@ -386,6 +408,7 @@ func TestModernUnknownMethod(t *testing.T) {
 // TestNotificationIs202: notifications and responses from the client are
 // 202 Accepted with no body.
 func TestNotificationIs202(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -406,6 +429,7 @@ func TestNotificationIs202(t *testing.T) {
 // that accepts SSE, is answered with an SSE stream: the progress
 // notifications, then the response, then the end of the stream.
 func TestProgressStreamsAsSSE(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	for _, tc := range []struct {
 		name string
@@ -450,6 +474,7 @@ func TestProgressStreamsAsSSE(t *testing.T) {
 // after its call returned never reach the wire after the response, nor
 // race with a JSON answer (run with -race).
 func TestLateNotificationsAfterTheResponse(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	for i := range 30 {
 		resp := post(t, srv, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"late","_meta":{"progressToken":1}}}`)
@@ -480,6 +505,7 @@ func TestLateNotificationsAfterTheResponse(t *testing.T) {
 // TestProgressWithoutSSEIsJSON: a client that accepts only JSON gets JSON;
 // the notifications have nowhere to go.
 func TestProgressWithoutSSEIsJSON(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	h := modern("tools/call", "progress")
 	h["Accept"] = "application/json"
@@ -492,6 +518,7 @@ func TestProgressWithoutSSEIsJSON(t *testing.T) {
 // TestSSEOnlyClientGetsSSE: a client that accepts only text/event-stream
 // gets its response as one SSE event.
 func TestSSEOnlyClientGetsSSE(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	resp := post(t, srv, hdr{"Accept": "text/event-stream"}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
@@ -508,6 +535,7 @@ func TestSSEOnlyClientGetsSSE(t *testing.T) {
 // stream: the acknowledgement first, keep-alive comments while quiet, and
 // it ends (giving its slot back) when the client goes away.
 func TestListenHoldsUntilClientCancels(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{KeepAlive: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -542,6 +570,7 @@ func TestListenHoldsUntilClientCancels(t *testing.T) {
 // TestListenWithoutSSEIsAnError: a listen from a client that does not take
 // SSE cannot be held.
 func TestListenWithoutSSEIsAnError(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	h := modern("subscriptions/listen", "")
 	h["Accept"] = "application/json"
@@ -554,6 +583,7 @@ func TestListenWithoutSSEIsAnError(t *testing.T) {
 // TestGetStreamHeldWithKeepAlive: GET with a session opens its standalone
 // stream, kept alive with comments until the session ends.
 func TestGetStreamHeldWithKeepAlive(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{KeepAlive: 10 * time.Millisecond})
 	sid := openSession(t, srv, "2025-11-25")
 	resp := do(t, nil, http.MethodGet, srv.URL, hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25", "Accept": "text/event-stream"}, "")
@@ -577,6 +607,7 @@ func TestGetStreamHeldWithKeepAlive(t *testing.T) {
 // TestGetWithoutSessionIs405: a GET without a session (and any GET from a
 // 2026-07-28 client) is 405 with Allow: POST.
 func TestGetWithoutSessionIs405(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	for _, h := range []hdr{{"Accept": "text/event-stream"}, {"Accept": "text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Session-Id": "x"}} {
 		resp := do(t, nil, http.MethodGet, srv.URL, h, "")
@@ -589,6 +620,7 @@ func TestGetWithoutSessionIs405(t *testing.T) {
 
 // TestOtherMethodsAre405: PUT and the like are 405 naming what is allowed.
 func TestOtherMethodsAre405(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	resp := do(t, nil, http.MethodPut, srv.URL, nil, "")
 	if resp.Header.Get("Allow") != "GET, POST, DELETE" {
@@ -601,6 +633,7 @@ func TestOtherMethodsAre405(t *testing.T) {
 
 // TestWrongContentTypeIs415: the body must be application/json.
 func TestWrongContentTypeIs415(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	for _, ct := range []string{"text/plain", ""} {
 		wantError(t, post(t, srv, hdr{"Content-Type": ct}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), http.StatusUnsupportedMediaType, -32600, "null")
@@ -612,6 +645,7 @@ func TestWrongContentTypeIs415(t *testing.T) {
 // TestAcceptExcludingBothIs406: an Accept that allows neither JSON nor SSE
 // is 406; a missing Accept or */* is taken leniently.
 func TestAcceptExcludingBothIs406(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	wantError(t, post(t, srv, hdr{"Accept": "text/html"}, ping), http.StatusNotAcceptable, -32600, "1")
@@ -628,6 +662,7 @@ func TestAcceptExcludingBothIs406(t *testing.T) {
 
 // TestHugeBodyIs413: a body over MaxBody is 413.
 func TestHugeBodyIs413(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{MaxBody: 1024})
 	body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2048) + `"}}`
 	wantError(t, post(t, srv, nil, body), http.StatusRequestEntityTooLarge, -32600, "null")
@@ -637,6 +672,7 @@ func TestHugeBodyIs413(t *testing.T) {
 // TestTooManyStreamsIs503: beyond MaxStreams a GET stream or a listen is
 // 503; a request that merely reports progress falls back to JSON.
 func TestTooManyStreamsIs503(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{MaxStreams: 1})
 	sid := openSession(t, srv, "2025-11-25")
 	get := hdr{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}
@@ -659,6 +695,7 @@ func TestTooManyStreamsIs503(t *testing.T) {
 // with Retry-After before it is handled; notifications still pass, and the
 // slot comes back when the request in progress ends.
 func TestTooManyRequestsIs503(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{MaxInFlight: 1, Logger: discard()})
 	sid := openSession(t, srv, "2025-11-25")
 	h := hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
@@ -709,6 +746,7 @@ func TestTooManyRequestsIs503(t *testing.T) {
 // TestJSONAnswersDeclareLength: a JSON answer carries its Content-Length,
 // however long (net/http alone would send one over 2 kB chunked).
 func TestJSONAnswersDeclareLength(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
@@ -726,6 +764,7 @@ func TestJSONAnswersDeclareLength(t *testing.T) {
 // TestPanicIs500: a panic while serving is 500 with -32603, and the
 // server keeps serving.
 func TestPanicIs500(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{Logger: discard()})
 	wantError(t, post(t, srv, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boom"}}`), http.StatusInternalServerError, -32603, "1")
 	decode(t, post(t, srv, nil, `{"jsonrpc":"2.0","id":2,"method":"ping"}`), http.StatusOK)
@@ -736,6 +775,7 @@ func TestPanicIs500(t *testing.T) {
 // TestForeignOriginIs403: an Origin that is neither loopback nor allowed
 // is 403; loopback origins on any port and configured ones are served.
 func TestForeignOriginIs403(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{AllowedOrigins: []string{"https://app.example.com"}})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	for _, o := range []string{"http://evil.example.com", "null", "http://localhost.evil.com", "file://localhost"} {
@@ -749,6 +789,7 @@ func TestForeignOriginIs403(t *testing.T) {
 // TestForeignHostIs403: on a loopback listener the Host must name this
 // machine (or an allowed origin's host).
 func TestForeignHostIs403(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{AllowedOrigins: []string{"http://mcp.internal:7777"}})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	wantError(t, post(t, srv, hdr{"Host": "evil.example.com"}, ping), http.StatusForbidden, -32600, "null")
@@ -764,6 +805,7 @@ func TestForeignHostIs403(t *testing.T) {
 // server's own host must be 2xx, and for legacy revisions the initialized
 // notification with the minted session too.
 func TestDNSRebindingScenario(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	own := strings.TrimPrefix(srv.URL, "http://")
 	for _, v := range append(revs.Strings(revs.Modern()), streamableLegacy()...) {
@@ -774,10 +816,12 @@ func TestDNSRebindingScenario(t *testing.T) {
 		h := func(host string) hdr {
 			return hdr{"Host": host, "Origin": "http://" + host, "MCP-Protocol-Version": v, "Mcp-Method": method}
 		}
-		if resp := post(t, srv, h("evil.example.com"), body); resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		resp := post(t, srv, h("evil.example.com"), body)
+		resp.Body.Close() // else its connection is never given back
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
 			t.Errorf("%s: evil host answered %d", v, resp.StatusCode)
 		}
-		resp := post(t, srv, h(own), body)
+		resp = post(t, srv, h(own), body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: own host answered %d", v, resp.StatusCode)
@@ -802,6 +846,7 @@ func TestDNSRebindingScenario(t *testing.T) {
 // gets notifications/cancelled and its final result first) and refuses new requests with 503; a call
 // already running finishes.
 func TestCloseEndsHeldStreams(t *testing.T) {
+	leakcheck.Check(t)
 	srv, h := start(t, streamhttp.Options{})
 	sid := openSession(t, srv, "2025-11-25")
 	get := do(t, nil, http.MethodGet, srv.URL, hdr{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}, "")
@@ -850,6 +895,7 @@ func TestCloseEndsHeldStreams(t *testing.T) {
 // the other members are served. A batch under the 2026-07-28 header is
 // refused whole.
 func TestModernMemberInBatchRefused(t *testing.T) {
+	leakcheck.Check(t)
 	srv, _ := start(t, streamhttp.Options{})
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress",` + modernMeta + `}}`
 	legacyMeta := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`

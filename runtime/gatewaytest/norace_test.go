@@ -1,0 +1,5 @@
+//go:build !race
+
+package gatewaytest
+
+const raceEnabled = false

@@ -1,0 +1,36 @@
+package jsonrpc
+
+import (
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestDecodeSharesTheInput: params and result are the input's own bytes,
+// so a large message is not copied once more as it is read.
+func TestDecodeSharesTheInput(t *testing.T) {
+	within := func(b, in []byte) bool {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(in)))
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		return len(b) > 0 && p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(in))
+	}
+	big := strings.Repeat("x", 1<<20)
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"text":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"text":"` + big + `"}}`,
+	} {
+		b := []byte(in)
+		msgs, errs, _ := Decode(b, false)
+		if errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		m := msgs[0]
+		raw := m.Result
+		if m.Method != "" {
+			raw = m.Params
+		}
+		if len(raw) < len(big) || !within(raw, b) {
+			t.Errorf("%.40s…: the raw member is a copy, not the input's bytes", in)
+		}
+	}
+}
