@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -33,6 +34,11 @@ type UnrelayedResultError struct {
 	// id; "" when there is nothing to add.
 	Detail string
 	Raw    json.RawMessage
+	// Input is an input_required result decoded into the hub type (its
+	// inputRequests converted from the upstream's revision, keys as
+	// sent), for the bridge that relays it; nil for any other kind, or
+	// when the upstream's revision has no InputRequiredResult.
+	Input *mcp.InputRequiredResult
 }
 
 func (e *UnrelayedResultError) Error() string {
@@ -121,4 +127,23 @@ func taskDetail(id string) string {
 func hasField(rev *revision.Table, name, field string) bool {
 	t, ok := rev.Type(name)
 	return ok && slices.Contains(t.Fields, field)
+}
+
+// readInput decodes the input_required result err carries into its
+// Input, through the upstream's revision: an upstream whose inputRequests
+// do not decode is an error saying so, never relayed as sent.
+func (d *Dialect) readInput(err error) error {
+	e, ok := err.(*UnrelayedResultError)
+	if !ok || e.Kind != resultInputRequired {
+		return err
+	}
+	if _, has := revision.Lookup(d.rev).Type("InputRequiredResult"); !has {
+		return err
+	}
+	v, derr := d.decode(d.rev, "InputRequiredResult", e.Raw)
+	if derr != nil {
+		return derr
+	}
+	e.Input = v.(*mcp.InputRequiredResult)
+	return e
 }

@@ -48,7 +48,14 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		}
 		return nil, err
 	}
-	res, err := m.u.Call(ctx, method, cm.WithKey(params, own.(string)))
+	up, err := g.resume(method, params, m, cm.WithKey(params, own.(string)))
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.u.Call(ctx, method, up)
+	if ir, ok := g.inputRequired(m, method, params, err); ok {
+		return nil, ir
+	}
 	var je *jsonrpc.Error
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound:
