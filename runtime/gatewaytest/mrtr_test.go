@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Bridge 4 (issue 12): a 2026-07-28 upstream asks through input_required,
@@ -590,4 +591,59 @@ func TestMRTRUndeclaredCapability(t *testing.T) {
 		}
 		asked(t, c.call("up__roots", "", ""), true, "r")
 	})
+}
+
+// TestMRTRGoSDKClient: the Go SDK's client, pinned to 2026-07-28 with an
+// elicitation handler, drives the rounds itself (its multi round-trip
+// middleware) over Streamable HTTP and stdio: one round and two rounds
+// end in the upstream's answer, the upstream having seen its own states.
+func TestMRTRGoSDKClient(t *testing.T) {
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			gw, u := mrtrGateway(t)
+			var conn gosdk.Transport
+			if tr == "http" {
+				url, hc := serveHTTP(t, gw, "2026-07-28")
+				conn = &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
+			} else {
+				r, w := serveStdio(t, gw, "2026-07-28")
+				conn = &gosdk.IOTransport{Reader: r, Writer: w}
+			}
+			var asked []string
+			cl := gosdk.NewClient(&gosdk.Implementation{Name: "mrtr-go-sdk", Version: "1"}, &gosdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					if req.Params.Message == "Which color?" {
+						return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"color": "teal"}}, nil
+					}
+					return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+			})
+			cs, err := cl.Connect(t.Context(), conn, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+			if err != nil {
+				t.Fatalf("go-sdk Connect: %v", err)
+			}
+			defer cs.Close()
+			for tool, want := range map[string]string{"up__ask": "Hello, Ada!", "up__two": "Ada likes teal"} {
+				res, err := cs.CallTool(t.Context(), &gosdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+				if err != nil {
+					t.Fatalf("%s: %v", tool, err)
+				}
+				if len(res.Content) != 1 {
+					t.Fatalf("%s: %d content blocks", tool, len(res.Content))
+				}
+				if tc, ok := res.Content[0].(*gosdk.TextContent); !ok || tc.Text != want {
+					t.Errorf("%s: %#v, want %q", tool, res.Content[0], want)
+				}
+			}
+			if len(asked) != 3 {
+				t.Errorf("the client was asked %q, want three questions", asked)
+			}
+			for _, s := range u.saw() {
+				if strings.HasPrefix(s.State, "mcpx1.") {
+					t.Errorf("the upstream got mcpx's state: %+v", s)
+				}
+			}
+		})
+	}
 }
