@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
@@ -645,5 +646,63 @@ func TestMRTRGoSDKClient(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMRTRGoSDKUpstream: the Go SDK's server as a 2026-07-28 Streamable
+// HTTP upstream whose tool asks through MRTR (inputRequests, and its own
+// requestState on the way), the Go SDK's client answering through mcpx:
+// real peers on both sides, over HTTP and stdio to the client.
+func TestMRTRGoSDKUpstream(t *testing.T) {
+	s := gosdk.NewServer(&gosdk.Implementation{Name: "sdk-mrtr", Version: "1"}, &gosdk.ServerOptions{SupportedProtocolVersions: []string{"2026-07-28"}})
+	var states []string
+	var mu sync.Mutex
+	gosdk.AddTool(s, &gosdk.Tool{Name: "ask"}, func(_ context.Context, req *gosdk.CallToolRequest, _ map[string]any) (*gosdk.CallToolResult, any, error) {
+		mu.Lock()
+		states = append(states, req.Params.RequestState)
+		mu.Unlock()
+		r, _ := req.Params.InputResponses["user_name"].(*gosdk.ElicitResult)
+		if r == nil || req.Params.RequestState != upSecret+"sdk" {
+			return &gosdk.CallToolResult{
+				InputRequests: gosdk.InputRequestMap{"user_name": &gosdk.ElicitParams{Message: "What is your name?",
+					RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}}},
+				RequestState: upSecret + "sdk",
+			}, nil, nil
+		}
+		return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: fmt.Sprintf("Hello, %v!", r.Content["name"])}}}, nil, nil
+	})
+	srv := httptest.NewServer(gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, &gosdk.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	cfg, err := config.Parse("sdk.json", []byte(`{"mcpServers": {"sdk": {"url": "`+srv.URL+`"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, log := logBuffer()
+	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close(); wiretest.CheckLog(t, "mcpx (gateway)", logs) })
+	if err := gw.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			c := newModernClient(t, gw, tr)
+			st := asked(t, c.call("sdk__ask", "", ""), true, "user_name")
+			if got := text(c.call("sdk__ask", st, nameAda)); got != "Hello, Ada!" {
+				t.Errorf("retry answered %q, want \"Hello, Ada!\"", got)
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if strings.Contains(c.got.String(), upSecret) {
+				t.Errorf("the client received the upstream's requestState:\n%s", c.got.String())
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(states) != 4 || states[1] != upSecret+"sdk" || states[3] != upSecret+"sdk" {
+		t.Errorf("the SDK server saw requestStates %q, want none then its own, twice", states)
 	}
 }
