@@ -39,6 +39,9 @@ type UnrelayedResultError struct {
 	// sent), for the bridge that relays it; nil for any other kind, or
 	// when the upstream's revision has no InputRequiredResult.
 	Input *mcp.InputRequiredResult
+	// Unreadable is why an input_required result does not decode (its
+	// questions are not InputRequests): never relayed, and said.
+	Unreadable error
 }
 
 func (e *UnrelayedResultError) Error() string {
@@ -48,6 +51,9 @@ func (e *UnrelayedResultError) Error() string {
 	}
 	switch e.Kind {
 	case resultInputRequired:
+		if e.Unreadable != nil {
+			return fmt.Sprintf("the upstream answered with an input_required result%s that mcpx cannot read: %v", detail, e.Unreadable)
+		}
 		return fmt.Sprintf("the upstream answered with an input_required result%s, which mcpx cannot relay yet", detail)
 	case resultTask:
 		return fmt.Sprintf("the upstream answered with a task handle%s, which mcpx cannot relay yet", detail)
@@ -130,11 +136,11 @@ func hasField(rev *revision.Table, name, field string) bool {
 }
 
 // readInput decodes the input_required result err carries into its
-// Input, through the upstream's revision: an upstream whose inputRequests
-// do not decode is an error saying so, never relayed as sent.
+// Input, through the upstream's revision, on the requests that may have
+// one: questions that do not decode are Unreadable, never relayed as sent.
 func (d *Dialect) readInput(err error) error {
 	e, ok := err.(*UnrelayedResultError)
-	if !ok || e.Kind != resultInputRequired {
+	if !ok || e.Kind != resultInputRequired || !inputRequiredOn[e.Method] {
 		return err
 	}
 	if _, has := revision.Lookup(d.rev).Type("InputRequiredResult"); !has {
@@ -142,7 +148,8 @@ func (d *Dialect) readInput(err error) error {
 	}
 	v, derr := d.decode(d.rev, "InputRequiredResult", e.Raw)
 	if derr != nil {
-		return derr
+		e.Unreadable = derr
+		return e
 	}
 	e.Input = v.(*mcp.InputRequiredResult)
 	return e

@@ -91,8 +91,7 @@ func (g *Gateway) inputRequired(m *member, method string, client any, err error)
 	}
 	in := ure.Input
 	if len(in.InputRequests) == 0 && in.RequestState == "" {
-		return &UpstreamError{Upstream: m.name, Method: method, Code: -32603,
-			Message: "the upstream answered input_required with neither inputRequests nor requestState (the MRTR page requires one)"}, true
+		return fail(m, method, errors.New("the upstream answered input_required with neither inputRequests nor requestState (the MRTR page requires one)")), true
 	}
 	out := &mcp.InputRequiredResult{Meta: in.Meta, InputRequests: in.InputRequests, ResultType: "input_required"}
 	if in.RequestState != "" {

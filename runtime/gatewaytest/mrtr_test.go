@@ -157,7 +157,7 @@ func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 			answer(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"prompts":{},"resources":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw-mrtr","version":"1"}}}`)
 		case m.Method == "tools/list":
 			var tools []string
-			for _, n := range []string{"ask", "two", "nostate", "sample", "roots"} {
+			for _, n := range []string{"ask", "two", "nostate", "sample", "roots", "broken", "empty"} {
 				tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
 			}
 			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + strings.Join(tools, ",") + `]}`)
@@ -199,6 +199,10 @@ func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 			}
 		case m.Method == "tools/call" && m.Params.Name == "sample":
 			ask(upSecret+"sample", "q", askSampling)
+		case m.Method == "tools/call" && m.Params.Name == "broken":
+			answer(`{"resultType":"input_required","inputRequests":{"q":{"method":"nope/ask","params":{}}},"requestState":"` + upSecret + `broken"}`)
+		case m.Method == "tools/call" && m.Params.Name == "empty":
+			answer(`{"resultType":"input_required"}`)
 		case m.Method == "tools/call" && m.Params.Name == "roots":
 			ask(upSecret+"roots", "r", askRoots)
 		default:
@@ -705,4 +709,14 @@ func TestMRTRGoSDKUpstream(t *testing.T) {
 	if len(states) != 4 || states[1] != upSecret+"sdk" || states[3] != upSecret+"sdk" {
 		t.Errorf("the SDK server saw requestStates %q, want none then its own, twice", states)
 	}
+}
+
+// TestMRTRUnrelayable: an upstream's input_required whose question is no
+// InputRequest, or that carries neither inputRequests nor requestState
+// (the MRTR page requires one), is -32603 saying so, never relayed.
+func TestMRTRUnrelayable(t *testing.T) {
+	mrtrTransports(t, func(t *testing.T, c *modernClient, _ *mrtrUpstream, _ *gateway.Gateway) {
+		refused(t, c.call("up__broken", "", ""), -32603, `upstream "up": tools/call: the upstream answered with an input_required result (asking "q") that mcpx cannot read`)
+		refused(t, c.call("up__empty", "", ""), -32603, `upstream "up": tools/call: the upstream answered input_required with neither inputRequests nor requestState (the MRTR page requires one)`)
+	})
 }
