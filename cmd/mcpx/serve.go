@@ -19,6 +19,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
 	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
@@ -136,6 +137,12 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
 	} else {
+		// The built-in namespaces seal no requestState yet; a bad key is
+		// refused at startup all the same, as with a config.
+		if _, _, err := requeststate.Load("", os.LookupEnv); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: the requestState key: %v\n", cmd, err)
+			return 1
+		}
 		c.NS = newNS()
 	}
 	var err error

@@ -50,6 +50,12 @@ func dispatch(method string) handler {
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
 		r, err := e.Server.Handle(ctx, method, c.params)
+		if ir, ierr, ok := e.inputRequired(c, method, err); ok {
+			return ir, ierr
+		}
+		if err == nil && retried(c.params) {
+			uncached(r)
+		}
 		if errors.Is(err, mcp.ErrNoHandler) {
 			return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %s is not served by mcpx", jsonrpc.Quote(method))
 		}

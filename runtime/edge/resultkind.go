@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -33,6 +34,14 @@ type UnrelayedResultError struct {
 	// id; "" when there is nothing to add.
 	Detail string
 	Raw    json.RawMessage
+	// Input is an input_required result decoded into the hub type (its
+	// inputRequests converted from the upstream's revision, keys as
+	// sent), for the bridge that relays it; nil for any other kind, or
+	// when the upstream's revision has no InputRequiredResult.
+	Input *mcp.InputRequiredResult
+	// Unreadable is why an input_required result does not decode (its
+	// questions are not InputRequests): never relayed, and said.
+	Unreadable error
 }
 
 func (e *UnrelayedResultError) Error() string {
@@ -42,6 +51,9 @@ func (e *UnrelayedResultError) Error() string {
 	}
 	switch e.Kind {
 	case resultInputRequired:
+		if e.Unreadable != nil {
+			return fmt.Sprintf("the upstream answered with an input_required result%s that mcpx cannot read: %v", detail, e.Unreadable)
+		}
 		return fmt.Sprintf("the upstream answered with an input_required result%s, which mcpx cannot relay yet", detail)
 	case resultTask:
 		return fmt.Sprintf("the upstream answered with a task handle%s, which mcpx cannot relay yet", detail)
@@ -121,4 +133,24 @@ func taskDetail(id string) string {
 func hasField(rev *revision.Table, name, field string) bool {
 	t, ok := rev.Type(name)
 	return ok && slices.Contains(t.Fields, field)
+}
+
+// readInput decodes the input_required result err carries into its
+// Input, through the upstream's revision, on the requests that may have
+// one: questions that do not decode are Unreadable, never relayed as sent.
+func (d *Dialect) readInput(err error) error {
+	e, ok := err.(*UnrelayedResultError)
+	if !ok || e.Kind != resultInputRequired || !inputRequiredOn[e.Method] {
+		return err
+	}
+	if _, has := revision.Lookup(d.rev).Type("InputRequiredResult"); !has {
+		return err
+	}
+	v, derr := d.decode(d.rev, "InputRequiredResult", e.Raw)
+	if derr != nil {
+		e.Unreadable = derr
+		return e
+	}
+	e.Input = v.(*mcp.InputRequiredResult)
+	return e
 }

@@ -29,7 +29,7 @@ func TestResultKinds(t *testing.T) {
 		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","requestState":"x"}`, "input_required",
 			`the upstream answered with an input_required result, which mcpx cannot relay yet`},
 		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","inputRequests":{"1":{},"2":{},"3":{},"4":{},"5":{},"6":{},"7":{}}}`, "input_required",
-			`the upstream answered with an input_required result (asking "1", "2", "3", "4", "5", and 2 more), which mcpx cannot relay yet`},
+			`the upstream answered with an input_required result (asking "1", "2", "3", "4", "5", and 2 more) that mcpx cannot read: the upstream's InputRequiredResult does not decode: json: cannot unmarshal JSON object into Go v20260728.InputRequest within "/inputRequests/1": v20260728.InputRequest: no "method" member`},
 		{mcp.Rev20260728, "prompts/get", `{"resultType":"input_required","inputRequests":{"k":` + elicit + `}}`, "input_required",
 			`the upstream answered with an input_required result (asking "k"), which mcpx cannot relay yet`},
 		{mcp.Rev20260728, "resources/read", `{"resultType":"input_required","requestState":"s"}`, "input_required", ""},

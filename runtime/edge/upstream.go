@@ -319,7 +319,7 @@ func (d *Dialect) Result(method string, raw json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("%s has no result for %s", d.rev, method)
 	}
 	if err := unrelayed(t, method, m.Result, raw); err != nil {
-		return nil, err
+		return nil, d.readInput(err)
 	}
 	return d.decode(d.rev, m.Result, raw)
 }

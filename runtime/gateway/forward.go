@@ -24,8 +24,11 @@ var clientMethod = mcp.LookupClientMethod
 // lacks gets the route's fallback: -32601 naming the upstream, or an empty
 // result. Results that carry the upstream's names or URIs are rewritten
 // (post); every other result passes as the upstream gave it. So a request
-// a new revision adds is forwarded with no code here. Methods routed
-// "merge" or "local", and unknown ones, are [mcp.ErrNoHandler].
+// a new revision adds is forwarded with no code here. A retry's
+// requestState is opened and the upstream's own put back, and an
+// upstream's input_required becomes a [*server.InputRequired] (mrtr.go).
+// Methods routed "merge" or "local", and unknown ones, are
+// [mcp.ErrNoHandler].
 func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, error) {
 	cm := clientMethod(method)
 	if cm == nil || cm.Key == nil || cm.WithKey == nil {
@@ -48,7 +51,14 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		}
 		return nil, err
 	}
-	res, err := m.u.Call(ctx, method, cm.WithKey(params, own.(string)))
+	up, err := g.resume(method, params, m, cm.WithKey(params, own.(string)))
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.u.Call(ctx, method, up)
+	if ir, ok := g.inputRequired(m, method, params, err); ok {
+		return nil, ir
+	}
 	var je *jsonrpc.Error
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound:

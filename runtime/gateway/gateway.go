@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
@@ -105,6 +106,11 @@ type Gateway struct {
 	// long requests wait for an upstream's first load, from when it was
 	// added; 0 means DefaultFirstWait. Set them before Add.
 	LoadTimeout, RetryMin, RetryMax, FirstWait time.Duration
+	// States seals and opens the requestState of the rounds the gateway
+	// relays (mrtr.go); nil means a random key of the process's own. Set
+	// it before serving.
+	States     *requeststate.Sealer
+	statesOnce sync.Once
 
 	log    *slog.Logger
 	ctx    context.Context // cancelled by Close: stops the watchers

@@ -2,11 +2,14 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
@@ -14,12 +17,23 @@ import (
 // per server, each a namespace. Servers marked eager are started now (a
 // failure is logged; the gateway retries it); lazy ones (the default) when
 // a client first contacts the gateway (see gateway.Options.Lazy).
-// The caller closes the gateway, which stops every upstream.
+// The requestState of the rounds it relays is sealed with the config's
+// mcpx.stateKey, else $MCPX_STATE_KEY, else a key of the process's own; a
+// bad $MCPX_STATE_KEY is an error saying why (the config's is checked when
+// it is read). The caller closes the gateway, which stops every upstream.
 func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, log *slog.Logger) (*gateway.Gateway, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	states, src, err := requeststate.Load(cfg.StateKey, lookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("the requestState key: %w", err)
+	}
+	if src == requeststate.FromRandom {
+		log.Debug("requestState is sealed under a key of this process's own: rounds do not survive a restart or span replicas (set mcpx.stateKey or " + requeststate.EnvKey + " to share one)")
+	}
 	g := gateway.New(log)
+	g.States = states
 	for _, s := range cfg.Servers {
 		u := upstream.New(upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
@@ -40,3 +54,6 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	}
 	return g, nil
 }
+
+// lookupEnv reads the environment; a test swaps it.
+var lookupEnv = os.LookupEnv

@@ -208,6 +208,17 @@ func checkSent(v *closedworld.Validator, m Sent) error {
 		if def == "Result" && v.Has(m.Rev, "EmptyResult") {
 			def = "EmptyResult"
 		}
+		var head struct {
+			ResultType string `json:"resultType"`
+		}
+		if json.Unmarshal(f.Result, &head) == nil && head.ResultType == "input_required" {
+			// The other member of the response's anyOf, on the requests
+			// the MRTR page allows it on (and only in a revision with it).
+			if !inputRequiredOn[m.Method] || !v.Has(m.Rev, "InputRequiredResult") {
+				return fmt.Errorf("an input_required result for %s, which may not have one in revision %s", m.Method, m.Rev)
+			}
+			def = "InputRequiredResult"
+		}
 		return v.Validate(m.Rev, def, f.Result)
 	}
 	return nil // an error response: the envelope is all there is to check
@@ -632,3 +643,7 @@ func (w *HTTPWire) Sent() ([]Sent, error) {
 	}
 	return msgs, nil
 }
+
+// inputRequiredOn are the requests an InputRequiredResult may answer (the
+// MRTR page's "Supported Requests").
+var inputRequiredOn = map[string]bool{mcp.MethodToolsCall: true, mcp.MethodPromptsGet: true, mcp.MethodResourcesRead: true}
