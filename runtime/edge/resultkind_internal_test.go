@@ -29,7 +29,7 @@ func TestResultKinds(t *testing.T) {
 		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","requestState":"x"}`, "input_required",
 			`the upstream answered with an input_required result, which mcpx cannot relay yet`},
 		{mcp.Rev20260728, "tools/call", `{"resultType":"input_required","inputRequests":{"1":{},"2":{},"3":{},"4":{},"5":{},"6":{},"7":{}}}`, "input_required",
-			`the upstream answered with an input_required result (asking "1", "2", "3", "4", "5", and 2 more) that mcpx cannot read: the upstream's InputRequiredResult does not decode: json: cannot unmarshal JSON object into Go v20260728.InputRequest within "/inputRequests/1": v20260728.InputRequest: no "method" member`},
+			`the upstream answered with an input_required result (asking "1", "2", "3", "4", "5", and 2 more) that mcpx cannot read: the upstream's InputRequiredResult does not decode: * within "/inputRequests/1": v20260728.InputRequest: no "method" member`}, // *: the JSON decoder's own words
 		{mcp.Rev20260728, "prompts/get", `{"resultType":"input_required","inputRequests":{"k":` + elicit + `}}`, "input_required",
 			`the upstream answered with an input_required result (asking "k"), which mcpx cannot relay yet`},
 		{mcp.Rev20260728, "resources/read", `{"resultType":"input_required","requestState":"s"}`, "input_required", ""},
@@ -55,7 +55,7 @@ func TestResultKinds(t *testing.T) {
 			t.Errorf("%s %s %s: got %#v, %v; want an UnrelayedResultError", tc.rev, tc.method, tc.raw, res, err)
 		case tc.kind != "" && (u.Kind != tc.kind || u.Method != tc.method || string(u.Raw) != tc.raw):
 			t.Errorf("%s %s: got %+v, want kind %q", tc.rev, tc.method, u, tc.kind)
-		case tc.message != "" && err.Error() != tc.message:
+		case tc.message != "" && !matches(err.Error(), tc.message):
 			t.Errorf("%s %s: message %q\nwant %q", tc.rev, tc.method, err, tc.message)
 		}
 	}
@@ -68,4 +68,14 @@ func TestResultKinds(t *testing.T) {
 			t.Errorf("%s: %v, want the decoder's error", raw, err)
 		}
 	}
+}
+
+// matches reports whether msg is want, where a "*" in want stands for any
+// text (the JSON decoder's wording, which mcpx does not choose).
+func matches(msg, want string) bool {
+	before, after, wild := strings.Cut(want, "*")
+	if !wild {
+		return msg == want
+	}
+	return len(msg) >= len(before)+len(after) && strings.HasPrefix(msg, before) && strings.HasSuffix(msg, after)
 }
