@@ -28,8 +28,8 @@ func testNamespace() server.Namespace {
 
 func TestNewIsTheDemo(t *testing.T) {
 	tools, err := New().ListTools(context.Background())
-	if err != nil || len(tools) != 4 {
-		t.Fatalf("New().ListTools() = %d tools, %v; want the 4 demo tools", len(tools), err)
+	if err != nil || len(tools) != 5 {
+		t.Fatalf("New().ListTools() = %d tools, %v; want the 5 demo tools", len(tools), err)
 	}
 }
 
@@ -62,7 +62,7 @@ func TestToolsAreDescribed(t *testing.T) {
 			t.Errorf("%s: want a title, description, annotations and a closed object inputSchema; got %+v", tl.Name, tl)
 		}
 	}
-	if want := []string{"echo", "add", "current_time", "countdown"}; !slices.Equal(names, want) {
+	if want := []string{"echo", "add", "current_time", "countdown", "introduce"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v in that order", names, want)
 	}
 }

@@ -47,7 +47,7 @@ func init() {
 // method not found, as for a method mcpx does not know.
 func dispatch(method string) handler {
 	return func(e *Edge, c *call) (any, error) {
-		ctx := server.WithNotifier(c.ctx, e.notifier(c))
+		ctx := server.WithNotifier(server.WithTakesInputRequired(c.ctx, c.takesInputRequired(method)), e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
 		r, err := e.Server.Handle(ctx, method, c.params)
 		if ir, ierr, ok := e.inputRequired(c, method, err); ok {

@@ -32,7 +32,7 @@ func (e *Edge) inputRequired(c *call, method string, err error) (any, error, boo
 	if !errors.As(err, &ir) || ir.Result == nil {
 		return nil, err, false
 	}
-	if _, has := revision.Lookup(c.rev).Type("InputRequiredResult"); !has || !inputRequiredOn[method] {
+	if !c.takesInputRequired(method) {
 		return nil, ir.Err, true
 	}
 	if missing, lacks := undeclared(c.clientCapabilities(), ir.Result.InputRequests); lacks {
@@ -40,6 +40,15 @@ func (e *Edge) inputRequired(c *call, method string, err error) (any, error, boo
 	}
 	ir.Result.ResultType = resultInputRequired
 	return ir.Result, nil, true
+}
+
+// takesInputRequired reports whether the client of c takes an
+// InputRequiredResult on method: what [Edge.inputRequired] answers one
+// with, told to the namespace beforehand (server.TakesInputRequired) so
+// that a built-in namespace knows how to ask.
+func (c *call) takesInputRequired(method string) bool {
+	_, has := revision.Lookup(c.rev).Type("InputRequiredResult")
+	return has && inputRequiredOn[method]
 }
 
 // undeclared returns the capabilities the questions need that caps lacks:
