@@ -408,3 +408,29 @@ func TestComplete(t *testing.T) {
 		})
 	}
 }
+
+// TestIntroduceAsks: introduce asks a 2026-07-28 client its name in an
+// input_required round and greets it on the retry; a client without MRTR
+// gets a tool error saying it could not be asked.
+func TestIntroduceAsks(t *testing.T) {
+	ns := testNamespace()
+	ctx := server.WithTakesInputRequired(context.Background(), true)
+	_, err := ns.CallTool(ctx, &mcp.CallToolRequestParams{Name: "introduce"})
+	var ir *server.InputRequired
+	if !errors.As(err, &ir) || ir.Result.RequestState == "" {
+		t.Fatalf("first call: %v; want input_required with a state", err)
+	}
+	q, ok := ir.Result.InputRequests["name"].Value.(*mcp.ElicitRequest)
+	if !ok || q.Params.Value.(*mcp.ElicitRequestFormParams).Message != "What is your name?" {
+		t.Fatalf("asked %+v; want the name form", ir.Result.InputRequests)
+	}
+	r, err := ns.CallTool(ctx, &mcp.CallToolRequestParams{Name: "introduce", RequestState: ir.Result.RequestState,
+		InputResponses: map[string]mcp.InputResponse{"name": {Value: &mcp.ElicitResult{Action: "accept", Content: json.RawMessage(`{"name":" Ada "}`)}}}})
+	if err != nil || r.Content[0].Value.(*mcp.TextContent).Text != "Hello, Ada! Nice to meet you." {
+		t.Fatalf("retry = %+v, %v", r, err)
+	}
+	r, err = ns.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "introduce"})
+	if err != nil || r.IsError == nil || !strings.Contains(r.Content[0].Value.(*mcp.TextContent).Text, "could not be asked") {
+		t.Fatalf("legacy = %+v, %v; want a tool error", r, err)
+	}
+}
