@@ -262,16 +262,17 @@ func TestAskPrompt(t *testing.T) {
 
 func TestAskLegacySeam(t *testing.T) {
 	c := askCatalog(testAsker(t))
-	// No MRTR: the default LegacyAsk cannot reach the client, and the
-	// tool's error is an isError result saying so.
+	saved := LegacyAsk
+	defer func() { LegacyAsk = saved }()
+	// No MRTR: the question goes to LegacyAsk; when it cannot reach the
+	// client, the tool's error is an isError result saying so.
+	LegacyAsk = func(context.Context, string, any) (any, error) { return nil, ErrClientRequestsUnsupported }
 	r, err := c.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "seq"})
 	if err != nil || r.IsError == nil || !strings.Contains(r.Content[0].Value.(*mcp.TextContent).Text, ErrClientRequestsUnsupported.Error()) {
 		t.Fatalf("legacy = %+v, %v", r, err)
 	}
-	// The seam: a LegacyAsk that can send requests gets one per question,
-	// with the hub params, and its answers reach the handler.
-	saved := LegacyAsk
-	defer func() { LegacyAsk = saved }()
+	// A LegacyAsk that can send requests gets one per question, with the
+	// hub params, and its answers reach the handler.
 	var asked []string
 	LegacyAsk = func(_ context.Context, method string, params any) (any, error) {
 		p := params.(*mcp.ElicitRequestParams).Value.(*mcp.ElicitRequestFormParams)
