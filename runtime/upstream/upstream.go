@@ -135,6 +135,7 @@ type Client struct {
 	tokens   sync.Map      // progress token string -> context.Context of the client request
 	clocks   sync.Map      // progress token string -> *callClock of the call
 	inflight sync.Map      // request id -> context.Context of the client request
+	relays   chan struct{} // one per question being relayed: maxRelays
 	nextTok  atomic.Int64
 
 	// dialect is d for handle, which must not take mu: a connection's
@@ -172,7 +173,7 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	if spec.sendWait <= 0 {
 		spec.sendWait = sendWait
 	}
-	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight)}
+	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight), relays: make(chan struct{}, maxRelays)}
 	c.limit = &logLimit{out: c.log, rate: float64(max(spec.LogRate, 0)), burst: float64(logBurst * max(spec.LogRate, 0)), every: dropReportEvery}
 	c.noisy = slog.New(limitedHandler{c.log.Handler(), c.limit})
 	// Ids and tokens start above the handshake's (server/discover 0 and
@@ -384,13 +385,14 @@ func (c *Client) Close() error {
 func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	d := c.dialect.Load()
 	switch {
+	case m.IsRequest() && edge.Relays(m.Method) && d != nil:
+		c.relay(cn, d, m, related) // relay.go
 	case m.IsRequest():
-		// mcpx does not relay server-to-client requests yet; ping is
-		// answered, the rest refused plainly. The reply goes in the
-		// background: this goroutine is the one reading the upstream's
-		// stdout or a response stream, and an upstream that sends
-		// requests without reading its input must not stall it.
-		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients yet", m.Method))
+		// Ping is answered, the rest refused plainly. The reply goes in
+		// the background: this goroutine is the one reading the
+		// upstream's stdout or a response stream, and an upstream that
+		// sends requests without reading its input must not stall it.
+		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients", m.Method))
 		if m.Method == mcp.MethodPing {
 			reply = jsonrpc.Response(m.ID, json.RawMessage(`{}`))
 		}
