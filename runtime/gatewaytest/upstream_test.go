@@ -64,6 +64,8 @@ func serveUpstream(mode string) int {
 		return serveMCPGo(ctx, rev)
 	case "flood":
 		return serveFlood(os.Stdin)
+	case "asker":
+		return serveAsker(rev) // questions_test.go
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")
