@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,14 +29,19 @@ func TestQuestionsRealGoSDKClient(t *testing.T) {
 					conn.reader, conn.writer = serveStdio(t, gw, rev)
 					gt = &gosdk.IOTransport{Reader: conn.reader, Writer: conn.writer}
 				}
+				var mu sync.Mutex // the handlers run on the SDK's goroutines
 				asked := map[string]int{}
 				cl := gosdk.NewClient(&gosdk.Implementation{Name: "gatewaytest-go-sdk", Version: "1.0.0"}, &gosdk.ClientOptions{
 					ElicitationHandler: func(_ context.Context, r *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
+						mu.Lock()
 						asked["elicit"]++
+						mu.Unlock()
 						return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace (" + r.Params.Message + ")"}}, nil
 					},
 					CreateMessageHandler: func(_ context.Context, r *gosdk.CreateMessageRequest) (*gosdk.CreateMessageResult, error) {
+						mu.Lock()
 						asked["sample"]++
+						mu.Unlock()
 						return &gosdk.CreateMessageResult{Role: "assistant", Model: "sdk-model", Content: &gosdk.TextContent{Text: "sdk sampled"}}, nil
 					},
 				})
@@ -64,6 +70,8 @@ func TestQuestionsRealGoSDKClient(t *testing.T) {
 						}
 					}
 				}
+				mu.Lock()
+				defer mu.Unlock()
 				if asked["elicit"] != 2 || asked["sample"] != 2 {
 					t.Errorf("the SDK client's handlers ran %v, want each twice", asked)
 				}

@@ -244,6 +244,7 @@ func askerHTTP(t *testing.T, rev string) (string, func() [][]byte) {
 type askUpstream struct {
 	ns, rev string
 	http    bool
+	timeout string // the call timeout; "" is 30s
 }
 
 // askGateway builds, as `mcpx serve` does, a gateway fronting ups. When
@@ -256,9 +257,12 @@ func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.L
 	servers := map[string]any{}
 	var checks []func()
 	for _, u := range ups {
+		if u.timeout == "" {
+			u.timeout = "30s"
+		}
 		if u.http {
 			url, bodies := askerHTTP(t, u.rev)
-			servers[u.ns] = map[string]any{"url": url, "mcpx": map[string]any{"timeout": "30s"}}
+			servers[u.ns] = map[string]any{"url": url, "mcpx": map[string]any{"timeout": u.timeout}}
 			checks = append(checks, func() {
 				var recs []string
 				for _, b := range bodies() {
@@ -269,7 +273,7 @@ func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.L
 			continue
 		}
 		rec := filepath.Join(dir, u.ns+".in")
-		servers[u.ns] = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": "30s"},
+		servers[u.ns] = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": u.timeout},
 			"env": map[string]string{envUpstream: "asker:" + u.rev, envRecord: rec, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
 		checks = append(checks, func() {
 			checkUpstreamWire(t, upstream{ns: u.ns, rev: u.rev, record: rec})
@@ -353,6 +357,8 @@ type askingClient struct {
 	r     *bufio.Reader
 	w     io.Writer
 	lines chan []byte
+
+	delay time.Duration // before each answer: a person thinking
 
 	mu        sync.Mutex
 	questions []wiretest.Frame
@@ -511,6 +517,7 @@ func (c *askingClient) answer(q wiretest.Frame) {
 	c.mu.Lock()
 	c.questions = append(c.questions, q)
 	c.mu.Unlock()
+	time.Sleep(c.delay)
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, q.ID, clientAnswer(q.Method))
 	if c.hc != nil {
 		resp := c.post(body)
@@ -676,5 +683,20 @@ func TestQuestionThatCannotBePlaced(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `msg="upstream request not relayed to a client" upstream=s method=elicitation/create`) {
 		t.Errorf("mcpx did not log the unplaceable question:\n%s", logs.String())
+	}
+}
+
+// TestQuestionPausesTheCallTimeout: while a question waits for the
+// client's answer, the upstream call's timeout does not run: a client
+// that answers after three times the timeout still gets the result, and
+// the timeout starts again from the answer.
+func TestQuestionPausesTheCallTimeout(t *testing.T) {
+	gw, _ := askGateway(t, askUpstream{ns: "s", rev: "2025-06-18", timeout: "500ms"}, askUpstream{ns: "h", rev: "2025-11-25", http: true, timeout: "500ms"})
+	c := newHTTPAskingClient(t, gw, "2025-11-25", declaresAll)
+	c.delay = 1500 * time.Millisecond
+	for _, ns := range []string{"s", "h"} {
+		if got := c.call(ns + "__elicit"); !strings.Contains(got, `"name":"Ada"`) {
+			t.Errorf("%s__elicit answered after 1.5s with a 500ms timeout: %q", ns, got)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -27,7 +28,7 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 		c.log.Warn("upstream request not relayed to a client", "method", m.Method, "id", truncate(m.ID, 64), "why", why)
 		cn.send(jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.InternalError, nil, "mcpx cannot relay %s: %s", m.Method, why)))
 	}
-	target, why := c.askTarget(related)
+	key, target, why := c.askTarget(related)
 	if target == nil {
 		refuse(why)
 		return
@@ -56,6 +57,13 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 			case <-ctx.Done():
 			}
 		}()
+		// A person may be answering: the call's timeout does not run
+		// meanwhile (its longest extension still does), and starts
+		// again with the answer.
+		if k, ok := c.callClocks.Load(key); ok {
+			k.(*callClock).pause()
+			defer k.(*callClock).resume()
+		}
 		res, err := server.Ask(ctx, m.Method, params)
 		if err != nil {
 			var je *jsonrpc.Error
@@ -72,26 +80,53 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 	}()
 }
 
-// askTarget is the client call a question from the upstream belongs to,
-// or nil and why not.
-func (c *Client) askTarget(related json.RawMessage) (context.Context, string) {
+// askTarget is the client call a question from the upstream belongs to
+// (its request id and context), or nil and why not.
+func (c *Client) askTarget(related json.RawMessage) (string, context.Context, string) {
 	if related != nil {
 		if ctx, ok := c.inflight.Load(string(related)); ok {
-			return ctx.(context.Context), ""
+			return string(related), ctx.(context.Context), ""
 		}
-		return nil, "it came on the response stream of a call that is no longer running"
+		return "", nil, "it came on the response stream of a call that is no longer running"
 	}
 	var only context.Context
+	var key string
 	n := 0
-	c.inflight.Range(func(_, v any) bool {
-		only, n = v.(context.Context), n+1
+	c.inflight.Range(func(k, v any) bool {
+		key, only, n = k.(string), v.(context.Context), n+1
 		return n < 2
 	})
 	switch n {
 	case 0:
-		return nil, "no call is in flight on this upstream, so no client caused it"
+		return "", nil, "no call is in flight on this upstream, so no client caused it"
 	case 1:
-		return only, ""
+		return key, only, ""
 	}
-	return nil, "several calls are in flight on this upstream and the request does not say which one it belongs to (a per-client session would tell them apart)"
+	return "", nil, "several calls are in flight on this upstream and the request does not say which one it belongs to (a per-client session would tell them apart)"
+}
+
+// pause stops the call's timeout while a question of its waits for the
+// client's answer; the longest extension keeps running.
+func (k *callClock) pause() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.paused++
+	if k.paused == 1 && k.idle.Stop() {
+		k.due = k.end
+	}
+}
+
+// resume starts the timeout again, from now, once no question of the call
+// waits any more: the answer is the call's latest sign of life.
+func (k *callClock) resume() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.paused--
+	if k.paused == 0 && k.ctx.Err() == nil {
+		k.idle.Reset(k.timeout)
+		k.due, k.progressed = time.Now().Add(k.timeout), true
+		if k.due.After(k.end) {
+			k.due = k.end
+		}
+	}
 }

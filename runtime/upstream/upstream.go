@@ -130,13 +130,14 @@ type Client struct {
 	limit *logLimit
 	info  mcp.Implementation
 
-	changes  chan string
-	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
-	tokens   sync.Map      // progress token string -> context.Context of the client request
-	clocks   sync.Map      // progress token string -> *callClock of the call
-	inflight sync.Map      // request id -> context.Context of the client request
-	relays   chan struct{} // one per question being relayed: maxRelays
-	nextTok  atomic.Int64
+	changes    chan string
+	slots      chan struct{} // one per call in flight: Spec.MaxInFlight
+	tokens     sync.Map      // progress token string -> context.Context of the client request
+	clocks     sync.Map      // progress token string -> *callClock of the call
+	inflight   sync.Map      // request id -> context.Context of the client request
+	relays     chan struct{} // one per question being relayed: maxRelays
+	callClocks sync.Map      // request id -> *callClock of the call
+	nextTok    atomic.Int64
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
@@ -493,6 +494,8 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
 	c.inflight.Store(string(id), ctx)
 	defer c.inflight.Delete(string(id))
+	c.callClocks.Store(string(id), clock) // paused while the upstream's question waits (relay.go)
+	defer c.callClocks.Delete(string(id))
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
 	if err != nil {
 		if cctx.Err() != nil && cn.cancelsByNotification() {
@@ -566,6 +569,7 @@ type callClock struct {
 	due        time.Time // when the timeout passes, as of the last progress
 	end        time.Time // when the maximum passes
 	progressed bool
+	paused     int // questions of the call waiting for the client (relay.go)
 }
 
 // The causes of a call's context ending by its clock.
