@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,6 +77,95 @@ func TestQuestionsRealGoSDKClient(t *testing.T) {
 				defer mu.Unlock()
 				if asked["elicit"] != 2 || asked["sample"] != 2 {
 					t.Errorf("the SDK client's handlers ran %v, want each twice", asked)
+				}
+			})
+		}
+	}
+}
+
+// mcpGoAnswers is an mcp-go client's elicitation, sampling and roots
+// handlers, counting what they were asked.
+type mcpGoAnswers struct {
+	mu    sync.Mutex
+	asked map[string]int
+}
+
+func (a *mcpGoAnswers) count(kind string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked[kind]++
+}
+
+func (a *mcpGoAnswers) Elicit(_ context.Context, r mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	a.count("elicit")
+	return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionAccept, Content: map[string]any{"name": "Linus (" + r.Params.Message + ")"}}}, nil
+}
+
+func (a *mcpGoAnswers) CreateMessage(context.Context, mcpgo.CreateMessageRequest) (*mcpgo.CreateMessageResult, error) {
+	a.count("sample")
+	return &mcpgo.CreateMessageResult{SamplingMessage: mcpgo.SamplingMessage{Role: mcpgo.RoleAssistant, Content: mcpgo.TextContent{Type: "text", Text: "mcp-go sampled"}}, Model: "mcp-go-model"}, nil
+}
+
+func (a *mcpGoAnswers) ListRoots(context.Context, mcpgo.ListRootsRequest) (*mcpgo.ListRootsResult, error) {
+	a.count("roots")
+	return &mcpgo.ListRootsResult{Roots: []mcpgo.Root{{URI: "file:///mcp-go-root", Name: "mcp-go"}}}, nil
+}
+
+// TestQuestionsRealMCPGoClient — bridge 1 with mcp-go's client (v1.2.1),
+// pinned to 2025-06-18 and 2025-11-25, over Streamable HTTP and stdio,
+// answering elicitation, sampling and roots from a stdio and an HTTP
+// upstream through mcpx.
+func TestQuestionsRealMCPGoClient(t *testing.T) {
+	gw, _ := askGateway(t, askUpstream{ns: "s", rev: "2025-06-18"}, askUpstream{ns: "h", rev: "2025-11-25", http: true})
+	for _, tr := range []string{"http", "stdio"} {
+		for _, rev := range []string{"2025-06-18", "2025-11-25"} {
+			t.Run(tr+"/"+rev, func(t *testing.T) {
+				var mt transport.Interface
+				if tr == "http" {
+					url, hc := serveHTTP(t, gw, rev)
+					h, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
+					if err != nil {
+						t.Fatal(err)
+					}
+					mt = h
+				} else {
+					r, w := serveStdio(t, gw, rev)
+					mt = transport.NewIO(r, w, nil)
+				}
+				a := &mcpGoAnswers{asked: map[string]int{}}
+				cl := client.NewClient(mt, client.WithProtocolVersion(rev), client.WithElicitationHandler(a), client.WithSamplingHandler(a), client.WithRootsHandler(a))
+				t.Cleanup(func() { cl.Close() })
+				if err := cl.Start(t.Context()); err != nil {
+					t.Fatalf("mcp-go Start: %v", err)
+				}
+				if _, err := cl.Initialize(t.Context(), mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
+					ClientInfo: mcpgo.Implementation{Name: "gatewaytest-mcp-go", Version: "1.0.0"},
+				}}); err != nil {
+					t.Fatalf("mcp-go Initialize pinned to %s: %v", rev, err)
+				}
+				want := map[string]string{"elicit": "Linus (Your name?)", "sample": "mcp-go sampled", "roots": "file:///mcp-go-root"}
+				for _, ns := range []string{"s", "h"} {
+					for _, tool := range []string{"elicit", "sample", "roots"} {
+						res, err := cl.CallTool(t.Context(), mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: ns + "__" + tool, Arguments: map[string]any{}}})
+						if err != nil {
+							t.Errorf("%s__%s: %v", ns, tool, err)
+							continue
+						}
+						text := ""
+						if len(res.Content) == 1 {
+							if tc, ok := res.Content[0].(mcpgo.TextContent); ok {
+								text = tc.Text
+							}
+						}
+						if !strings.Contains(text, want[tool]) {
+							t.Errorf("%s__%s: the upstream's tool said %q, want the mcp-go client's answer %q", ns, tool, text, want[tool])
+						}
+					}
+				}
+				a.mu.Lock()
+				defer a.mu.Unlock()
+				if a.asked["elicit"] != 2 || a.asked["sample"] != 2 || a.asked["roots"] != 2 {
+					t.Errorf("the mcp-go client's handlers ran %v, want each twice", a.asked)
 				}
 			})
 		}
