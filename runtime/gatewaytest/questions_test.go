@@ -358,7 +358,8 @@ type askingClient struct {
 	w     io.Writer
 	lines chan []byte
 
-	delay time.Duration // before each answer: a person thinking
+	delay  time.Duration          // before each answer: a person thinking
+	before func(q wiretest.Frame) // called with each question before it is answered
 
 	mu        sync.Mutex
 	questions []wiretest.Frame
@@ -518,6 +519,9 @@ func (c *askingClient) answer(q wiretest.Frame) {
 	c.questions = append(c.questions, q)
 	c.mu.Unlock()
 	time.Sleep(c.delay)
+	if c.before != nil {
+		c.before(q)
+	}
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, q.ID, clientAnswer(q.Method))
 	if c.hc != nil {
 		resp := c.post(body)
@@ -698,5 +702,25 @@ func TestQuestionPausesTheCallTimeout(t *testing.T) {
 		if got := c.call(ns + "__elicit"); !strings.Contains(got, `"name":"Ada"`) {
 			t.Errorf("%s__elicit answered after 1.5s with a 500ms timeout: %q", ns, got)
 		}
+	}
+}
+
+// TestAnswerFromAnotherSessionIsIgnored: a response is matched to the
+// question of its own session only. Client B POSTs an answer carrying the
+// id of a question put to client A, on B's session: 202, and it reaches
+// nobody; A's own answer is the one the upstream gets.
+func TestAnswerFromAnotherSessionIsIgnored(t *testing.T) {
+	gw, _ := askGateway(t, askUpstream{ns: "h", rev: "2025-11-25", http: true})
+	a := newHTTPAskingClient(t, gw, "2025-11-25", declaresAll)
+	b := newHTTPAskingClient(t, gw, "2025-11-25", declaresAll)
+	a.before = func(q wiretest.Frame) {
+		resp := b.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"name":"Mallory"}}}`, q.ID))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Errorf("B's stray answer: %d, want 202", resp.StatusCode)
+		}
+	}
+	if got := a.call("h__elicit"); !strings.Contains(got, `"name":"Ada"`) || strings.Contains(got, "Mallory") {
+		t.Errorf("the upstream got %q, want A's answer only", got)
 	}
 }
