@@ -121,11 +121,13 @@ type Session struct {
 	rev      mcp.Revision // negotiated by initialize; "" before
 	caps     mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel
-	inflight map[string]func()                // cancels a running request, by raw id
-	subs     map[string]bool                  // legacy resources/subscribe
-	client   mcp.Implementation               // the clientInfo of initialize, for logs
-	asks     map[string]chan *jsonrpc.Message // questions waiting for the client's answer, by raw id (ask.go)
-	askSeq   uint64
+	inflight map[string]func() // cancels a running request, by raw id
+	subs     map[string]bool   // legacy resources/subscribe
+
+	// Questions put to the client (ask.go).
+	client mcp.Implementation               // the clientInfo of initialize, for logs
+	asks   map[string]chan *jsonrpc.Message // waiting for the client's answer, by raw id
+	askSeq uint64
 }
 
 // Revision returns the revision initialize negotiated, or "".

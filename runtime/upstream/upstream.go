@@ -130,14 +130,16 @@ type Client struct {
 	limit *logLimit
 	info  mcp.Implementation
 
-	changes    chan string
-	slots      chan struct{} // one per call in flight: Spec.MaxInFlight
-	tokens     sync.Map      // progress token string -> context.Context of the client request
-	clocks     sync.Map      // progress token string -> *callClock of the call
-	inflight   sync.Map      // request id -> context.Context of the client request
+	changes  chan string
+	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
+	tokens   sync.Map      // progress token string -> context.Context of the client request
+	clocks   sync.Map      // progress token string -> *callClock of the call
+	inflight sync.Map      // request id -> context.Context of the client request
+	nextTok  atomic.Int64
+
+	// The upstream's questions to clients (relay.go).
 	relays     chan struct{} // one per question being relayed: maxRelays
 	callClocks sync.Map      // request id -> *callClock of the call
-	nextTok    atomic.Int64
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
