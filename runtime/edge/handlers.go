@@ -49,6 +49,10 @@ func dispatch(method string) handler {
 	return func(e *Edge, c *call) (any, error) {
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
+		declared := ctx
+		ctx = server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
+			return relayable(c.rev, server.ClientCapabilities(declared))
+		})
 		r, err := e.Server.Handle(ctx, method, c.params)
 		if ir, ierr, ok := e.inputRequired(c, method, err); ok {
 			return ir, ierr
