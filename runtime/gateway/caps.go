@@ -40,7 +40,7 @@ func (g *Gateway) missingCapability(ctx context.Context, m *member, method strin
 	}
 	required, _ := json.Marshal(&data.Required)
 	g.log.Warn("gateway: an upstream needs a client capability the client declared but mcpx did not relay to it",
-		"upstream", m.name, "method", method, "required", string(required), "declared upstream", relayedJSON(ctx))
+		"upstream", m.name, "method", method, "required", string(required), "told", relayedJSON(ctx))
 	return fmt.Errorf("upstream %q: %s: the upstream needs the client capabilities %s, which the client declared but mcpx could not relay to it", m.name, method, required)
 }
 
