@@ -49,6 +49,7 @@ func dispatch(method string) handler {
 	return func(e *Edge, c *call) (any, error) {
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
+		ctx = server.WithAsker(ctx, &asker{e: e, c: c})
 		declared := ctx
 		ctx = server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
 			return relayable(c.rev, server.ClientCapabilities(declared))
@@ -86,7 +87,7 @@ func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ 
 	}
 	p := params.(*mcp.InitializeRequestParams)
 	sess.mu.Lock()
-	sess.rev, sess.caps = rev, p.Capabilities
+	sess.rev, sess.caps, sess.client = rev, p.Capabilities, p.ClientInfo
 	sess.mu.Unlock()
 	res := &mcp.InitializeResult{
 		ProtocolVersion: string(rev),

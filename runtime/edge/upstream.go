@@ -211,7 +211,7 @@ func probeRefused(sent mcp.Revision, e *jsonrpc.Error) (retry mcp.Revision, p pr
 // revision mcpx serves is accepted in answer (the lifecycle pages: a
 // server that does not support the offered version answers with another).
 func (d *Dialect) initialize(ctx context.Context, rt RoundTrip, offer mcp.Revision) error {
-	p := &mcp.InitializeRequestParams{ProtocolVersion: string(offer), ClientInfo: d.client}
+	p := &mcp.InitializeRequestParams{ProtocolVersion: string(offer), ClientInfo: d.client, Capabilities: relayCapabilities(offer)}
 	raw, err := d.encode(offer, p)
 	if err != nil {
 		return err
