@@ -50,6 +50,10 @@ func dispatch(method string) handler {
 		ctx := server.WithNotifier(c.ctx, e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
 		ctx = server.WithAsker(ctx, &asker{e: e, c: c})
+		declared := ctx
+		ctx = server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
+			return relayable(c.rev, server.ClientCapabilities(declared))
+		})
 		r, err := e.Server.Handle(ctx, method, c.params)
 		if ir, ierr, ok := e.inputRequired(c, method, err); ok {
 			return ir, ierr
