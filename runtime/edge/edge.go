@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -93,6 +94,10 @@ type Edge struct {
 	// slog.Default().
 	Log *slog.Logger
 
+	// AskTimeout bounds how long a question put to a client (see
+	// [server.Ask]) waits for its answer; 0 means DefaultAskTimeout.
+	AskTimeout time.Duration
+
 	lists     listCache
 	params    paramCache
 	listeners listeners
@@ -118,6 +123,11 @@ type Session struct {
 	logLevel mcp.LoggingLevel
 	inflight map[string]func() // cancels a running request, by raw id
 	subs     map[string]bool   // legacy resources/subscribe
+
+	// Questions put to the client (ask.go).
+	client mcp.Implementation               // the clientInfo of initialize, for logs
+	asks   map[string]chan *jsonrpc.Message // waiting for the client's answer, by raw id
+	askSeq uint64
 }
 
 // Revision returns the revision initialize negotiated, or "".
@@ -183,7 +193,8 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	m := in.Msg
 	switch {
 	case m.IsResponse():
-		return Reply{Status: http.StatusAccepted} // mcpx sends clients no requests yet
+		e.answered(sess, m) // the answer to a question mcpx asked (ask.go)
+		return Reply{Status: http.StatusAccepted}
 	case m.IsNotification():
 		e.notification(sess, m)
 		return Reply{Status: http.StatusAccepted}

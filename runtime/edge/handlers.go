@@ -49,6 +49,11 @@ func dispatch(method string) handler {
 	return func(e *Edge, c *call) (any, error) {
 		ctx := server.WithNotifier(server.WithTakesInputRequired(c.ctx, c.takesInputRequired(method)), e.notifier(c))
 		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
+		ctx = server.WithAsker(ctx, &asker{e: e, c: c})
+		declared := ctx
+		ctx = server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
+			return relayable(c.rev, server.ClientCapabilities(declared))
+		})
 		r, err := e.Server.Handle(ctx, method, c.params)
 		if ir, ierr, ok := e.inputRequired(c, method, err); ok {
 			return ir, ierr
@@ -82,7 +87,7 @@ func (e *Edge) initialize(ctx contextType, sess *Session, m *jsonrpc.Message, _ 
 	}
 	p := params.(*mcp.InitializeRequestParams)
 	sess.mu.Lock()
-	sess.rev, sess.caps = rev, p.Capabilities
+	sess.rev, sess.caps, sess.client = rev, p.Capabilities, p.ClientInfo
 	sess.mu.Unlock()
 	res := &mcp.InitializeResult{
 		ProtocolVersion: string(rev),

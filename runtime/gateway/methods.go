@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -62,7 +61,8 @@ func fail(m *member, method string, err error) error {
 	case errors.As(err, &je) && je.Code == jsonrpc.InvalidParams:
 		return server.InvalidParams("upstream %q: %s", m.name, je.Message)
 	case errors.As(err, &je) && je.Code == jsonrpc.MissingRequiredClientCapability:
-		// The upstream needs a capability the client did not declare: the
+		// The upstream needs a capability the client did not declare
+		// (Forward has already taken those it did, missingCapability): the
 		// client's own error, passed on with what is required.
 		var data struct {
 			Required mcp.ClientCapabilities `json:"requiredCapabilities"`
@@ -109,7 +109,10 @@ func (g *Gateway) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if len(g.fixedTools) == 0 && !g.has(hasTools) {
 		return nil, server.ErrUnsupported
 	}
-	return slices.Clone(g.view.tools), nil
+	// A view is replaced whole, never changed in place, and callers only
+	// read a list (server.Namespace), so it is shared, not copied: a copy
+	// per page of a 10,000-tool list was 160 MB per listing.
+	return g.view.tools, nil
 }
 
 // CallTool calls the tool behind the exposed name by its upstream name
@@ -204,7 +207,7 @@ func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 	if !g.has(hasPrompts) {
 		return nil, server.ErrUnsupported
 	}
-	out := slices.Clone(g.view.prompts)
+	out := g.view.prompts // shared, as in ListTools
 	if out == nil {
 		out = []mcp.Prompt{}
 	}

@@ -68,6 +68,8 @@ func serveUpstream(mode string) int {
 		return serveLarge(os.Stdin)
 	case "largehttp":
 		return serveLargeHTTP()
+	case "asker":
+		return serveAsker(rev) // questions_test.go
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")

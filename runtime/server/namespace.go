@@ -17,7 +17,8 @@ import (
 // upstream server. A method a namespace does not support returns
 // [ErrUnsupported]; [Server] then leaves its capability undeclared.
 //
-// Lists are returned whole; the server paginates them. Handlers may call
+// Lists are returned whole; the server paginates them. A namespace may
+// return a list it shares between calls: callers only read it. Handlers may call
 // [Progress] and [Log] with the context they are given, and must stop when
 // it is cancelled.
 //

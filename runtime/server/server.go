@@ -51,7 +51,7 @@ func page[T any](s *Server, items []T, cursor string) ([]T, string, error) {
 	if end < len(items) {
 		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
 	}
-	out := items[start:end]
+	out := items[start:end:end] // capped: the namespace's list is shared, never appended to
 	if out == nil {
 		out = []T{}
 	}

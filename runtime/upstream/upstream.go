@@ -138,6 +138,10 @@ type Client struct {
 	inflight sync.Map      // request id -> context.Context of the client request
 	nextTok  atomic.Int64
 
+	// The upstream's questions to clients (relay.go).
+	relays     chan struct{} // one per question being relayed: maxRelays
+	callClocks sync.Map      // request id -> *callClock of the call
+
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
 	dialect atomic.Pointer[edge.Dialect]
@@ -173,7 +177,7 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 	if spec.sendWait <= 0 {
 		spec.sendWait = sendWait
 	}
-	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight)}
+	c := &Client{spec: spec, info: info, log: log.With("upstream", spec.Name), changes: make(chan string, 16), slots: make(chan struct{}, spec.MaxInFlight), relays: make(chan struct{}, maxRelays)}
 	c.limit = &logLimit{out: c.log, rate: float64(max(spec.LogRate, 0)), burst: float64(logBurst * max(spec.LogRate, 0)), every: dropReportEvery}
 	c.noisy = slog.New(limitedHandler{c.log.Handler(), c.limit})
 	// Ids and tokens start above the handshake's (server/discover 0 and
@@ -385,13 +389,14 @@ func (c *Client) Close() error {
 func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	d := c.dialect.Load()
 	switch {
+	case m.IsRequest() && edge.Relays(m.Method) && d != nil:
+		c.relay(cn, d, m, related) // relay.go
 	case m.IsRequest():
-		// mcpx does not relay server-to-client requests yet; ping is
-		// answered, the rest refused plainly. The reply goes in the
-		// background: this goroutine is the one reading the upstream's
-		// stdout or a response stream, and an upstream that sends
-		// requests without reading its input must not stall it.
-		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients yet", m.Method))
+		// Ping is answered, the rest refused plainly. The reply goes in
+		// the background: this goroutine is the one reading the
+		// upstream's stdout or a response stream, and an upstream that
+		// sends requests without reading its input must not stall it.
+		reply := jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to its clients", m.Method))
 		if m.Method == mcp.MethodPing {
 			reply = jsonrpc.Response(m.ID, json.RawMessage(`{}`))
 		}
@@ -476,7 +481,9 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		c.clocks.Store(string(token), clock)
 		defer c.clocks.Delete(string(token))
 	}
-	raw, err := d.Request(method, params, token, server.LogLevel(ctx))
+	// A modern upstream is told what the client behind the call can be
+	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
+	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), server.RelayedCapabilities(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -492,6 +499,8 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
 	c.inflight.Store(string(id), ctx)
 	defer c.inflight.Delete(string(id))
+	c.callClocks.Store(string(id), clock) // paused while the upstream's question waits (relay.go)
+	defer c.callClocks.Delete(string(id))
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
 	if err != nil {
 		if cctx.Err() != nil && cn.cancelsByNotification() {
@@ -565,6 +574,7 @@ type callClock struct {
 	due        time.Time // when the timeout passes, as of the last progress
 	end        time.Time // when the maximum passes
 	progressed bool
+	paused     int // questions of the call waiting for the client (relay.go)
 }
 
 // The causes of a call's context ending by its clock.

@@ -227,6 +227,14 @@ func (s *stream) notify(m *jsonrpc.Message) {
 	if s.closed || !s.start(true) {
 		return
 	}
+	if m.IsRequest() {
+		// A question to the client (the edge's Ask) is never coalesced
+		// or dropped: something waits for its answer. The edge bounds
+		// how many a session has waiting (edge.MaxPendingAsks).
+		s.queue = append(s.queue, n)
+		s.signal()
+		return
+	}
 	for i, o := range s.queue {
 		if len(s.queue) < StreamBehind {
 			break

@@ -1,0 +1,230 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/convert"
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+)
+
+// Questions to a legacy client: a server-to-client JSON-RPC request
+// (sampling/createMessage, elicitation/create, roots/list) sent on the
+// stream of the client request it belongs to (the call's SSE response
+// over Streamable HTTP, stdout on stdio) with an id of mcpx's own, and the
+// client's response, which the transport hands to Handle like any other
+// message, matched back by that id within the same session only.
+
+// DefaultAskTimeout is how long a question waits for the client's answer
+// when Edge.AskTimeout is 0. A person may be answering; the call that
+// asked is bounded by its own deadline too (an upstream's Timeout).
+const DefaultAskTimeout = 10 * time.Minute
+
+// MaxPendingAsks is how many questions one session may have waiting for
+// answers at once; one more fails at once with -32603 and is not sent.
+// It bounds what a client that never answers can make mcpx hold.
+const MaxPendingAsks = 16
+
+func (e *Edge) askTimeout() time.Duration {
+	if e.AskTimeout > 0 {
+		return e.AskTimeout
+	}
+	return DefaultAskTimeout
+}
+
+// asker is server.Asker for one call.
+type asker struct {
+	e *Edge
+	c *call
+}
+
+// Ask puts method to the client of a.c, in its revision, and waits for
+// the answer, upgraded to the hub type of the method's result.
+func (a *asker) Ask(ctx context.Context, method string, params any) (any, error) {
+	c, e := a.c, a.e
+	if IsModern(c.rev) {
+		// 2026-07-28 has no server-to-client requests (MRTR page): its
+		// questions go as input_required, which this path does not make.
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "%s cannot be sent to a %s client as a request; mcpx does not relay it as input_required yet", method, c.rev)
+	}
+	c.sess.mu.Lock()
+	caps, client := c.sess.caps, c.sess.client
+	c.sess.mu.Unlock()
+	who := clientName(client, c.rev)
+	m, ok := revision.Lookup(c.rev).Method(method)
+	if !ok || !m.FromServer || m.Notification {
+		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) speaks %s, which has no %s", who, c.rev, method)
+	}
+	if err := mayAsk(&caps, method, params, who); err != nil {
+		return nil, err
+	}
+	if c.sink == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client (%s) cannot be asked %s: its request has no stream a request can go on (over HTTP it must accept text/event-stream)", who, method)
+	}
+	if u, ok := params.(*mcp.ElicitRequestParams); ok {
+		if p, ok := u.Value.(*mcp.ElicitRequestURLParams); ok && p.ElicitationID == "" && hasField(revision.Lookup(c.rev), "ElicitRequestURLParams", "elicitationId") {
+			// 2025-11-25 requires one; an upstream of another revision
+			// may not have given one.
+			cp := *p
+			cp.ElicitationID = "mcpx-" + strconv.FormatUint(e.nextElicitation(), 10)
+			params = &mcp.ElicitRequestParams{Value: &cp}
+		}
+	}
+	wire, err := convert.Downgrade(c.rev, params)
+	var raw json.RawMessage
+	if err == nil {
+		raw, err = json.Marshal(wire)
+	}
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s cannot be put to the client (%s) in protocol revision %s: %v", method, who, c.rev, err)
+	}
+
+	id, answer, err := c.sess.expect()
+	if err != nil {
+		return nil, err
+	}
+	defer c.sess.forget(id)
+	c.sink(jsonrpc.Request(id, method, raw))
+
+	t := time.NewTimer(e.askTimeout())
+	defer t.Stop()
+	var resp *jsonrpc.Message
+	select {
+	case resp = <-answer:
+	case <-ctx.Done():
+		c.sink(cancelled(id, "the request that asked ended"))
+		return nil, ctx.Err()
+	case <-t.C:
+		c.sink(cancelled(id, "no answer in time"))
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client (%s) did not answer %s within %s", who, method, e.askTimeout())
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	res, err := decodeParams(c.rev, m.Result, resp.Result)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client's (%s) answer to %s does not decode in %s: %v", who, method, c.rev, err)
+	}
+	return res, nil
+}
+
+// mayAsk refuses a question the client did not declare it can take, with
+// the code its page gives: roots -32601 (roots page, "Client does not
+// support roots"); an elicitation mode not declared -32602 (2025-11-25
+// elicitation page); tool-enabled sampling without sampling.tools -32602
+// (the client MUST return an error; invalid params is the one that fits).
+// A capability missing altogether is the method not existing for that
+// client: -32601.
+func mayAsk(caps *mcp.ClientCapabilities, method string, params any, who string) error {
+	missing := func(what string) error {
+		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) did not declare the %s capability", who, what)
+	}
+	switch method {
+	case mcp.MethodRootsList:
+		if len(caps.Roots) == 0 {
+			return missing("roots")
+		}
+	case mcp.MethodSamplingCreateMessage:
+		if caps.Sampling == nil {
+			return missing("sampling")
+		}
+		if p, ok := params.(*mcp.CreateMessageRequestParams); ok && (len(p.Tools) > 0 || p.ToolChoice != nil) && len(caps.Sampling.Tools) == 0 {
+			return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare sampling.tools; a sampling request with tools cannot be sent to it", who)
+		}
+	case mcp.MethodElicitationCreate:
+		el := caps.Elicitation
+		if el == nil {
+			return missing("elicitation")
+		}
+		u, _ := params.(*mcp.ElicitRequestParams)
+		if u == nil {
+			return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "elicitation/create without params")
+		}
+		// An empty elicitation object declares form mode only.
+		form := len(el.Form) > 0 || (len(el.Form) == 0 && len(el.URL) == 0)
+		switch u.Value.(type) {
+		case *mcp.ElicitRequestURLParams:
+			if len(el.URL) == 0 {
+				return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.url; a URL-mode elicitation cannot be sent to it", who)
+			}
+		default:
+			if !form {
+				return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.form; a form-mode elicitation cannot be sent to it", who)
+			}
+		}
+	case mcp.MethodPing:
+	default:
+		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to clients", method)
+	}
+	return nil
+}
+
+func clientName(info mcp.Implementation, rev mcp.Revision) string {
+	name := info.Name
+	if name == "" {
+		name = "unnamed"
+	}
+	if info.Version != "" {
+		name += " " + info.Version
+	}
+	return name + ", " + string(rev)
+}
+
+func cancelled(id json.RawMessage, reason string) *jsonrpc.Message {
+	raw, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	return jsonrpc.Notification(mcp.MethodNotificationsCancelled, raw)
+}
+
+var errTooManyAsks = jsonrpc.Errorf(jsonrpc.InternalError, nil, "too many questions are waiting for this client's answers (limit %d)", MaxPendingAsks)
+
+// expect registers a question about to be sent: its fresh id (a string
+// no client request id of mcpx's own could be confused with) and where
+// the answer will arrive.
+func (s *Session) expect() (json.RawMessage, chan *jsonrpc.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.asks) >= MaxPendingAsks {
+		return nil, nil, errTooManyAsks
+	}
+	if s.asks == nil {
+		s.asks = map[string]chan *jsonrpc.Message{}
+	}
+	s.askSeq++
+	id := json.RawMessage(strconv.Quote("mcpx-q-" + strconv.FormatUint(s.askSeq, 10)))
+	ch := make(chan *jsonrpc.Message, 1)
+	s.asks[string(id)] = ch
+	return id, ch, nil
+}
+
+// forget drops a question that was answered, cancelled or timed out.
+func (s *Session) forget(id json.RawMessage) {
+	s.mu.Lock()
+	delete(s.asks, string(id))
+	s.mu.Unlock()
+}
+
+// answered hands a client's response to the question that waits for it.
+// One nobody waits for (an unknown id, a second answer, an answer after
+// the question was given up) is logged and otherwise ignored: the
+// transport answers 202 all the same, as for any response it accepts.
+func (e *Edge) answered(sess *Session, m *jsonrpc.Message) {
+	sess.mu.Lock()
+	ch := sess.asks[string(m.ID)]
+	delete(sess.asks, string(m.ID))
+	sess.mu.Unlock()
+	if ch == nil {
+		e.log().Info("a client's response answers no question mcpx is waiting for; ignored", "id", jsonrpc.Clip(string(m.ID)))
+		return
+	}
+	ch <- m // buffered, and only the one taken from the map sends
+}
+
+// elicitationSeq numbers the elicitationIds mcpx makes up.
+var elicitationSeq atomic.Uint64
+
+func (e *Edge) nextElicitation() uint64 { return elicitationSeq.Add(1) }
