@@ -60,19 +60,16 @@ import (
 // without a state are taken too, since the handler decides what it asks:
 // a client may answer in advance.
 
-// ErrClientRequestsUnsupported is what asking a client that has no MRTR
-// fails with until [LegacyAsk] can send it requests.
+// ErrClientRequestsUnsupported is what a question fails with when no
+// client can be reached (a test's AskFunc; the fixture's askUnsupported).
 var ErrClientRequestsUnsupported = errors.New("server-to-client requests are not supported yet")
 
 // LegacyAsk puts one question (method and a pointer to its hub params
 // type) to a client that does not take input_required, as a
 // server-to-client request, and returns its answer as a pointer to the
-// hub result type. SEAM (issue 12, bridge 1): it fails with
-// [ErrClientRequestsUnsupported] until the edge can send requests to a
-// client; then it is server.Ask.
-var LegacyAsk = func(ctx context.Context, method string, params any) (any, error) {
-	return nil, ErrClientRequestsUnsupported
-}
+// hub result type: server.Ask, the edge's question on the call's stream
+// (bridge 1); a variable so that tests can stand in for the client.
+var LegacyAsk = server.Ask
 
 // Asker asks the client of the request a handler serves. Its Ask method
 // is the fixture's AskFunc. The zero value seals with a key of the
