@@ -260,7 +260,7 @@ func kindOf(resp mcp.InputResponse) string {
 }
 
 // question is the method and hub params of one question, as a request
-// to the client sends them.
+// to a legacy client sends them.
 func question(q mcp.InputRequest) (method string, params any, err error) {
 	switch v := q.Value.(type) {
 	case *mcp.ElicitRequest:
@@ -268,10 +268,14 @@ func question(q mcp.InputRequest) (method string, params any, err error) {
 	case *mcp.CreateMessageRequest:
 		return mcp.MethodSamplingCreateMessage, &v.Params, nil
 	case *mcp.ListRootsRequest:
-		if v.Params == nil {
-			return mcp.MethodRootsList, nil, nil
+		// Sent as a request, roots/list has the generic params of the
+		// legacy revisions (RequestParams); ListRootsRequestParams is the
+		// 2026-07-28 inputRequests shape.
+		p := &mcp.RequestParams{}
+		if v.Params != nil {
+			p.Meta = v.Params.Meta
 		}
-		return mcp.MethodRootsList, v.Params, nil
+		return mcp.MethodRootsList, p, nil
 	}
 	return "", nil, fmt.Errorf("catalog: a question of no known kind (%T)", q.Value)
 }
