@@ -47,10 +47,7 @@ func init() {
 // method not found, as for a method mcpx does not know.
 func dispatch(method string) handler {
 	return func(e *Edge, c *call) (any, error) {
-		ctx := server.WithNotifier(c.ctx, e.notifier(c))
-		ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
-		ctx = server.WithAsker(ctx, &asker{e: e, c: c})
-		r, err := e.Server.Handle(ctx, method, c.params)
+		r, err := e.Server.Handle(e.handlerContext(c), method, c.params)
 		if ir, ierr, ok := e.inputRequired(c, method, err); ok {
 			return ir, ierr
 		}
@@ -65,6 +62,14 @@ func dispatch(method string) handler {
 		}
 		return r, err
 	}
+}
+
+// handlerContext is the context a namespace serves c in: c's, carrying
+// the request's notifier, the client's capabilities and its asker.
+func (e *Edge) handlerContext(c *call) context.Context {
+	ctx := server.WithNotifier(c.ctx, e.notifier(c))
+	ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
+	return server.WithAsker(ctx, &asker{e: e, c: c})
 }
 
 // initialize negotiates a legacy session: a legacy revision mcpx serves
