@@ -787,3 +787,24 @@ func TestBridge3GoSDKClient(t *testing.T) {
 		}
 	}
 }
+
+// TestBridge3StateOutlivedByTheAnswer: when the client answers after the
+// sealed state that carries the upstream's requestState has expired, the
+// retry cannot be made: the client gets -32603 saying the request could
+// not be resumed (mcpx's failure, not -32602 about a requestState the
+// legacy client never sent), and the upstream is not retried.
+func TestBridge3StateOutlivedByTheAnswer(t *testing.T) {
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			gw, u := b3Gateway(t)
+			gw.States.TTL = 30 * time.Millisecond
+			c := b3Client(t, gw, tr, "2025-11-25", declaresAll)
+			c.delay = 100 * time.Millisecond
+			a := b3Call(c, "up__ask")
+			wantError(t, a, -32603, "could not be resumed after round 1", "expired")
+			if n := len(u.saw()); n != 1 {
+				t.Errorf("the upstream got %d requests, want no retry", n)
+			}
+		})
+	}
+}
