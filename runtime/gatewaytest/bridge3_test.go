@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
@@ -806,5 +809,68 @@ func TestBridge3StateOutlivedByTheAnswer(t *testing.T) {
 				t.Errorf("the upstream got %d requests, want no retry", n)
 			}
 		})
+	}
+}
+
+// TestBridge3MCPGoClient: mcp-go's client (v1.2.1) as a legacy client,
+// pinned to 2025-06-18 and 2025-11-25 over Streamable HTTP and stdio,
+// answers the same rounds with its elicitation, sampling and roots
+// handlers.
+func TestBridge3MCPGoClient(t *testing.T) {
+	for _, tr := range []string{"http", "stdio"} {
+		for _, rev := range []string{"2025-06-18", "2025-11-25"} {
+			t.Run(tr+"/"+rev, func(t *testing.T) {
+				gw, _ := b3Gateway(t)
+				var mt transport.Interface
+				if tr == "http" {
+					url, hc := serveHTTP(t, gw, rev)
+					h, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
+					if err != nil {
+						t.Fatal(err)
+					}
+					mt = h
+				} else {
+					r, w := serveStdio(t, gw, rev)
+					mt = transport.NewIO(r, w, nil)
+				}
+				a := &mcpGoAnswers{asked: map[string]int{}}
+				cl := client.NewClient(mt, client.WithProtocolVersion(rev), client.WithElicitationHandler(a), client.WithSamplingHandler(a), client.WithRootsHandler(a))
+				t.Cleanup(func() { cl.Close() })
+				if err := cl.Start(t.Context()); err != nil {
+					t.Fatalf("mcp-go Start: %v", err)
+				}
+				if _, err := cl.Initialize(t.Context(), mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
+					ClientInfo: mcpgo.Implementation{Name: "b3-mcp-go", Version: "1"},
+				}}); err != nil {
+					t.Fatalf("mcp-go Initialize pinned to %s: %v", rev, err)
+				}
+				const who = "Linus (What is your name?)"
+				for _, tc := range []struct{ tool, want string }{
+					{"up__ask", "Hello, " + who + "!"},
+					{"up__two", who + " / mcp-go sampled"},
+					{"up__several", who + " | mcp-go sampled | file:///mcp-go-root"},
+				} {
+					res, err := cl.CallTool(t.Context(), mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: tc.tool, Arguments: map[string]any{}}})
+					if err != nil {
+						t.Errorf("%s: %v", tc.tool, err)
+						continue
+					}
+					got := ""
+					if len(res.Content) == 1 {
+						if tx, ok := res.Content[0].(mcpgo.TextContent); ok {
+							got = tx.Text
+						}
+					}
+					if got != tc.want {
+						t.Errorf("%s: %q, want %q", tc.tool, got, tc.want)
+					}
+				}
+				a.mu.Lock()
+				defer a.mu.Unlock()
+				if a.asked["elicit"] != 3 || a.asked["sample"] != 2 || a.asked["roots"] != 1 {
+					t.Errorf("the mcp-go client's handlers ran %v, want elicit 3, sample 2, roots 1", a.asked)
+				}
+			})
+		}
 	}
 }
