@@ -65,11 +65,16 @@ func dispatch(method string) handler {
 }
 
 // handlerContext is the context a namespace serves c in: c's, carrying
-// the request's notifier, the client's capabilities and its asker.
+// the request's notifier, the client's capabilities, its asker and what
+// mcpx can relay of them (upcaps.go).
 func (e *Edge) handlerContext(c *call) context.Context {
 	ctx := server.WithNotifier(c.ctx, e.notifier(c))
 	ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
-	return server.WithAsker(ctx, &asker{e: e, c: c})
+	ctx = server.WithAsker(ctx, &asker{e: e, c: c})
+	declared := ctx
+	return server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
+		return relayable(c.rev, server.ClientCapabilities(declared))
+	})
 }
 
 // initialize negotiates a legacy session: a legacy revision mcpx serves

@@ -59,6 +59,9 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	if ir, ok := g.inputRequired(m, method, params, err); ok {
 		return nil, ir
 	}
+	if mc := g.missingCapability(ctx, m, method, err); mc != nil {
+		return nil, mc
+	}
 	var je *jsonrpc.Error
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound:

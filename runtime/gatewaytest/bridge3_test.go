@@ -442,14 +442,14 @@ func b3Clients(t *testing.T, caps string, f func(t *testing.T, c *askingClient, 
 	}
 }
 
-func wantText(t *testing.T, a b3Answer, want string) {
+func b3WantText(t *testing.T, a b3Answer, want string) {
 	t.Helper()
 	if got := a.text(); got != want {
 		t.Errorf("got %q (%s), want %q", got, a.wire, want)
 	}
 }
 
-func wantError(t *testing.T, a b3Answer, code int64, want ...string) {
+func b3WantError(t *testing.T, a b3Answer, code int64, want ...string) {
 	t.Helper()
 	got, msg := a.err()
 	ok := got == code
@@ -488,18 +488,18 @@ func questionsAsked(t *testing.T, c *askingClient, n int, methods ...string) int
 func TestBridge3OneRound(t *testing.T) {
 	b3Clients(t, declaresAll, func(t *testing.T, c *askingClient, u *b3Upstream, _ string) []b3Answer {
 		a := b3Call(c, "up__ask")
-		wantText(t, a, "Hello, Ada!")
+		b3WantText(t, a, "Hello, Ada!")
 		n := questionsAsked(t, c, 0, "elicitation/create")
 		seen := u.saw()
 		if len(seen) != 2 || seen[0].State != "" || seen[1].State != upSecret+"ask" || string(seen[1].Responses["user_name"]) != `{"action":"accept","content":{"name":"Ada"}}` || len(seen[1].Responses) != 1 {
 			t.Errorf("the upstream saw %+v; want the call without state, then its own state and the answer keyed user_name", seen)
 		}
 		p := b3Request(c, "prompts/get", `{"name":"up__greet"}`)
-		wantText(t, p, "Greet Ada")
+		b3WantText(t, p, "Greet Ada")
 		r := b3Request(c, "resources/read", `{"uri":"mcpx://up/test://secret"}`)
-		wantText(t, r, "secret of Ada")
+		b3WantText(t, r, "secret of Ada")
 		ns := b3Call(c, "up__nostate")
-		wantText(t, ns, "Hi Ada")
+		b3WantText(t, ns, "Hi Ada")
 		questionsAsked(t, c, n, "elicitation/create", "elicitation/create", "elicitation/create")
 		return []b3Answer{a, p, r, ns}
 	})
@@ -511,7 +511,7 @@ func TestBridge3OneRound(t *testing.T) {
 func TestBridge3TwoRounds(t *testing.T) {
 	b3Clients(t, declaresAll, func(t *testing.T, c *askingClient, u *b3Upstream, _ string) []b3Answer {
 		a := b3Call(c, "up__two")
-		wantText(t, a, "Ada / sampled hi")
+		b3WantText(t, a, "Ada / sampled hi")
 		questionsAsked(t, c, 0, "elicitation/create", "sampling/createMessage")
 		seen := u.saw()
 		if len(seen) != 3 || seen[1].State != upSecret+"two-1" || seen[2].State != upSecret+"two-2-Ada" || len(seen[2].Responses) != 1 {
@@ -527,7 +527,7 @@ func TestBridge3TwoRounds(t *testing.T) {
 func TestBridge3SeveralQuestions(t *testing.T) {
 	b3Clients(t, declaresAll, func(t *testing.T, c *askingClient, u *b3Upstream, _ string) []b3Answer {
 		a := b3Call(c, "up__several")
-		wantText(t, a, "Ada | sampled hi | file:///work")
+		b3WantText(t, a, "Ada | sampled hi | file:///work")
 		// Keys q, r, user_name.
 		questionsAsked(t, c, 0, "sampling/createMessage", "roots/list", "elicitation/create")
 		if seen := u.saw(); len(seen) != 2 || len(seen[1].Responses) != 3 {
@@ -547,22 +547,22 @@ func TestBridge3UndeclaredCapability(t *testing.T) {
 		// Keys q (sampling, declared), r (roots, not), user_name: q is
 		// not asked either.
 		a := b3Call(c, "up__several")
-		wantError(t, a, -32601, `input request "r"`, "did not declare the roots capability", "asked-client 9")
+		b3WantError(t, a, -32601, `input request "r"`, "did not declare the roots capability", "asked-client 9")
 		questionsAsked(t, c, 0)
 		if n := len(u.saw()); n != 1 {
 			t.Errorf("the upstream got %d requests, want no retry", n)
 		}
 		ok := b3Call(c, "up__ask")
-		wantText(t, ok, "Hello, Ada!")
+		b3WantText(t, ok, "Hello, Ada!")
 		return []b3Answer{a, ok}
 	})
 	for _, tr := range []string{"http", "stdio"} {
 		t.Run(tr+"/2024-11-05 audio", func(t *testing.T) {
 			gw, u := b3Gateway(t)
 			c := b3Client(t, gw, tr, "2024-11-05", `{"sampling":{}}`)
-			wantError(t, b3Call(c, "up__audio"), -32602, "AudioContent has no 2024-11-05 form")
+			b3WantError(t, b3Call(c, "up__audio"), -32602, "AudioContent has no 2024-11-05 form")
 			// 2024-11-05 has no elicitation at all.
-			wantError(t, b3Call(c, "up__ask"), -32601, "2024-11-05, which has no elicitation/create")
+			b3WantError(t, b3Call(c, "up__ask"), -32601, "2024-11-05, which has no elicitation/create")
 			questionsAsked(t, c, 0)
 			if n := len(u.saw()); n != 2 {
 				t.Errorf("the upstream got %d requests, want no retries", n)
@@ -577,7 +577,7 @@ func TestBridge3UndeclaredCapability(t *testing.T) {
 func TestBridge3RoundLimit(t *testing.T) {
 	b3Clients(t, declaresAll, func(t *testing.T, c *askingClient, u *b3Upstream, _ string) []b3Answer {
 		a := b3Call(c, "up__forever")
-		wantError(t, a, -32603, fmt.Sprintf("still asked for input after %d rounds", edge.MaxInputRounds))
+		b3WantError(t, a, -32603, fmt.Sprintf("still asked for input after %d rounds", edge.MaxInputRounds))
 		if n := len(c.asked()); n != edge.MaxInputRounds {
 			t.Errorf("the client was asked %d questions, want %d", n, edge.MaxInputRounds)
 		}
@@ -804,7 +804,7 @@ func TestBridge3StateOutlivedByTheAnswer(t *testing.T) {
 			c := b3Client(t, gw, tr, "2025-11-25", declaresAll)
 			c.delay = 100 * time.Millisecond
 			a := b3Call(c, "up__ask")
-			wantError(t, a, -32603, "could not be resumed after round 1", "expired")
+			b3WantError(t, a, -32603, "could not be resumed after round 1", "expired")
 			if n := len(u.saw()); n != 1 {
 				t.Errorf("the upstream got %d requests, want no retry", n)
 			}
