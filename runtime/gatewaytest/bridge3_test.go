@@ -37,6 +37,7 @@ import (
 // sends either side is validated closed-world.
 
 const (
+	askURL   = `{"method":"elicitation/create","params":{"mode":"url","message":"Sign in","url":"https://example.com/login"}}`
 	askAudio = `{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"audio","data":"AAAA","mimeType":"audio/wav"}}],"maxTokens":10}}`
 )
 
@@ -49,7 +50,8 @@ const (
 //   - nostate: user_name with no requestState, then "Hi <name>";
 //   - forever: asks again on every retry, a new state each time;
 //   - slow: user_name, then holds the retry until its request ends;
-//   - audio: a sampling question with audio content.
+//   - audio: a sampling question with audio content;
+//   - url: a URL-mode elicitation, then "login <action>".
 //
 // and prompt greet and resource test://secret ask user_name. Its own
 // requestState is UPSTREAM-SECRET-...; a retry whose state is not the one
@@ -189,7 +191,7 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 			answer(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"prompts":{},"resources":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw-b3","version":"1"}}}`)
 		case m.Method == "tools/list":
 			var tools []string
-			for _, n := range []string{"ask", "two", "several", "nostate", "forever", "slow", "audio"} {
+			for _, n := range []string{"ask", "two", "several", "nostate", "forever", "slow", "audio", "url"} {
 				tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
 			}
 			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + strings.Join(tools, ",") + `]}`)
@@ -255,6 +257,16 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 				close(u.slowEnded)
 			case <-time.After(20 * time.Second):
 				answer(text("slow done"))
+			}
+		case m.Method == "tools/call" && m.Params.Name == "url":
+			var r struct{ Action string }
+			switch {
+			case m.Params.RequestState == nil:
+				ask(upSecret+"url", "login", askURL)
+			case json.Unmarshal(m.Params.InputResponses["login"], &r) == nil && r.Action != "":
+				answer(text("login " + r.Action))
+			default:
+				refuse("no answer to login")
 			}
 		case m.Method == "tools/call" && m.Params.Name == "audio":
 			ask(upSecret+"audio", "q", askAudio)
@@ -872,5 +884,31 @@ func TestBridge3MCPGoClient(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBridge3URLElicitation: a URL-mode elicitation reaches a 2025-11-25
+// client that declared elicitation.url with an elicitationId of mcpx's
+// (the 2026-07-28 upstream gave none; 2025-11-25 requires one), and its
+// answer the upstream; a client that declared form mode only, or a
+// 2025-06-18 one, is not asked: -32602 naming elicitation.url.
+func TestBridge3URLElicitation(t *testing.T) {
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			gw, u := b3Gateway(t)
+			c := b3Client(t, gw, tr, "2025-11-25", `{"elicitation":{"form":{},"url":{}}}`)
+			b3WantText(t, b3Call(c, "up__url"), "login accept")
+			if q := c.asked(); len(q) != 1 || !strings.Contains(string(q[0].Params), `"elicitationId":"mcpx-`) || !strings.Contains(string(q[0].Params), `"url":"https://example.com/login"`) {
+				t.Errorf("the client was asked %+v, want one URL-mode elicitation with an elicitationId of mcpx's", q)
+			}
+			for _, rev := range []string{"2025-11-25", "2025-06-18"} {
+				form := b3Client(t, gw, tr, rev, `{"elicitation":{}}`)
+				b3WantError(t, b3Call(form, "up__url"), -32602, `input request "login"`, "did not declare elicitation.url")
+				questionsAsked(t, form, 0)
+			}
+			if n := len(u.saw()); n != 4 {
+				t.Errorf("the upstream got %d requests, want the call and its retry, then the two refused calls", n)
+			}
+		})
 	}
 }
