@@ -25,9 +25,9 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 //     relays as they are (the upstream's inputRequests pass to the client,
 //     its inputResponses back). roots is "{}": the 2026-07-28 roots
 //     capability has no members.
-//   - a legacy client: nothing. A 2026-07-28 upstream's input_required is
-//     not put to a legacy client yet (bridge 3 is not built: the client
-//     gets -32603 saying mcpx cannot relay it), so no question would work.
+//   - a legacy client: the same, from what it declared at initialize:
+//     bridge 3 (rounds.go) puts the upstream's inputRequests to it as
+//     requests, with bridge 1's checks.
 //   - experimental capabilities and extensions: none; mcpx relays none of
 //     them. The tasks extension (io.modelcontextprotocol/tasks) is declared
 //     only for a client that declared it AND once mcpx relays task handles
@@ -35,7 +35,7 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 //     never declared (tasksRelayed).
 func relayable(rev mcp.Revision, caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 	out := &mcp.ClientCapabilities{}
-	if caps == nil || !IsModern(rev) {
+	if caps == nil {
 		return out
 	}
 	if el := caps.Elicitation; el != nil {
