@@ -42,6 +42,10 @@ import (
 //     mcpx's elicitation/create, the client POSTs its answer (a second
 //     HTTP request, 202), mcpx retries the upstream and the result ends
 //     the stream.
+//   - plain-direct and plain-gateway: two tools/call of the demo's echo,
+//     no question, directly and through the same gateway: what two
+//     forwarded requests cost, so that bridge4 minus plain-gateway is what
+//     the round itself (sealing, opening, the input_required result) adds.
 //   - direct-legacy and bridge2: the same question from a legacy upstream
 //     (the Go SDK's server, stateful, 2025-11-25, asking with
 //     ServerSession.Elicit): answered directly by a 2025-11-25 client on
@@ -92,6 +96,9 @@ func sdkIntroduceUpstream() http.Handler {
 // inputPath is one way to the asking tool.
 type inputPath struct {
 	name, url, tool, rev string
+	// plain: the round is two tools/call of the demo's echo instead, no
+	// question: what two forwarded requests cost, to set the round against.
+	plain bool
 	// skipIf, when set, says why this path is not measured yet, given the
 	// error its round ended with.
 	skipIf func(error) string
@@ -116,6 +123,8 @@ func inputPaths(tb testing.TB) []inputPath {
 		{name: "direct", url: up, tool: "introduce", rev: "2026-07-28"},
 		{name: "bridge4", url: gwURL, tool: "up__introduce", rev: "2026-07-28"},
 		{name: "bridge3", url: gwURL, tool: "up__introduce", rev: "2025-11-25"},
+		{name: "plain-direct", url: up, tool: "echo", rev: "2026-07-28", plain: true},
+		{name: "plain-gateway", url: gwURL, tool: "up__echo", rev: "2026-07-28", plain: true},
 		{name: "direct-legacy", url: legacy, tool: "introduce", rev: "2025-11-25"},
 		{name: "bridge2", url: gw2URL, tool: "up__introduce", rev: "2026-07-28", skipIf: bridge2NotMerged},
 	}
@@ -181,6 +190,9 @@ func newInputClient(tb testing.TB, p inputPath) *inputClient {
 // round calls the tool, answers its one question and returns the tool's
 // text, or an error (a JSON-RPC error as *rpcError).
 func (c *inputClient) round() (string, error) {
+	if c.p.plain {
+		return c.plainRound()
+	}
 	if c.s.modern {
 		return c.modernRound()
 	}
@@ -193,7 +205,7 @@ func (c *inputClient) call(extra string) (frame, error) {
 	if c.s.modern {
 		meta = askingMeta + ","
 	}
-	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(c.id, 10) + `,"method":"tools/call","params":{` + meta + `"name":"` + c.p.tool + `","arguments":{}` + extra + `}}`
+	body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(c.id, 10) + `,"method":"tools/call","params":{` + meta + `"name":"` + c.p.tool + `"` + args(extra) + `}}`
 	b, err := c.s.post(body, "tools/call", c.p.tool)
 	if err != nil {
 		return frame{}, err
@@ -212,6 +224,14 @@ func (c *inputClient) call(extra string) (frame, error) {
 		return f, fmt.Errorf("no result in %.200s", b)
 	}
 	return f, nil
+}
+
+// args is extra with empty arguments unless it has its own.
+func args(extra string) string {
+	if strings.HasPrefix(extra, `,"arguments":`) {
+		return extra
+	}
+	return `,"arguments":{}` + extra
 }
 
 func lastData(b []byte) []byte {
@@ -245,6 +265,21 @@ func (c *inputClient) modernRound() (string, error) {
 		return "", err
 	}
 	return toolText(f)
+}
+
+// plainRound calls echo twice, with "Hello, Ada! Nice to meet you." as
+// the text, and returns the second answer's text.
+func (c *inputClient) plainRound() (text string, err error) {
+	for range 2 {
+		f, err := c.call(`,"arguments":{"text":"` + introduceText + `"}`)
+		if err != nil {
+			return "", err
+		}
+		if text, err = toolText(f); err != nil {
+			return "", err
+		}
+	}
+	return text, nil
 }
 
 func toolText(f frame) (string, error) {
