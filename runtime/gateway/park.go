@@ -352,9 +352,11 @@ func inputRequest(q *question) (mcp.InputRequest, error) {
 		return mcp.InputRequest{Value: &mcp.CreateMessageRequest{Params: *p}}, nil
 	default:
 		// roots/list carries nothing but _meta, which is the upstream's
-		// about its own request, not the client's.
+		// about its own request, not the client's. Its params are
+		// optional, but the Go SDK's client (v1.8.0) fails on a request
+		// without them: an empty object is sent.
 		if q.method == mcp.MethodRootsList {
-			return mcp.InputRequest{Value: &mcp.ListRootsRequest{}}, nil
+			return mcp.InputRequest{Value: &mcp.ListRootsRequest{Params: &mcp.ListRootsRequestParams{}}}, nil
 		}
 	}
 	return mcp.InputRequest{}, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not put %s to a 2026-07-28 client", q.method)

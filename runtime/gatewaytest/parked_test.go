@@ -31,6 +31,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // parkerQuestions are what each tool asks, in order: one (a name), two (a
@@ -476,8 +477,7 @@ func TestParkedRetryAfterFinish(t *testing.T) {
 
 // TestParkedReplayedState: a round's state presented again, once its
 // answer was delivered, is refused; the call's next round is untouched
-// and the upstream gets each answer once. Presented twice at once, one
-// presentation delivers.
+// and the upstream gets each answer once.
 func TestParkedReplayedState(t *testing.T) {
 	parkedTransports(t, nil, one, func(t *testing.T, c *modernClient, _ []*parkedUpstream, _ *wiretest.LockedBuffer) {
 		st1 := asked(t, c.call("up__two", "", ""), true, "mcpx-q1")
@@ -521,4 +521,96 @@ func TestParkedLimit(t *testing.T) {
 		// Its call over, the slot is free again.
 		asked(t, c.call("b__one", "", ""), true, "mcpx-q1")
 	})
+}
+
+// TestParkedStatePresentedTwiceAtOnce: the same retry sent twice at once
+// (Streamable HTTP, where requests run side by side) delivers once: one
+// gets the call's next round, the other -32602, and the upstream gets the
+// answer once.
+func TestParkedStatePresentedTwiceAtOnce(t *testing.T) {
+	gw, _, _ := parkGateway(t, "http", "2025-11-25", nil, "up")
+	c := newModernClient(t, gw, "http")
+	st1 := asked(t, c.call("up__two", "", ""), true, "mcpx-q1")
+	params := "{" + modernMeta + `,"name":"up__two","arguments":{"x":1},"requestState":` + fmt.Sprintf("%q", st1) + `,"inputResponses":` + nameAdaQ1 + "}"
+	answers := make([]mrtrAnswer, 2)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			raw := c.send(100+i, "tools/call", "up__two", params)
+			answers[i].raw = string(raw)
+			if err := json.Unmarshal(raw, &answers[i]); err != nil {
+				t.Errorf("%v in %s", err, raw)
+			}
+		}()
+	}
+	wg.Wait()
+	if answers[0].Error != nil {
+		answers[0], answers[1] = answers[1], answers[0]
+	}
+	st2 := asked(t, answers[0], true, "mcpx-q2")
+	refused(t, answers[1], -32602, "requestState was already used")
+	got := text(c.call("up__two", st2, colorBlueQ2))
+	if got != `{"action":"accept","content":{"name":"Ada"}} | {"action":"accept","content":{"color":"blue"}}` {
+		t.Errorf("the last retry was answered %q; want each answer once", got)
+	}
+}
+
+// TestParkedGoSDKClient: the Go SDK's client, pinned to 2026-07-28 with
+// elicitation and roots handlers, drives the parked rounds itself (its
+// multi round-trip middleware), over Streamable HTTP and stdio: one
+// question, two in sequence, and roots end in the upstream's results.
+func TestParkedGoSDKClient(t *testing.T) {
+	for _, tr := range []struct{ transport, rev string }{{"http", "2025-11-25"}, {"stdio", "2025-06-18"}} {
+		t.Run(tr.transport, func(t *testing.T) {
+			gw, _, _ := parkGateway(t, tr.transport, tr.rev, nil, "up")
+			var conn gosdk.Transport
+			if tr.transport == "http" {
+				url, hc := serveHTTP(t, gw, "2026-07-28")
+				conn = &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
+			} else {
+				r, w := serveStdio(t, gw, "2026-07-28")
+				conn = &gosdk.IOTransport{Reader: r, Writer: w}
+			}
+			var mu sync.Mutex
+			var asked []string
+			cl := gosdk.NewClient(&gosdk.Implementation{Name: "parked-go-sdk", Version: "1"}, &gosdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, req.Params.Message)
+					mu.Unlock()
+					if req.Params.Message == "Your color?" {
+						return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"color": "teal"}}, nil
+					}
+					return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+			})
+			cl.AddRoots(&gosdk.Root{URI: "file:///work", Name: "work"})
+			cs, err := cl.Connect(t.Context(), conn, &gosdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+			if err != nil {
+				t.Fatalf("go-sdk Connect: %v", err)
+			}
+			defer cs.Close()
+			for tool, want := range map[string]string{
+				"up__one":   `{"action":"accept","content":{"name":"Ada"}}`,
+				"up__two":   `{"action":"accept","content":{"name":"Ada"}} | {"action":"accept","content":{"color":"teal"}}`,
+				"up__roots": `{"roots":[{"name":"work","uri":"file:///work"}]}`,
+			} {
+				res, err := cs.CallTool(t.Context(), &gosdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+				if err != nil {
+					t.Fatalf("%s: %v", tool, err)
+				}
+				if len(res.Content) != 1 {
+					t.Fatalf("%s: %d content blocks", tool, len(res.Content))
+				}
+				if tc, ok := res.Content[0].(*gosdk.TextContent); !ok || tc.Text != want {
+					t.Errorf("%s: %#v, want %q", tool, res.Content[0], want)
+				}
+			}
+			if len(asked) != 3 {
+				t.Errorf("the client was asked %q, want three questions", asked)
+			}
+		})
+	}
 }
