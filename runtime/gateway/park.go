@@ -45,6 +45,13 @@ const DefaultMaxParked = 256
 // page's "Supported Requests").
 var parkable = map[string]bool{mcp.MethodToolsCall: true, mcp.MethodPromptsGet: true, mcp.MethodResourcesRead: true}
 
+// expiredKept is how long, after a parked call expired, a retry is told
+// so (rather than that mcpx does not hold it): its deadline again, at
+// least a minute.
+func (g *Gateway) expiredKept() time.Duration {
+	return max(g.parkTimeout(), time.Minute)
+}
+
 func (g *Gateway) parkTimeout() time.Duration {
 	if g.ParkTimeout > 0 {
 		return g.ParkTimeout
@@ -53,7 +60,7 @@ func (g *Gateway) parkTimeout() time.Duration {
 }
 
 // parkedCalls is g.Parked, or an in-memory store of MaxParked calls,
-// which tells a late retry its call expired for one ParkTimeout after.
+// which tells a late retry its call expired for expiredKept after.
 func (g *Gateway) parkedCalls() ParkedCalls {
 	g.parkOnce.Do(func() {
 		if g.Parked == nil {
@@ -61,7 +68,7 @@ func (g *Gateway) parkedCalls() ParkedCalls {
 			if n <= 0 {
 				n = DefaultMaxParked
 			}
-			g.Parked = NewMemoryParked(n, g.parkTimeout())
+			g.Parked = NewMemoryParked(n, g.expiredKept())
 		}
 	})
 	return g.Parked
@@ -238,7 +245,7 @@ func (g *Gateway) park(pc *parkedCall, q *question, d *driver, round int) (*serv
 	}
 	// The state outlives the deadline by as long as the store tells a
 	// late retry that its call expired.
-	state, err := g.sealer().Seal(b, requeststate.Payload{Parked: pc.id + ":" + strconv.Itoa(rec.Round)}, 2*g.parkTimeout())
+	state, err := g.sealer().Seal(b, requeststate.Payload{Parked: pc.id + ":" + strconv.Itoa(rec.Round)}, g.parkTimeout()+g.expiredKept())
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "mcpx cannot park the call: %v", err)
 	}
