@@ -422,6 +422,12 @@ func (pc *parkedCall) Ask(ctx context.Context, method string, params any) (any, 
 	case a := <-q.answer:
 		return a.res, a.err
 	case <-ctx.Done():
+		// An expired call is answered, then cancelled: the answer wins.
+		select {
+		case a := <-q.answer:
+			return a.res, a.err
+		default:
+		}
 		return nil, ctx.Err()
 	}
 }

@@ -35,7 +35,7 @@ import (
 )
 
 // parkerQuestions are what each tool asks, in order: one (a name), two (a
-// name, then a color), sample (sampling), roots (roots).
+// name, then a color), sample (sampling), roots (roots), stubborn (a name).
 var parkerQuestions = map[string][]askerMsg{
 	"one": {{"method": "elicitation/create", "params": map[string]any{"message": "Your name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}},
 	"two": {
@@ -44,6 +44,9 @@ var parkerQuestions = map[string][]askerMsg{
 	},
 	"sample": {{"method": "sampling/createMessage", "params": map[string]any{"maxTokens": 10, "messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Say hi"}}}}}},
 	"roots":  {{"method": "roots/list"}},
+	// stubborn asks a name, and after an error answer gives no result:
+	// its call ends only when mcpx cancels it.
+	"stubborn": {{"method": "elicitation/create", "params": map[string]any{"message": "Your name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}},
 }
 
 // parkerState is the asking upstream's logic: handle takes one message
@@ -117,6 +120,9 @@ func (s *parkerState) handle(line []byte) []askerMsg {
 		c.answers = append(c.answers, text)
 		if m.Error == nil && len(c.answers) < len(parkerQuestions[c.tool]) {
 			return []askerMsg{s.ask(c)}
+		}
+		if m.Error != nil && c.tool == "stubborn" {
+			return nil
 		}
 		return []askerMsg{textResult(c.id, strings.Join(c.answers, " | "))}
 	case m.Method == "notifications/cancelled":
@@ -442,7 +448,7 @@ func TestParkedMissingAndInvalidResponse(t *testing.T) {
 func TestParkedDeadline(t *testing.T) {
 	set := func(g *gateway.Gateway) { g.ParkTimeout = 300 * time.Millisecond }
 	parkedTransports(t, set, one, func(t *testing.T, c *modernClient, ups []*parkedUpstream, _ *wiretest.LockedBuffer) {
-		st := asked(t, c.call("up__one", "", ""), true, "mcpx-q1")
+		st := asked(t, c.call("up__stubborn", "", ""), true, "mcpx-q1")
 		deadline := time.Now().Add(10 * time.Second)
 		for !ups[0].cancelled(t) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
@@ -459,7 +465,7 @@ func TestParkedDeadline(t *testing.T) {
 		if !answered {
 			t.Errorf("the upstream's question was not answered with an error; mcpx sent it:\n%s", strings.Join(ups[0].sent(t), "\n"))
 		}
-		refused(t, c.call("up__one", st, nameAdaQ1), -32602, "requestState names a parked call that expired")
+		refused(t, c.call("up__stubborn", st, nameAdaQ1), -32602, "requestState names a parked call that expired")
 	})
 }
 
