@@ -35,7 +35,8 @@ import (
 )
 
 // parkerQuestions are what each tool asks, in order: one (a name), two (a
-// name, then a color), sample (sampling), roots (roots), stubborn (a name).
+// name, then a color), sample (sampling), roots (roots), url (a URL-mode
+// elicitation), stubborn (a name).
 var parkerQuestions = map[string][]askerMsg{
 	"one": {{"method": "elicitation/create", "params": map[string]any{"message": "Your name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}},
 	"two": {
@@ -44,6 +45,8 @@ var parkerQuestions = map[string][]askerMsg{
 	},
 	"sample": {{"method": "sampling/createMessage", "params": map[string]any{"maxTokens": 10, "messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Say hi"}}}}}},
 	"roots":  {{"method": "roots/list"}},
+	// url asks the user to visit a page (2025-11-25), with an id.
+	"url": {{"method": "elicitation/create", "params": map[string]any{"mode": "url", "message": "Sign in", "url": "https://example.com/login", "elicitationId": "up-el-1"}}},
 	// stubborn asks a name, and after an error answer gives no result:
 	// its call ends only when mcpx cancels it.
 	"stubborn": {{"method": "elicitation/create", "params": map[string]any{"message": "Your name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}},
@@ -616,6 +619,42 @@ func TestParkedGoSDKClient(t *testing.T) {
 			}
 			if len(asked) != 3 {
 				t.Errorf("the client was asked %q, want three questions", asked)
+			}
+		})
+	}
+}
+
+// TestParkedURLElicitation: a 2025-11-25 upstream's URL-mode elicitation
+// reaches a 2026-07-28 client that declared elicitation.url without its
+// elicitationId (2026-07-28 has none), and the client's answer reaches
+// the upstream; one that declared only form mode is not asked, and the
+// upstream gets -32602.
+func TestParkedURLElicitation(t *testing.T) {
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			gw, _, _ := parkGateway(t, tr, "2025-11-25", nil, "up")
+			c := newModernClient(t, gw, tr)
+			meta := strings.Replace(modernMeta, `"elicitation":{"form":{}}`, `"elicitation":{"url":{}}`, 1)
+			send := func(id int, extra string) mrtrAnswer {
+				raw := c.send(id, "tools/call", "up__url", "{"+meta+`,"name":"up__url","arguments":{"x":1}`+extra+"}")
+				a := mrtrAnswer{raw: string(raw)}
+				if err := json.Unmarshal(raw, &a); err != nil {
+					t.Fatalf("%v in %s", err, raw)
+				}
+				return a
+			}
+			a := send(1, "")
+			st := asked(t, a, true, "mcpx-q1")
+			if q := string(a.Result.InputRequests["mcpx-q1"]); !strings.Contains(q, `"mode":"url"`) || !strings.Contains(q, `"url":"https://example.com/login"`) || strings.Contains(q, "elicitationId") || strings.Contains(q, "up-el-1") {
+				t.Errorf("inputRequests[mcpx-q1] = %s; want the URL request without the upstream's elicitationId", q)
+			}
+			b := send(2, fmt.Sprintf(`,"requestState":%q,"inputResponses":{"mcpx-q1":{"action":"accept"}}`, st))
+			if got := text(b); got != `{"action":"accept"}` {
+				t.Errorf("the retry was answered %s; want the upstream's result carrying the accept", b.raw)
+			}
+			got := text(c.call("up__url", "", "")) // form mode only
+			if !strings.HasPrefix(got, "error -32602: ") || !strings.Contains(got, "did not declare elicitation.url") {
+				t.Errorf("a form-only client's call was answered %q; want the upstream's result carrying -32602", got)
 			}
 		})
 	}
