@@ -76,7 +76,6 @@ func (g *Gateway) parkedCalls() ParkedCalls {
 
 // parkedCall is a parked call's live side, in this process.
 type parkedCall struct {
-	g      *Gateway
 	id     string
 	m      *member
 	method string
@@ -132,7 +131,7 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 	if a == nil || !parkable[method] {
 		return m.u.Call(ctx, method, up)
 	}
-	pc := &parkedCall{g: g, id: parkID(), m: m, method: method, questions: make(chan *question), done: make(chan struct{})}
+	pc := &parkedCall{id: parkID(), m: m, method: method, questions: make(chan *question), done: make(chan struct{})}
 	// The call outlives the client request that started it, not the
 	// gateway; its questions come to pc, and its notifications go to
 	// whichever request waits on it.
