@@ -68,6 +68,7 @@ type parkerState struct {
 type parkerCall struct {
 	id      json.RawMessage
 	tool    string
+	prompt  bool // a prompts/get: its result is a prompt's
 	answers []string
 }
 
@@ -127,6 +128,9 @@ func (s *parkerState) handle(line []byte) []askerMsg {
 		if m.Error != nil && c.tool == "stubborn" {
 			return nil
 		}
+		if c.prompt {
+			return []askerMsg{{"jsonrpc": "2.0", "id": c.id, "result": map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": strings.Join(c.answers, " | ")}}}}}}
+		}
 		return []askerMsg{textResult(c.id, strings.Join(c.answers, " | "))}
 	case m.Method == "notifications/cancelled":
 		s.log = append(s.log, "cancelled "+string(m.Params.RequestID))
@@ -134,7 +138,7 @@ func (s *parkerState) handle(line []byte) []askerMsg {
 	case m.ID == nil:
 		return nil
 	case m.Method == "initialize":
-		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"protocolVersion": s.rev, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "parker", "version": "1"}}}}
+		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"protocolVersion": s.rev, "capabilities": map[string]any{"tools": map[string]any{}, "prompts": map[string]any{}}, "serverInfo": map[string]any{"name": "parker", "version": "1"}}}}
 	case m.Method == "tools/list":
 		var tools []any
 		for name := range parkerQuestions {
@@ -143,6 +147,10 @@ func (s *parkerState) handle(line []byte) []askerMsg {
 		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}}}
 	case m.Method == "tools/call" && parkerQuestions[m.Params.Name] != nil:
 		return []askerMsg{s.ask(&parkerCall{id: m.ID, tool: m.Params.Name})}
+	case m.Method == "prompts/list":
+		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"prompts": []any{map[string]any{"name": "greet"}}}}}
+	case m.Method == "prompts/get" && m.Params.Name == "greet": // asks as "one" does
+		return []askerMsg{s.ask(&parkerCall{id: m.ID, tool: "one", prompt: true})}
 	}
 	return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "no " + m.Method + " here"}}}
 }
@@ -216,7 +224,7 @@ func parkerHTTP(t *testing.T, rev string) (string, func() [][]byte, *parkerState
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		if head.Method != "tools/call" {
+		if head.Method != "tools/call" && head.Method != "prompts/get" {
 			w.Header().Set("Content-Type", "application/json")
 			b, _ := json.Marshal(s.handle(body)[0])
 			w.Write(b)
@@ -658,4 +666,18 @@ func TestParkedURLElicitation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParkedPromptsGet: prompts/get parks too (the MRTR page allows
+// input_required on it), and the retry gets the prompt.
+func TestParkedPromptsGet(t *testing.T) {
+	parkedTransports(t, nil, one, func(t *testing.T, c *modernClient, _ []*parkedUpstream, _ *wiretest.LockedBuffer) {
+		a := c.request("prompts/get", "name", "up__greet", "", "")
+		st := asked(t, a, true, "mcpx-q1")
+		question(t, a, "mcpx-q1", "elicitation/create", "Your name?")
+		b := c.request("prompts/get", "name", "up__greet", st, nameAdaQ1)
+		if b.Result == nil || len(b.Result.Messages) != 1 || b.Result.Messages[0].Content.Text != `{"action":"accept","content":{"name":"Ada"}}` {
+			t.Errorf("the retry was answered %s; want the prompt carrying the client's answer", b.raw)
+		}
+	})
 }
