@@ -28,6 +28,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
 	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
@@ -66,12 +67,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
+	// Its requestState is sealed as mcpx seals its own: with
+	// $MCPX_STATE_KEY, else a key of the process's own.
+	states, _, err := requeststate.Load("", os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpx-fixture: the requestState key: %v\n", err)
+		return 1
+	}
 	c := host.Config{
-		NS:   fixture.New(),
+		NS:   fixture.NewWith(states),
 		Info: mcp.Implementation{Name: serverName, Title: "mcpx conformance fixture", Version: "0.0.0"},
 		Log:  slog.New(slog.NewTextHandler(stderr, nil)), // stdout carries only protocol
 	}
-	var err error
 	if *listen == "" {
 		err = host.Stdio(ctx, c, stdin, stdout)
 	} else {

@@ -29,9 +29,11 @@ import (
 const version = "0.1.0"
 
 // builtins are the namespaces mcpx can serve without a config file.
-var builtins = map[string]func() server.Namespace{
-	"demo":    demo.New,
-	"fixture": func() server.Namespace { return fixture.New() },
+// Each seals the requestState of its input_required rounds with the key
+// a gateway would use (MCPX_STATE_KEY, else one of the process's own).
+var builtins = map[string]func(*requeststate.Sealer) server.Namespace{
+	"demo":    demo.NewWith,
+	"fixture": func(s *requeststate.Sealer) server.Namespace { return fixture.NewWith(s) },
 }
 
 // runServe runs `mcpx serve` (Streamable HTTP) or `mcpx stdio`.
@@ -137,13 +139,14 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
 	} else {
-		// The built-in namespaces seal no requestState yet; a bad key is
-		// refused at startup all the same, as with a config.
-		if _, _, err := requeststate.Load("", os.LookupEnv); err != nil {
+		// A built-in namespace seals its requestState as a gateway does;
+		// a bad key is refused at startup, as with a config.
+		states, _, err := requeststate.Load("", os.LookupEnv)
+		if err != nil {
 			fmt.Fprintf(stderr, "mcpx %s: the requestState key: %v\n", cmd, err)
 			return 1
 		}
-		c.NS = newNS()
+		c.NS = newNS(states)
 	}
 	var err error
 	if cmd == "stdio" {

@@ -333,7 +333,7 @@ func (c *Catalog) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*
 	if err != nil {
 		return ErrorResult("invalid arguments for tool %q: %v", p.Name, err), nil
 	}
-	res, err := t.run(ctx, args)
+	res, err := t.run(withRequest(ctx, mcp.MethodToolsCall, p, p.InputResponses, p.RequestState), args)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("tool %q: %w", p.Name, ctx.Err())
@@ -357,7 +357,7 @@ func isProtocolError(err error) bool {
 	var notFound *server.ResourceNotFoundError
 	return errors.Is(err, server.ErrUnsupported) || errors.Is(err, server.ErrUnknownTool) ||
 		errors.Is(err, server.ErrUnknownPrompt) || errors.As(err, &invalid) || errors.As(err, &notFound) ||
-		errors.As(err, new(*server.MissingCapabilityError))
+		errors.As(err, new(*server.MissingCapabilityError)) || errors.As(err, new(*server.InputRequired))
 }
 
 // ListResources returns the fixed resources in the order they were added.
@@ -396,6 +396,7 @@ func (c *Catalog) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPa
 		c.mu.RUnlock()
 		return nil, server.ErrUnsupported
 	}
+	ctx = withRequest(ctx, mcp.MethodResourcesRead, p, p.InputResponses, p.RequestState)
 	var read func() ([]mcp.ReadResourceResultContentsItem, error)
 	if r, ok := c.resIndex[p.URI]; ok {
 		read = func() ([]mcp.ReadResourceResultContentsItem, error) { return r.read(ctx) }
@@ -458,7 +459,7 @@ func (c *Catalog) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) 
 	if args == nil {
 		args = map[string]string{}
 	}
-	res, err := pr.get(ctx, args)
+	res, err := pr.get(withRequest(ctx, mcp.MethodPromptsGet, p, p.InputResponses, p.RequestState), args)
 	if err != nil {
 		return nil, err
 	}

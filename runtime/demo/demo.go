@@ -4,8 +4,10 @@
 // feature a client is likely to display:
 //
 //   - tools: echo, add (structured output with an outputSchema),
-//     current_time (an optional argument, a tool error for a bad one) and
-//     countdown (progress notifications and cancellation);
+//     current_time (an optional argument, a tool error for a bad one),
+//     countdown (progress notifications and cancellation) and introduce
+//     (asks the user their name: an elicitation form, as an input_required
+//     round to a 2026-07-28 client);
 //   - resources: demo://readme (text) and demo://logo.png (binary);
 //   - a resource template, demo://notes/{id}, over three notes;
 //   - prompts: summarize (a required and an optional argument) and greeting;
@@ -17,6 +19,8 @@ package demo
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -27,6 +31,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
@@ -35,15 +40,30 @@ import (
 // It declares no logging capability and its tools send no log messages:
 // mcpx sends clients no notifications/message of its own
 // (docs/revisions.md#log-messages).
-func New() server.Namespace { return build(time.Now, time.Second) }
+func New() server.Namespace { return NewWith(nil) }
+
+// NewWith returns the demo namespace, sealing the requestState of
+// introduce's rounds with states (nil: a key of the process's own).
+func NewWith(states *requeststate.Sealer) server.Namespace {
+	c := build(time.Now, time.Second)
+	c.asker.States = states
+	return c
+}
+
+// demo is the catalog and the asker its introduce tool asks through.
+type demo struct {
+	*catalog.Catalog
+	asker *catalog.Asker
+}
 
 // build assembles the demo around a clock and the length of one countdown
 // step, the two things tests replace.
-func build(now func() time.Time, tick time.Duration) *catalog.Catalog {
-	c := catalog.New()
-	addTools(c, now, tick)
-	addResources(c)
-	addPrompts(c)
+func build(now func() time.Time, tick time.Duration) *demo {
+	c := &demo{Catalog: catalog.New(), asker: &catalog.Asker{Namespace: "demo"}}
+	addTools(c.Catalog, now, tick)
+	addIntroduce(c.Catalog, c.asker)
+	addResources(c.Catalog)
+	addPrompts(c.Catalog)
 	c.SetCompletion(complete)
 	return c
 }
@@ -179,14 +199,50 @@ func addTools(c *catalog.Catalog, now func() time.Time, tick time.Duration) {
 	}))
 }
 
+// addIntroduce adds introduce, the tool that asks the user a question.
+func addIntroduce(c *catalog.Catalog, a *catalog.Asker) {
+	c.AddTool(mcp.Tool{
+		Name:  "introduce",
+		Title: "Introduce yourself",
+		Description: "Asks the user their name (an elicitation form) and greets them. " +
+			"Shows a tool asking the user something: a 2026-07-28 client gets an input_required result and retries with the answer.",
+		InputSchema: []byte(`{"type": "object", "properties": {}, "additionalProperties": false}`),
+		Annotations: readOnly("Introduce yourself", false),
+	}, func(ctx context.Context, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		answers, err := a.Ask(ctx, map[string]mcp.InputRequest{"name": {Value: &mcp.ElicitRequest{
+			Params: mcp.ElicitRequestParams{Value: &mcp.ElicitRequestFormParams{
+				Message:         "What is your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","title":"Your name"}},"required":["name"]}`),
+			}},
+		}}})
+		if errors.As(err, new(*server.InputRequired)) || errors.As(err, new(*server.InvalidParamsError)) {
+			return nil, err // the round, or a refused answer: the edge answers them
+		}
+		if err != nil {
+			return catalog.ErrorResult("introduce needs to ask you your name (elicitation/create), and the client could not be asked: %v", err), nil
+		}
+		r, _ := answers["name"].Value.(*mcp.ElicitResult)
+		if r == nil || r.Action != "accept" {
+			return catalog.TextResult("Hello, whoever you are!"), nil
+		}
+		var in struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(r.Content, &in); err != nil || strings.TrimSpace(in.Name) == "" {
+			return catalog.TextResult("Hello, whoever you are!"), nil
+		}
+		return catalog.TextResult("Hello, " + strings.TrimSpace(in.Name) + "! Nice to meet you."), nil
+	})
+}
+
 const readme = `# The mcpx demo namespace
 
 mcpx serves this namespace when it has no configuration, so your client has
 something to talk to. Try:
 
 - **Tools**: ` + "`echo`" + `, ` + "`add`" + ` (structured output), ` + "`current_time`" + `
-  (pass a time zone such as Europe/Paris) and ` + "`countdown`" + ` (progress
-  notifications; cancel it half way).
+  (pass a time zone such as Europe/Paris), ` + "`countdown`" + ` (progress
+  notifications; cancel it half way) and ` + "`introduce`" + ` (asks your name).
 - **Resources**: this readme, demo://logo.png, and the notes
   demo://notes/{id} (ids: welcome, shopping-list, ideas).
 - **Prompts**: ` + "`summarize`" + ` and ` + "`greeting`" + `; argument values

@@ -28,8 +28,8 @@ func testNamespace() server.Namespace {
 
 func TestNewIsTheDemo(t *testing.T) {
 	tools, err := New().ListTools(context.Background())
-	if err != nil || len(tools) != 4 {
-		t.Fatalf("New().ListTools() = %d tools, %v; want the 4 demo tools", len(tools), err)
+	if err != nil || len(tools) != 5 {
+		t.Fatalf("New().ListTools() = %d tools, %v; want the 5 demo tools", len(tools), err)
 	}
 }
 
@@ -62,7 +62,7 @@ func TestToolsAreDescribed(t *testing.T) {
 			t.Errorf("%s: want a title, description, annotations and a closed object inputSchema; got %+v", tl.Name, tl)
 		}
 	}
-	if want := []string{"echo", "add", "current_time", "countdown"}; !slices.Equal(names, want) {
+	if want := []string{"echo", "add", "current_time", "countdown", "introduce"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v in that order", names, want)
 	}
 }
@@ -406,5 +406,31 @@ func TestComplete(t *testing.T) {
 				t.Errorf("values = %#v, want %#v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestIntroduceAsks: introduce asks a 2026-07-28 client its name in an
+// input_required round and greets it on the retry; a client without MRTR
+// gets a tool error saying it could not be asked.
+func TestIntroduceAsks(t *testing.T) {
+	ns := testNamespace()
+	ctx := server.WithTakesInputRequired(context.Background(), true)
+	_, err := ns.CallTool(ctx, &mcp.CallToolRequestParams{Name: "introduce"})
+	var ir *server.InputRequired
+	if !errors.As(err, &ir) || ir.Result.RequestState == "" {
+		t.Fatalf("first call: %v; want input_required with a state", err)
+	}
+	q, ok := ir.Result.InputRequests["name"].Value.(*mcp.ElicitRequest)
+	if !ok || q.Params.Value.(*mcp.ElicitRequestFormParams).Message != "What is your name?" {
+		t.Fatalf("asked %+v; want the name form", ir.Result.InputRequests)
+	}
+	r, err := ns.CallTool(ctx, &mcp.CallToolRequestParams{Name: "introduce", RequestState: ir.Result.RequestState,
+		InputResponses: map[string]mcp.InputResponse{"name": {Value: &mcp.ElicitResult{Action: "accept", Content: json.RawMessage(`{"name":" Ada "}`)}}}})
+	if err != nil || r.Content[0].Value.(*mcp.TextContent).Text != "Hello, Ada! Nice to meet you." {
+		t.Fatalf("retry = %+v, %v", r, err)
+	}
+	r, err = ns.CallTool(context.Background(), &mcp.CallToolRequestParams{Name: "introduce"})
+	if err != nil || r.IsError == nil || !strings.Contains(r.Content[0].Value.(*mcp.TextContent).Text, "could not be asked") {
+		t.Fatalf("legacy = %+v, %v; want a tool error", r, err)
 	}
 }

@@ -26,13 +26,21 @@ var inputRequiredOn = map[string]bool{
 // type and the method allows it, and the client declared what every
 // question needs (else -32021 naming it: the MRTR page forbids asking a
 // client what it did not declare). Any other client gets the error it
-// carries. ok is false when err is no InputRequired.
+// carries, except on the requests that allow input_required, which a
+// legacy client gets the rounds for (bridge 3, rounds.go): this is where
+// the bridge is chosen. ok is false when err is no InputRequired.
 func (e *Edge) inputRequired(c *call, method string, err error) (any, error, bool) {
 	var ir *server.InputRequired
 	if !errors.As(err, &ir) || ir.Result == nil {
 		return nil, err, false
 	}
-	if _, has := revision.Lookup(c.rev).Type("InputRequiredResult"); !has || !inputRequiredOn[method] {
+	_, has := revision.Lookup(c.rev).Type("InputRequiredResult")
+	if !has && inputRequiredOn[method] {
+		// Bridge 3 (rounds.go): mcpx asks a legacy client and retries.
+		r, err := e.inputRounds(c, method, ir)
+		return r, err, true
+	}
+	if !c.takesInputRequired(method) {
 		return nil, ir.Err, true
 	}
 	if missing, lacks := undeclared(c.clientCapabilities(), ir.Result.InputRequests); lacks {
@@ -40,6 +48,15 @@ func (e *Edge) inputRequired(c *call, method string, err error) (any, error, boo
 	}
 	ir.Result.ResultType = resultInputRequired
 	return ir.Result, nil, true
+}
+
+// takesInputRequired reports whether the client of c takes an
+// InputRequiredResult on method: what [Edge.inputRequired] answers one
+// with, told to the namespace beforehand (server.TakesInputRequired) so
+// that a built-in namespace knows how to ask.
+func (c *call) takesInputRequired(method string) bool {
+	_, has := revision.Lookup(c.rev).Type("InputRequiredResult")
+	return has && inputRequiredOn[method]
 }
 
 // undeclared returns the capabilities the questions need that caps lacks:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,8 +115,12 @@ type probe struct {
 func (d *Dialect) discover(ctx context.Context, rt RoundTrip, first mcp.Revision, ids ...string) probe {
 	rev := first
 	for i, id := range ids {
+		params, err := d.discoverParams(rev)
+		if err != nil {
+			return probe{err: fmt.Errorf("server/discover: %w", err)}
+		}
 		pctx, cancel := context.WithTimeout(ctx, DiscoverTimeout)
-		resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, d.modernParams(rev, json.RawMessage(`{}`))))
+		resp, err := rt(pctx, jsonrpc.Request(json.RawMessage(id), mcp.MethodServerDiscover, params))
 		timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded)
 		cancel()
 		switch {
@@ -257,12 +262,21 @@ func (d *Dialect) Has(method string) bool {
 }
 
 // Request encodes a request's hub params in the upstream's revision; a
-// modern upstream also gets the _meta every request carries. progress, if
-// not nil, is the progress token to ask for; logLevel, if not "", the log
-// messages to ask for (per request for a modern upstream; a legacy one is
-// set once, see SetLevel). params must not be in use by another goroutine
-// meanwhile: its _meta is swapped for the request's and put back.
+// modern upstream also gets the _meta every request carries, declaring no
+// client capabilities (mcpx's own requests). See [Dialect.RequestFor].
 func (d *Dialect) Request(method string, params any, progress json.RawMessage, logLevel mcp.LoggingLevel) (json.RawMessage, error) {
+	return d.RequestFor(method, params, progress, logLevel, nil)
+}
+
+// RequestFor is [Dialect.Request] for a request mcpx forwards for a
+// client: caps, when not nil, is the clientCapabilities a modern upstream
+// is told (what mcpx can relay to that client, server.RelayedCapabilities);
+// nil declares none. progress, if not nil, is the progress token to ask
+// for; logLevel, if not "", the log messages to ask for (per request for a
+// modern upstream; a legacy one is set once, see SetLevel). params must
+// not be in use by another goroutine meanwhile: its _meta is swapped for
+// the request's and put back.
+func (d *Dialect) RequestFor(method string, params any, progress json.RawMessage, logLevel mcp.LoggingLevel, caps *mcp.ClientCapabilities) (json.RawMessage, error) {
 	if !d.Has(method) {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)
 	}
@@ -279,7 +293,7 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 			m["progressToken"] = progress
 		}
 		if d.Modern() {
-			m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = d.revRaw, emptyObject, d.clientJSON()
+			d.modernMeta(m, d.revRaw, caps)
 			if logLevel != "" {
 				m[logLevelKey] = mustJSON(logLevel)
 			}
@@ -290,9 +304,27 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 	return d.encode(d.rev, params)
 }
 
+// modernMeta sets the members of hub _meta m every request to a modern
+// upstream carries: the revision (rev, encoded), the client capabilities
+// caps (nil: none) and mcpx's clientInfo. They are hub values, converted
+// to the upstream's revision with the params that carry them (the
+// generated downgrade converts reserved _meta keys like any member).
+func (d *Dialect) modernMeta(m mcp.Meta, rev json.RawMessage, caps *mcp.ClientCapabilities) {
+	c := emptyObject
+	if caps != nil {
+		c = mustJSON(caps)
+	}
+	m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = rev, c, d.clientJSON()
+}
+
 var emptyObject = json.RawMessage(`{}`)
 
-func (d *Dialect) clientJSON() json.RawMessage { return d.clientRaw }
+func (d *Dialect) clientJSON() json.RawMessage {
+	if d.clientRaw == nil {
+		return mustJSON(d.client)
+	}
+	return d.clientRaw
+}
 
 // SetLevel is the logging/setLevel request that makes a legacy upstream
 // that logs send everything (mcpx filters per client), or nil when the
@@ -366,28 +398,19 @@ func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) 
 	return convert.Upgrade(rev, wire)
 }
 
-// modernParams adds the per-request _meta a server of modern revision rev
-// requires.
-func (d *Dialect) modernParams(rev mcp.Revision, raw json.RawMessage) json.RawMessage {
-	raw = withMeta(raw, protocolVersionKey, mustJSON(string(rev)))
-	raw = withMeta(raw, clientCapabilitiesKey, json.RawMessage(`{}`))
-	return withMeta(raw, mcp.MetaKeyClientInfo, mustJSON(d.client))
-}
-
-// withMeta sets _meta[key] in a params object.
-func withMeta(raw json.RawMessage, key string, value json.RawMessage) json.RawMessage {
-	var p map[string]json.RawMessage
-	if len(raw) == 0 || mcpjson.Unmarshal(raw, &p) != nil || p == nil {
-		p = map[string]json.RawMessage{}
+// discoverParams are the params of a server/discover probe in modern
+// revision rev: the _meta every modern request carries, declaring no
+// client capabilities (mcpx asks for itself), converted to rev like any
+// request's.
+// A revision mcpx has no tables for (probing as a newer mcpx would) is
+// spelled as the newest modern one it has.
+func (d *Dialect) discoverParams(rev mcp.Revision) (json.RawMessage, error) {
+	p := &mcp.RequestParams{Meta: mcp.Meta{}}
+	d.modernMeta(p.Meta, mustJSON(string(rev)), nil)
+	if !slices.Contains(mcp.Revisions, rev) {
+		return d.encode(NewestModern, p)
 	}
-	var meta map[string]json.RawMessage
-	_ = mcpjson.Unmarshal(p["_meta"], &meta)
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	meta[key] = value
-	p["_meta"] = mustJSON(meta)
-	return mustJSON(p)
+	return d.encode(rev, p)
 }
 
 // VersionHeader is the MCP-Protocol-Version an HTTP request m to an

@@ -62,6 +62,9 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	if ir := (*server.InputRequired)(nil); errors.As(err, &ir) {
 		return nil, err // a parked call's question (park.go)
 	}
+	if mc := g.missingCapability(ctx, m, method, err); mc != nil {
+		return nil, mc
+	}
 	var je *jsonrpc.Error
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound:

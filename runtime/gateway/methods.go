@@ -61,7 +61,8 @@ func fail(m *member, method string, err error) error {
 	case errors.As(err, &je) && je.Code == jsonrpc.InvalidParams:
 		return server.InvalidParams("upstream %q: %s", m.name, je.Message)
 	case errors.As(err, &je) && je.Code == jsonrpc.MissingRequiredClientCapability:
-		// The upstream needs a capability the client did not declare: the
+		// The upstream needs a capability the client did not declare
+		// (Forward has already taken those it did, missingCapability): the
 		// client's own error, passed on with what is required.
 		var data struct {
 			Required mcp.ClientCapabilities `json:"requiredCapabilities"`

@@ -41,10 +41,6 @@ const DefaultParkTimeout = 5 * time.Minute
 // Gateway.MaxParked is 0; a question past it fails -32603 to the upstream.
 const DefaultMaxParked = 256
 
-// parkable are the requests an input_required result may answer (the MRTR
-// page's "Supported Requests").
-var parkable = map[string]bool{mcp.MethodToolsCall: true, mcp.MethodPromptsGet: true, mcp.MethodResourcesRead: true}
-
 // expiredKept is how long, after a parked call expired, a retry is told
 // so (rather than that mcpx does not hold it): its deadline again, at
 // least a minute.
@@ -128,7 +124,9 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		}
 		return g.resumeParked(ctx, m, method, id, round, g.driver(ctx, a, client))
 	}
-	if a == nil || !parkable[method] {
+	// The edge says whether this request may be answered input_required
+	// (a 2026-07-28 client, a method the MRTR page allows it on).
+	if a == nil || !server.TakesInputRequired(ctx) {
 		return m.u.Call(ctx, method, up)
 	}
 	pc := &parkedCall{id: parkID(), m: m, method: method, questions: make(chan *question), done: make(chan struct{})}

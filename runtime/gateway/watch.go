@@ -154,6 +154,12 @@ func (g *Gateway) watch(m *member, wake <-chan struct{}) {
 // load fetches what want names from m and installs it; on failure m is
 // down.
 func (g *Gateway) load(m *member, want kinds) error {
+	// The lists are fetched once for every client (the view, and the
+	// edge's list cache per namespace version, are shared), so they are
+	// asked with mcpx's own context, never a client's: a 2026-07-28
+	// upstream is told the client capabilities mcpx itself has, none
+	// (server.RelayedCapabilities is nil here), and cannot tailor a list
+	// to one client's capabilities that every other client then gets.
 	ctx, cancel := context.WithTimeout(g.ctx, g.loadTimeout())
 	defer cancel()
 

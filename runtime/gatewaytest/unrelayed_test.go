@@ -22,7 +22,8 @@ import (
 // decoded as an empty tool result, and the client got an empty success.
 // Until the bridges relay them (issue 12), the client gets -32603 saying
 // what came back; a 2026-07-28 upstream's input_required reaches a
-// 2026-07-28 client (bridge 4, mrtr_test.go).
+// 2026-07-28 client (bridge 4, mrtr_test.go) and is asked of a legacy
+// client (bridge 3, bridge3_test.go).
 
 // rawUpstream is a Streamable HTTP upstream speaking rev that answers
 // tools/call for each tool in calls with that tool's result, as written.
@@ -184,6 +185,12 @@ func TestUnrelayedResultIsAnError(t *testing.T) {
 					if got.Result == nil || got.Result.ResultType != "input_required" {
 						t.Errorf("%s: got %s, want the question relayed as input_required", tc.tool, body)
 					}
+				case tc.tool == "m__ask":
+					// Bridge 3 would ask (bridge3_test.go); this client
+					// declared no elicitation, so it is not asked.
+					if got.Error == nil || got.Error.Code != -32601 || !strings.Contains(got.Error.Message, "did not declare the elicitation capability") {
+						t.Errorf("%s: got %s, want -32601: the client did not declare elicitation", tc.tool, body)
+					}
 				case tc.want == "" && (got.Result == nil || len(got.Result.Content) != 1 || got.Result.Content[0].Text != "done"):
 					t.Errorf("%s: got %s, want the text \"done\"", tc.tool, body)
 				case tc.want != "" && (got.Error == nil || got.Error.Code != -32603 || got.Error.Message != tc.want):
@@ -212,10 +219,15 @@ func TestUnrelayedResultRealClients(t *testing.T) {
 					}
 					s := connect(t, c, rev, conn)
 					for _, tc := range unrelayedCases {
-						if rev == "2026-07-28" && tc.tool == "m__ask" {
+						switch {
+						case rev == "2026-07-28" && tc.tool == "m__ask":
 							// Relayed (bridge 4) to a client that declared no
 							// elicitation: -32021, never the question.
 							tc.want = "client capability"
+						case tc.tool == "m__ask":
+							// Asked (bridge 3) of a client that declared no
+							// elicitation: refused before it is asked.
+							tc.want = "did not declare the elicitation capability"
 						}
 						text, isError, err := s.call(t.Context(), tc.tool, map[string]any{})
 						switch {

@@ -25,8 +25,8 @@ const (
 var transports = []string{"stdio", "streamable HTTP"}
 
 var (
-	wantTools     = []string{"add", "countdown", "current_time", "echo"}
-	wantToolTitle = map[string]string{"echo": "Echo", "add": "Add two numbers", "current_time": "Current time", "countdown": "Countdown"}
+	wantTools     = []string{"add", "countdown", "current_time", "echo", "introduce"}
+	wantToolTitle = map[string]string{"echo": "Echo", "add": "Add two numbers", "current_time": "Current time", "countdown": "Countdown", "introduce": "Introduce yourself"}
 	wantResources = map[string]struct{ mime, title string }{
 		readmeURI: {"text/markdown", "About the demo namespace"},
 		logoURI:   {"image/png", "Demo logo"},

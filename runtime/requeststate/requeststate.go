@@ -78,7 +78,8 @@ const (
 // Payload is what a state carries for mcpx, opaque to the client.
 type Payload struct {
 	// Upstream is an upstream's own requestState, to be sent back to it
-	// on the retry; "" when there is none.
+	// on the retry; "" when there is none. A built-in namespace, which is
+	// its own upstream, keeps its answers so far here (catalog.Asker).
 	Upstream string
 	// Parked names a call parked in mcpx between rounds; "" when none.
 	Parked string

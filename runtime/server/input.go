@@ -1,6 +1,10 @@
 package server
 
-import "github.com/mcpx-dev/mcpx/generated/mcp"
+import (
+	"context"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
 
 // InputRequired is a request that needs the client's input before it can
 // complete (MRTR): the namespace returns it as its error, since the
@@ -16,3 +20,23 @@ type InputRequired struct {
 func (e *InputRequired) Error() string { return e.Err.Error() }
 
 func (e *InputRequired) Unwrap() error { return e.Err }
+
+type takesInputKey struct{}
+
+// WithTakesInputRequired returns ctx saying whether the client of its
+// request takes an InputRequiredResult on it: a 2026-07-28 client, on
+// tools/call, prompts/get or resources/read (the MRTR page's "Supported
+// Requests"). The edge sets it, since only the edge knows the client's
+// revision; a namespace that asks its client then asks such a client
+// through input_required rounds, and any other by a request of its own.
+func WithTakesInputRequired(ctx context.Context, ok bool) context.Context {
+	return context.WithValue(ctx, takesInputKey{}, ok)
+}
+
+// TakesInputRequired reports whether the client of the request ctx
+// belongs to takes an [InputRequired] answer to it; false when the edge
+// did not say.
+func TakesInputRequired(ctx context.Context) bool {
+	ok, _ := ctx.Value(takesInputKey{}).(bool)
+	return ok
+}

@@ -481,7 +481,9 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 		c.clocks.Store(string(token), clock)
 		defer c.clocks.Delete(string(token))
 	}
-	raw, err := d.Request(method, params, token, server.LogLevel(ctx))
+	// A modern upstream is told what the client behind the call can be
+	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
+	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), server.RelayedCapabilities(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,10 @@ func TestNewRevision(t *testing.T) {
 		if failed != "" {
 			t.Skipf("skipped: step %q failed", failed)
 		}
-		env := []string{envRevision + "=" + syn}
+		// The copy's tests read the specification's examples from the
+		// mirror too (TestExamplesRoundTrip): the synthetic mirror holds
+		// the real mirror's example files beside the schemas.
+		env := []string{envRevision + "=" + syn, schemas.MirrorEnv + "=" + mirror}
 		// Each in its own subtest, so every failure is seen at once.
 		for _, p := range []struct{ name, pkg, run string }{
 			// The check written for this: the synthetic revision and the
@@ -294,6 +297,25 @@ func addRevision(t *testing.T, root, cp, mirror string, newest schemas.Schema, s
 		}
 		if err := os.Rename(from, to); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// The specification's examples (not fetched with the schemas), linked
+	// from the real mirror when it has them, so that the copy's tests
+	// find them exactly where the repository's own do.
+	if real := schemas.DefaultMirror(); real != "" {
+		examples, _ := filepath.Glob(filepath.Join(real, "schemas", "*", "examples"))
+		for _, from := range examples {
+			rel, err := filepath.Rel(real, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(mirror, rel)
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(from, link); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	to := filepath.Join(mirror, "synthetic", syn, "schema.json")
