@@ -16,10 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
-	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -290,27 +288,7 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 func b3Gateway(t *testing.T) (*gateway.Gateway, *b3Upstream) {
 	t.Helper()
 	u := newB3Upstream(t)
-	cfg, err := config.Parse("bridge3.json", []byte(`{"mcpServers": {"up": {"url": "`+u.url+`"}}}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, log := logBuffer()
-	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gw.Close()
-		wiretest.CheckLog(t, "mcpx (gateway)", logs)
-		if strings.Contains(logs.String(), upSecret) {
-			t.Errorf("the upstream's requestState reached mcpx's log:\n%s", logs.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Ready(ctx); err != nil {
-		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
-	}
+	gw, _ := readyGateway(t, "bridge3.json", `{"mcpServers": {"up": {"url": "`+u.url+`"}}}`, upSecret, nil)
 	return gw, u
 }
 

@@ -1,7 +1,6 @@
 package gatewaytest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,11 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
-	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
@@ -147,21 +143,7 @@ func newCapsUpstream(t *testing.T) *capsUpstream {
 func capsGateway(t *testing.T) (*gateway.Gateway, *capsUpstream, *wiretest.LockedBuffer) {
 	t.Helper()
 	u := newCapsUpstream(t)
-	cfg, err := config.Parse("caps.json", []byte(`{"mcpServers": {"up": {"url": "`+u.url+`"}}}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, log := logBuffer()
-	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close(); wiretest.CheckLog(t, "mcpx (gateway)", logs) })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Ready(ctx); err != nil {
-		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
-	}
+	gw, logs := readyGateway(t, "caps.json", `{"mcpServers": {"up": {"url": "`+u.url+`"}}}`, "", nil)
 	return gw, u, logs
 }
 

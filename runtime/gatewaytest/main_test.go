@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/testkit/revs"
@@ -178,4 +182,38 @@ func serveStdio(t *testing.T, ns server.Namespace, rev string) (io.ReadCloser, i
 		wiretest.CheckLog(t, "mcpx (stdio)", logs)
 	})
 	return toClient, wiretest.TeeWriter{W: inW, Rec: &w.FromClient}
+}
+
+// readyGateway is the gateway a config names (JSON; no ${VAR} is set),
+// logging into the buffer it returns, once every upstream is ready. When
+// the test ends it is closed, then after runs (nil: nothing more), then
+// its log must hold no error (wiretest.CheckLog); secret, when not "",
+// must appear nowhere in the log (an upstream's requestState, say).
+func readyGateway(t *testing.T, name, doc, secret string, after func()) (*gateway.Gateway, *wiretest.LockedBuffer) {
+	t.Helper()
+	cfg, err := config.Parse(name, []byte(doc), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("config.Parse: %v\n%s", err, doc)
+	}
+	logs, log := logBuffer()
+	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gw.Close()
+		if after != nil {
+			after()
+		}
+		wiretest.CheckLog(t, "mcpx (gateway)", logs)
+		if secret != "" && strings.Contains(logs.String(), secret) {
+			t.Errorf("%q reached mcpx's log:\n%s", secret, logs.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := gw.Ready(ctx); err != nil {
+		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
+	}
+	return gw, logs
 }

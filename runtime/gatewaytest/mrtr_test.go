@@ -225,27 +225,7 @@ func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 func mrtrGateway(t *testing.T) (*gateway.Gateway, *mrtrUpstream) {
 	t.Helper()
 	u := newMRTRUpstream(t)
-	cfg, err := config.Parse("mrtr.json", []byte(`{"mcpServers": {"up": {"url": "`+u.url+`"}, "other": {"url": "`+u.url+`"}}}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, log := logBuffer()
-	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gw.Close()
-		wiretest.CheckLog(t, "mcpx (gateway)", logs)
-		if strings.Contains(logs.String(), upSecret) {
-			t.Errorf("the upstream's requestState reached mcpx's log:\n%s", logs.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Ready(ctx); err != nil {
-		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
-	}
+	gw, _ := readyGateway(t, "mrtr.json", `{"mcpServers": {"up": {"url": "`+u.url+`"}, "other": {"url": "`+u.url+`"}}}`, upSecret, nil)
 	return gw, u
 }
 

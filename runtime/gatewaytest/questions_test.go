@@ -16,7 +16,6 @@ package gatewaytest
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,9 +30,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
-	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
-	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
@@ -281,28 +278,11 @@ func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.L
 		})
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	cfg, err := config.Parse("questions.json", data, func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatalf("config.Parse: %v\n%s", err, data)
-	}
-	logs, log := logBuffer()
-	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gw.Close()
+	return readyGateway(t, "questions.json", string(data), "", func() {
 		for _, c := range checks {
 			c()
 		}
-		wiretest.CheckLog(t, "mcpx (gateway)", logs)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Ready(ctx); err != nil {
-		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
-	}
-	return gw, logs
 }
 
 // checkAnswersToUpstream validates each response mcpx sent u to one of its

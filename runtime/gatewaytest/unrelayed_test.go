@@ -1,7 +1,6 @@
 package gatewaytest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
-	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
@@ -98,28 +94,7 @@ func unrelayedGateway(t *testing.T) (*gateway.Gateway, *wiretest.LockedBuffer) {
 	t.Helper()
 	modern := rawUpstream(t, "2026-07-28", map[string]string{"ask": inputRequired, "long": modernTask, "ok": modernDone})
 	legacy := rawUpstream(t, "2025-11-25", map[string]string{"long": legacyTask, "ok": legacyDone})
-	cfg, err := config.Parse("unrelayed.json", []byte(`{"mcpServers": {"m": {"url": "`+modern+`"}, "l": {"url": "`+legacy+`"}}}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, log := logBuffer()
-	gw, err := host.Gateway(context.Background(), cfg, serverInfo, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gw.Close()
-		wiretest.CheckLog(t, "mcpx (gateway)", logs)
-		if strings.Contains(logs.String(), "upstream-secret") {
-			t.Errorf("the upstream's requestState reached mcpx's log:\n%s", logs.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := gw.Ready(ctx); err != nil {
-		t.Fatalf("gateway Ready: %v\n%s", err, logs.String())
-	}
-	return gw, logs
+	return readyGateway(t, "unrelayed.json", `{"mcpServers": {"m": {"url": "`+modern+`"}, "l": {"url": "`+legacy+`"}}}`, "upstream-secret", nil)
 }
 
 // unrelayedCases are what each tool of unrelayedGateway answers a client:
