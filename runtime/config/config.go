@@ -119,6 +119,14 @@ type Config struct {
 	// requeststate.ParseKeys: the keys that seal requestState
 	// (requeststate.Load); "" when not set.
 	StateKey string
+
+	// ParkTimeout is "mcpx.parkTimeout": how long a call parked for a
+	// 2026-07-28 client's answer waits for its retry; 0 when not set
+	// (the gateway's default).
+	ParkTimeout time.Duration
+	// MaxParked is "mcpx.maxParked": how many calls may be parked at
+	// once; 0 when not set (the gateway's default).
+	MaxParked int
 }
 
 // Server is one upstream server and how mcpx fronts it.
@@ -355,7 +363,9 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Servers    map[string]json.RawMessage `json:"servers"`
 		MCPX       struct {
-			StateKey *string `json:"stateKey"`
+			StateKey    *string `json:"stateKey"`
+			ParkTimeout string  `json:"parkTimeout"`
+			MaxParked   int     `json:"maxParked"`
 		} `json:"mcpx"`
 	}
 	if err := json.Unmarshal(std, &file); err != nil {
@@ -378,6 +388,18 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		}
 		c.StateKey = *k
 	}
+	if t := file.MCPX.ParkTimeout; t != "" {
+		d, err := time.ParseDuration(t)
+		switch {
+		case err != nil:
+			p.add("/mcpx/parkTimeout", "must be a duration such as \"5m\", \"1m30s\" or \"500ms\"")
+		case d <= 0:
+			p.add("/mcpx/parkTimeout", "must be more than zero")
+		default:
+			c.ParkTimeout = d
+		}
+	}
+	c.MaxParked = file.MCPX.MaxParked
 	for name, msg := range entries {
 		var r raw
 		if err := json.Unmarshal(msg, &r); err != nil {

@@ -55,9 +55,12 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.u.Call(ctx, method, up)
+	res, err := g.call(ctx, m, method, params, up) // park.go
 	if ir, ok := g.inputRequired(m, method, params, err); ok {
 		return nil, ir
+	}
+	if ir := (*server.InputRequired)(nil); errors.As(err, &ir) {
+		return nil, err // a parked call's question (park.go)
 	}
 	if mc := g.missingCapability(ctx, m, method, err); mc != nil {
 		return nil, mc

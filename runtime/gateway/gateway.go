@@ -112,6 +112,17 @@ type Gateway struct {
 	States     *requeststate.Sealer
 	statesOnce sync.Once
 
+	// Calls parked while a 2026-07-28 client answers a legacy upstream's
+	// question (park.go): ParkTimeout bounds how long one waits for the
+	// client's retry (0: DefaultParkTimeout); MaxParked how many may be
+	// parked at once (0: DefaultMaxParked); Parked holds their records
+	// (nil: in memory). Set them before serving.
+	ParkTimeout time.Duration
+	MaxParked   int
+	Parked      ParkedCalls
+	parkOnce    sync.Once
+	live        sync.Map // parked call id -> *parkedCall
+
 	log    *slog.Logger
 	ctx    context.Context // cancelled by Close: stops the watchers
 	cancel context.CancelFunc

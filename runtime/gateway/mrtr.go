@@ -65,8 +65,9 @@ func (g *Gateway) resume(method string, client any, m *member, up any) (any, err
 		return nil, err
 	}
 	if p.Parked != "" {
-		// A call parked in mcpx (bridge 2) is not resumed here.
-		return nil, server.InvalidParams("requestState names a call parked in mcpx, which namespace %q does not resume", m.name)
+		// A call parked in mcpx (bridge 2): the upstream gets no retry,
+		// the parked call gets the answer (park.go).
+		return up, nil
 	}
 	us := requestState(up)
 	if us.Type() != cs.Type() || up == client {

@@ -34,6 +34,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	}
 	g := gateway.New(log)
 	g.States = states
+	g.ParkTimeout, g.MaxParked = cfg.ParkTimeout, cfg.MaxParked
 	for _, s := range cfg.Servers {
 		u := upstream.New(upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
