@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,10 +48,9 @@ import (
 //   - direct-legacy and bridge2: the same question from a legacy upstream
 //     (the Go SDK's server, stateful, 2025-11-25, asking with
 //     ServerSession.Elicit): answered directly by a 2025-11-25 client on
-//     the call's SSE stream, and through mcpx by a 2026-07-28 client, which
-//     bridge 2 is to turn into an input_required round. Until bridge 2 is
-//     merged the gateway answers that call -32603 and the sub-benchmark
-//     skips (see bridge2NotMerged).
+//     the call's SSE stream, and through mcpx by a 2026-07-28 client, to
+//     which bridge 2 puts the question as an input_required round while
+//     the upstream's call stays parked in mcpx until the retry.
 //
 // Everything runs in this process over loopback sockets (httptest), as in
 // BenchmarkGateway's oneproc topology: a legacy round needs the call's
@@ -99,9 +97,6 @@ type inputPath struct {
 	// plain: the round is two tools/call of the demo's echo instead, no
 	// question: what two forwarded requests cost, to set the round against.
 	plain bool
-	// skipIf, when set, says why this path is not measured yet, given the
-	// error its round ended with.
-	skipIf func(error) string
 }
 
 // inputPaths starts both upstreams and mcpx in front of each.
@@ -126,21 +121,8 @@ func inputPaths(tb testing.TB) []inputPath {
 		{name: "plain-direct", url: up, tool: "echo", rev: "2026-07-28", plain: true},
 		{name: "plain-gateway", url: gwURL, tool: "up__echo", rev: "2026-07-28", plain: true},
 		{name: "direct-legacy", url: legacy, tool: "introduce", rev: "2025-11-25"},
-		{name: "bridge2", url: gw2URL, tool: "up__introduce", rev: "2026-07-28", skipIf: bridge2NotMerged},
+		{name: "bridge2", url: gw2URL, tool: "up__introduce", rev: "2026-07-28"},
 	}
-}
-
-// bridge2NotMerged: before bridge 2, a legacy upstream's question to a
-// 2026-07-28 client cannot be relayed and the call answers -32603 saying
-// so. Only that answer skips: any other failure of the path fails. The
-// lead can delete this (and skipIf above) once bridge 2 is merged; the
-// test below then requires the round to complete.
-func bridge2NotMerged(err error) string {
-	var rpc *rpcError
-	if errors.As(err, &rpc) && rpc.Code == -32603 && strings.Contains(rpc.Message, "does not relay it as input_required yet") {
-		return "bridge 2 not merged yet: " + rpc.Error()
-	}
-	return ""
 }
 
 type rpcError struct {
@@ -349,11 +331,6 @@ func BenchmarkInputRound(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			c := newInputClient(b, p)
 			if _, err := c.round(); err != nil {
-				if p.skipIf != nil {
-					if why := p.skipIf(err); why != "" {
-						b.Skip(why)
-					}
-				}
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -370,18 +347,13 @@ func BenchmarkInputRound(b *testing.B) {
 // TestInputRoundBenchmarkAnswers checks that every path of
 // BenchmarkInputRound completes the round with the tool's greeting, so the
 // benchmark cannot be measuring an error; twice, as the benchmark reuses
-// its client. A path that skips says why.
+// its client.
 func TestInputRoundBenchmarkAnswers(t *testing.T) {
 	for _, p := range inputPaths(t) {
 		t.Run(p.name, func(t *testing.T) {
 			c := newInputClient(t, p)
 			for i := range 2 {
 				text, err := c.round()
-				if err != nil && p.skipIf != nil {
-					if why := p.skipIf(err); why != "" {
-						t.Skip(why)
-					}
-				}
 				if err != nil {
 					t.Fatalf("round %d: %v", i+1, err)
 				}
