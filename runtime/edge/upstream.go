@@ -49,6 +49,12 @@ func (d *Dialect) Modern() bool { return IsModern(d.rev) }
 // closed response stream as the cancellation (cancellation page).
 func (d *Dialect) CancelsByNotification() bool { return !d.Modern() }
 
+// AsksByRequest reports whether the upstream puts its questions to its
+// client as requests (elicitation/create, sampling/createMessage,
+// roots/list) rather than in input_required results (MRTR, a modern
+// server).
+func (d *Dialect) AsksByRequest() bool { return !d.Modern() }
+
 // DiscoverTimeout bounds the server/discover probe on stdio: a legacy
 // server may ignore a method it does not know before initialize (stdio
 // transport page: anything else, or no answer, means legacy). A modern

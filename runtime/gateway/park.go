@@ -126,7 +126,7 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 	}
 	// The edge says whether this request may be answered input_required
 	// (a 2026-07-28 client, a method the MRTR page allows it on).
-	if a == nil || !server.TakesInputRequired(ctx) {
+	if a == nil || !server.TakesInputRequired(ctx) || !asksByRequest(m.u) {
 		return m.u.Call(ctx, method, up)
 	}
 	pc := &parkedCall{id: parkID(), m: m, method: method, questions: make(chan *question), done: make(chan struct{})}
@@ -460,4 +460,14 @@ func (pc *parkedCall) LogLevel() mcp.LoggingLevel {
 		return n.LogLevel()
 	}
 	return ""
+}
+
+// asksByRequest reports whether u may put a question to its client as a
+// request during a call, so that the call must be ready to park: an
+// upstream that says it asks through input_required instead (a modern
+// one) is called directly, sparing every call the parking's goroutine,
+// context and channels. An upstream that cannot say is assumed to ask.
+func asksByRequest(u Upstream) bool {
+	q, ok := u.(interface{ AsksByRequest() bool })
+	return !ok || q.AsksByRequest()
 }

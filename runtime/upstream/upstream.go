@@ -189,6 +189,15 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 }
 
 // Name is the namespace.
+// AsksByRequest reports whether the upstream asks its questions as
+// requests to its client (a legacy upstream), as the last handshake found;
+// true before the first one, when it is not known yet. The gateway parks
+// only the calls of such upstreams for a client that answers input_required.
+func (c *Client) AsksByRequest() bool {
+	d := c.dialect.Load()
+	return d == nil || d.AsksByRequest()
+}
+
 func (c *Client) Name() string { return c.spec.Name }
 
 // Changes delivers list_changed methods, "down" when a live connection
