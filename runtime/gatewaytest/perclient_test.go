@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -266,5 +267,59 @@ func TestSharedSessionUnchanged(t *testing.T) {
 	endSession(t, a)
 	if pidOf(t, b) != pb || !child(pb) {
 		t.Errorf("the shared process did not outlive a session's end")
+	}
+}
+
+// TestPerClientHTTPUpstream: for a url server, per-client is an upstream
+// session per client session: each initializes the server on its own (the
+// shared one for the lists, then one per client session), and every
+// message mcpx sent it is closed-world valid.
+func TestPerClientHTTPUpstream(t *testing.T) {
+	leakcheck.Check(t)
+	url, bodies := askerHTTP(t, "2025-11-25")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"h": map[string]any{"url": url, "mcpx": map[string]any{"session": "per-client"}}}})
+	gw, _ := readyGateway(t, "perclient.json", string(data), "", func() {
+		var recs []string
+		for _, b := range bodies() {
+			recs = append(recs, string(b))
+		}
+		checkAnswersToUpstream(t, askUpstream{ns: "h", rev: "2025-11-25", http: true}, recs)
+	})
+	initializes := func() int {
+		n := 0
+		for _, b := range bodies() {
+			if strings.Contains(string(b), `"method":"initialize"`) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := initializes(); n != 1 {
+		t.Fatalf("after Ready, %d initializes, want the shared one", n)
+	}
+	a := newHTTPAskingClient(t, gw, "2025-11-25", declaresAll)
+	b := newHTTPAskingClient(t, gw, "2025-06-18", declaresAll)
+	for _, c := range []*askingClient{a, b, a} {
+		if got := c.call("h__elicit"); !strings.Contains(got, `"name":"Ada"`) {
+			t.Errorf("h__elicit: %q", got)
+		}
+	}
+	if n := initializes(); n != 3 {
+		t.Errorf("%d initializes, want 3 (shared, a's, b's)", n)
+	}
+}
+
+// TestPerClientStdioClient: over stdio the one client session ends with
+// the connection, and its upstream process with it.
+func TestPerClientStdioClient(t *testing.T) {
+	gw, _ := pidGateway(t, map[string]any{"session": "per-client"})
+	c := newStdioAskingClient(t, gw, "2025-11-25", declaresAll)
+	pid := pidOf(t, c)
+	if !child(pid) {
+		t.Fatalf("process %d is not a child", pid)
+	}
+	c.w.(io.Closer).Close()
+	if !gone(pid) {
+		t.Errorf("the stdio client's process %d still runs after its connection closed", pid)
 	}
 }
