@@ -73,7 +73,9 @@ func TestPerClientLimitUnit(t *testing.T) {
 	var made []*fake
 	newUp := func() Upstream { f := newFake("own", "t"); made = append(made, f); return f }
 	g, _ := gateway(t, newFake("p", "t"), Options{PerClient: &PerClient{New: newUp, Max: 1, Idle: 100 * time.Millisecond}})
-	s := func(id string) context.Context { return server.WithClientSession(context.Background(), id, make(chan struct{})) }
+	s := func(id string) context.Context {
+		return server.WithClientSession(context.Background(), id, make(chan struct{}))
+	}
 	if _, err := g.CallTool(s("a"), &mcp.CallToolRequestParams{Name: "p__t"}); err != nil {
 		t.Fatal(err)
 	}
