@@ -30,7 +30,8 @@
 //     would not do what it asks.
 //   - An optional "mcpx" block per server holds mcpx's own settings:
 //     "prefix", "includeTools"/"excludeTools", "timeout", "maxInFlight",
-//     "start" and "root" (see [Server]).
+//     "start", "session" with "perClientMax" and "perClientIdle", and
+//     "root" (see [Server]).
 //   - Each server name is a namespace and must match ^[a-zA-Z0-9_-]{1,64}$.
 //   - An optional top-level "mcpx" block holds mcpx's settings for the
 //     gateway as a whole: "stateKey" (see [Config]).
@@ -179,6 +180,16 @@ type Server struct {
 	// rather than when a client first contacts the gateway ("lazy", the
 	// default; see the schema's description of "start").
 	Eager bool
+	// PerClient is "mcpx.session": "per-client": each legacy client
+	// session gets an upstream session of its own (see the schema's
+	// description of "session"); false is "shared", the default.
+	PerClient bool
+	// PerClientMax ("mcpx.perClientMax") bounds the client sessions with
+	// their own upstream session at once, and PerClientIdle
+	// ("mcpx.perClientIdle") closes one unused that long; 0 when not set,
+	// for the gateway's defaults (64, 10m).
+	PerClientMax  int
+	PerClientIdle time.Duration
 	// Root is "mcpx.root": the server is served transparently, its tools
 	// and prompts keeping their names and its resource URIs passing
 	// through. At most one server is the root.
@@ -286,6 +297,10 @@ type raw struct {
 		Start       string   `json:"start"`
 		Root        bool     `json:"root"`
 		Setup       string   `json:"setup"`
+		// "session" and its limits (see Server.PerClient).
+		Session       string `json:"session"`
+		PerClientMax  int    `json:"perClientMax"`
+		PerClientIdle string `json:"perClientIdle"`
 	} `json:"mcpx"`
 }
 
@@ -495,6 +510,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 		Root:        r.MCPX.Root,
 		Setup:       r.MCPX.Setup,
 	}
+	s.PerClient, s.PerClientMax = r.MCPX.Session == "per-client", r.MCPX.PerClientMax
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)
 	if r.URL != "" {
@@ -537,6 +553,24 @@ func (p *parser) server(path, name string, r *raw) Server {
 		default:
 			s.Timeout = d
 		}
+	}
+	if r.MCPX.PerClientIdle != "" {
+		d, err := time.ParseDuration(r.MCPX.PerClientIdle)
+		switch {
+		case err != nil:
+			p.add(path+"/mcpx/perClientIdle", "must be a duration such as \"10m\", \"1h\" or \"90s\"")
+		case d <= 0:
+			p.add(path+"/mcpx/perClientIdle", "must be more than zero")
+		default:
+			s.PerClientIdle = d
+		}
+	}
+	// A per-client limit on a shared server would silently mean nothing.
+	if !s.PerClient && r.MCPX.PerClientMax != 0 {
+		p.add(path+"/mcpx/perClientMax", "applies only with \"session\": \"per-client\"")
+	}
+	if !s.PerClient && r.MCPX.PerClientIdle != "" {
+		p.add(path+"/mcpx/perClientIdle", "applies only with \"session\": \"per-client\"")
 	}
 	return s
 }

@@ -128,6 +128,35 @@ type Session struct {
 	client mcp.Implementation               // the clientInfo of initialize, for logs
 	asks   map[string]chan *jsonrpc.Message // waiting for the client's answer, by raw id
 	askSeq uint64
+
+	done  chan struct{} // closed by End; made on first use
+	ended bool
+}
+
+// End marks the session ended: the transport calls it when the session
+// is deleted, expires or its connection closes, so that what a namespace
+// keeps per client session (see [server.ClientSession]) is let go. It
+// may be called more than once.
+func (s *Session) End() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	if !s.ended {
+		s.ended = true
+		close(s.done)
+	}
+}
+
+// doneChan is closed by End.
+func (s *Session) doneChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	return s.done
 }
 
 // Revision returns the revision initialize negotiated, or "".

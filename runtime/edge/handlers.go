@@ -71,6 +71,12 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 	ctx := server.WithNotifier(server.WithTakesInputRequired(c.ctx, c.takesInputRequired(method)), e.notifier(c))
 	ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
 	ctx = server.WithAsker(ctx, &asker{e: e, c: c})
+	// A legacy client's initialized session is the client session a
+	// namespace may keep things per (gateway: session "per-client"); a
+	// 2026-07-28 request, or a legacy one outside any session, has none.
+	if !IsModern(c.rev) && c.sess.Revision() != "" {
+		ctx = server.WithClientSession(ctx, c.sess, c.sess.doneChan())
+	}
 	declared := ctx
 	return server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
 		return relayable(c.rev, server.ClientCapabilities(declared))

@@ -35,6 +35,9 @@ type Options struct {
 	// Lazy defers the upstream's first load, and so its start, from Add to
 	// a client's first contact with the gateway (see Gateway).
 	Lazy bool
+	// PerClient, if set, gives each client session an upstream of its own
+	// (config "session": "per-client"; see [PerClient]); nil shares u.
+	PerClient *PerClient
 }
 
 // Gateway is a [server.Namespace] made of upstream MCP servers, and a
@@ -163,6 +166,7 @@ type member struct {
 	lazy             bool
 	wake             chan struct{} // closed to start a lazy member's first load; nil once closed, or if not lazy (guarded by Gateway.mu)
 	since            atomic.Int64  // UnixNano of Add, or of waking a lazy member: requests wait for ready until FirstWait after
+	pool             *pool         // per-client upstreams; nil when shared
 
 	// Guarded by Gateway.mu. Lists hold the upstream's own values (tools
 	// already filtered); down keeps them, for naming the upstream in
@@ -250,6 +254,12 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 		m.prefix = *opt.Prefix
 	}
 	m.include, m.exclude = set(opt.Include), set(opt.Exclude)
+	if pc := opt.PerClient; pc != nil {
+		if pc.New == nil {
+			return fmt.Errorf("gateway: upstream %q: per-client without a way to make its upstreams", name)
+		}
+		m.pool = newPool(name, *pc, g)
+	}
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -342,7 +352,13 @@ func (g *Gateway) CloseWithin(d time.Duration) error {
 	}
 	results := make(chan result, len(members))
 	for _, m := range members {
-		go func() { results <- result{m.name, m.u.Close()} }()
+		go func() {
+			err := m.u.Close()
+			if m.pool != nil {
+				err = errors.Join(err, m.pool.close())
+			}
+			results <- result{m.name, err}
+		}()
 	}
 	done := make(map[string]bool, len(members))
 	for range members {

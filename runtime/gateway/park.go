@@ -125,9 +125,15 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		return g.resumeParked(ctx, m, method, id, round, g.driver(ctx, a, client))
 	}
 	// The edge says whether this request may be answered input_required
-	// (a 2026-07-28 client, a method the MRTR page allows it on).
-	if a == nil || !server.TakesInputRequired(ctx) || !asksByRequest(m.u) {
-		return m.u.Call(ctx, method, up)
+	// (a 2026-07-28 client, a method the MRTR page allows it on); only a
+	// call to an upstream that asks by request needs parking.
+	u, release, err := g.upstream(ctx, m) // perclient.go
+	if err != nil {
+		return nil, err
+	}
+	if a == nil || !server.TakesInputRequired(ctx) || !asksByRequest(u) {
+		defer release()
+		return u.Call(ctx, method, up)
 	}
 	pc := &parkedCall{id: parkID(), m: m, method: method, questions: make(chan *question), done: make(chan struct{})}
 	// The call outlives the client request that started it, not the
@@ -139,9 +145,10 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 	pctx = server.WithNotifier(server.WithAsker(pctx, pc), pc)
 	g.live.Store(pc.id, pc)
 	go func() {
+		defer release()
 		defer stop()
 		defer cancel()
-		pc.res, pc.err = m.u.Call(pctx, method, up)
+		pc.res, pc.err = u.Call(pctx, method, up)
 		close(pc.done)
 	}()
 	return g.await(ctx, pc, g.driver(ctx, a, client))

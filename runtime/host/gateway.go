@@ -14,7 +14,8 @@ import (
 )
 
 // Gateway builds the gateway a config file describes: one upstream client
-// per server, each a namespace. Servers marked eager are started now (a
+// per server, each a namespace (and, for a "session": "per-client"
+// server, one more per client session: gateway.PerClient). Servers marked eager are started now (a
 // failure is logged; the gateway retries it); lazy ones (the default) when
 // a client first contacts the gateway (see gateway.Options.Lazy).
 // The requestState of the rounds it relays is sealed with the config's
@@ -36,13 +37,23 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	g.States = states
 	g.ParkTimeout, g.MaxParked = cfg.ParkTimeout, cfg.MaxParked
 	for _, s := range cfg.Servers {
-		u := upstream.New(upstream.Spec{
+		spec := upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
 			Setup: s.Setup,
-		}, info, log)
+		}
+		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
-		if err := g.Add(u, gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}); err != nil {
+		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}
+		if s.PerClient {
+			// Each client session's own upstream is the same server, started
+			// on its first request (upstream.New connects on first use).
+			opt.PerClient = &gateway.PerClient{
+				New: func() gateway.Upstream { return upstream.New(spec, info, log) },
+				Max: s.PerClientMax, Idle: s.PerClientIdle,
+			}
+		}
+		if err := g.Add(u, opt); err != nil {
 			u.Close()
 			g.Close()
 			return nil, err

@@ -62,6 +62,7 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	c := &conn{e: e, w: w, sess: new(edge.Session), slots: make(chan struct{}, opt.MaxInFlight),
 		out: make(chan line), abandon: make(chan struct{}), quit: make(chan struct{})}
 	go c.writer()
+	defer c.sess.End() // the one client session ends with the connection
 	defer close(c.quit)
 	defer func() {
 		if c.detach != nil {

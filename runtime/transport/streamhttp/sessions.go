@@ -127,6 +127,7 @@ func (s *sessions) add(es *edge.Session) (id string, ok bool) {
 		return "", false
 	}
 	s.m[id] = &session{id: id, es: es, ctx: ctx, cancel: cancel, last: now}
+	context.AfterFunc(ctx, es.End) // DELETE, expiry, eviction: the client session ends
 	return id, true
 }
 
