@@ -140,6 +140,7 @@ type Client struct {
 
 	// The upstream's questions to clients (relay.go).
 	relays     chan struct{} // one per question being relayed: maxRelays
+	elicits    completions   // URL-mode elicitations awaiting completion (complete.go)
 	callClocks sync.Map      // request id -> *callClock of the call
 
 	// dialect is d for handle, which must not take mu: a connection's
@@ -436,6 +437,8 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	case m.Method == mcp.MethodNotificationsToolsListChanged, m.Method == mcp.MethodNotificationsPromptsListChanged,
 		m.Method == mcp.MethodNotificationsResourcesListChanged:
 		c.signal(m.Method)
+	case m.Method == mcp.MethodNotificationsElicitationComplete && d != nil:
+		c.completed(d, m) // complete.go
 	}
 }
 
