@@ -128,6 +128,8 @@ type Session struct {
 	client mcp.Implementation               // the clientInfo of initialize, for logs
 	asks   map[string]chan *jsonrpc.Message // waiting for the client's answer, by raw id
 	askSeq uint64
+
+	num uint64 // server.WithClient's token (roots.go); 0 until asked
 }
 
 // Revision returns the revision initialize negotiated, or "".
@@ -374,6 +376,8 @@ func (e *Edge) notification(sess *Session, m *jsonrpc.Message) {
 		if mcpjson.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
 			sess.Cancel(p.RequestID)
 		}
+	case mcp.MethodNotificationsRootsListChanged:
+		e.rootsChanged(sess) // roots.go
 	}
-	// notifications/initialized, roots/list_changed, progress: nothing to do.
+	// notifications/initialized, progress: nothing to do.
 }

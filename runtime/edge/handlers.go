@@ -71,6 +71,9 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 	ctx := server.WithNotifier(server.WithTakesInputRequired(c.ctx, c.takesInputRequired(method)), e.notifier(c))
 	ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
 	ctx = server.WithAsker(ctx, &asker{e: e, c: c})
+	if !IsModern(c.rev) && c.sess != nil {
+		ctx = server.WithClient(ctx, c.sess.token()) // roots.go
+	}
 	declared := ctx
 	return server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
 		return relayable(c.rev, server.ClientCapabilities(declared))

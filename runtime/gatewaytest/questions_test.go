@@ -276,8 +276,17 @@ type askUpstream struct {
 // a question against the result type of the question's method.
 func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.LockedBuffer) {
 	t.Helper()
+	gw, logs, _ := askGatewayRecords(t, ups...)
+	return gw, logs
+}
+
+// askGatewayRecords is askGateway, with what mcpx has sent each upstream
+// so far, by namespace (one message a record).
+func askGatewayRecords(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.LockedBuffer, map[string]func() []string) {
+	t.Helper()
 	dir := t.TempDir()
 	servers := map[string]any{}
+	sent := map[string]func() []string{}
 	var checks []func()
 	for _, u := range ups {
 		if u.timeout == "" {
@@ -286,29 +295,32 @@ func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.L
 		if u.http {
 			url, bodies := askerHTTP(t, u.rev)
 			servers[u.ns] = map[string]any{"url": url, "mcpx": map[string]any{"timeout": u.timeout}}
-			checks = append(checks, func() {
+			sent[u.ns] = func() []string {
 				var recs []string
 				for _, b := range bodies() {
 					recs = append(recs, string(b))
 				}
-				checkAnswersToUpstream(t, u, recs)
-			})
+				return recs
+			}
+			checks = append(checks, func() { checkAnswersToUpstream(t, u, sent[u.ns]()) })
 			continue
 		}
 		rec := filepath.Join(dir, u.ns+".in")
 		servers[u.ns] = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": u.timeout},
 			"env": map[string]string{envUpstream: "asker:" + u.rev, envRecord: rec, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
+		sent[u.ns] = func() []string { return readRecords(t, rec) }
 		checks = append(checks, func() {
 			checkUpstreamWire(t, upstream{ns: u.ns, rev: u.rev, record: rec})
 			checkAnswersToUpstream(t, u, readRecords(t, rec))
 		})
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	return readyGateway(t, "questions.json", string(data), "", func() {
+	gw, logs := readyGateway(t, "questions.json", string(data), "", func() {
 		for _, c := range checks {
 			c()
 		}
 	})
+	return gw, logs, sent
 }
 
 // checkAnswersToUpstream validates each response mcpx sent u to one of its
