@@ -70,6 +70,8 @@ func serveUpstream(mode string) int {
 		return serveLargeHTTP()
 	case "asker":
 		return serveAsker(rev) // questions_test.go
+	case "gosdkasker":
+		return serveGoSDKAsker(rev) // sdkasker_test.go
 	case "parker":
 		return serveParker(rev) // parked_test.go
 	case "exec":
