@@ -159,7 +159,15 @@ func sdkAnsweringClient(asked map[string]int, mu *sync.Mutex) *sdk.Client {
 			mu.Lock()
 			asked["elicit"]++
 			mu.Unlock()
-			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}, nil
+			content := map[string]any{"name": "Grace"}
+			if props, _ := r.Params.RequestedSchema.(map[string]any)["properties"].(map[string]any); props["number"] != nil {
+				// The SDK fills what is not answered from the schema's
+				// defaults; server-everything's "number" default, 3.14, is
+				// not the integer schema.json's ElicitResult.content allows
+				// (2025-06-18, 2025-11-25), so the test answers it.
+				content["number"] = 7
+			}
+			return &sdk.ElicitResult{Action: "accept", Content: content}, nil
 		},
 		CreateMessageHandler: func(_ context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 			mu.Lock()
