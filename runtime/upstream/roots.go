@@ -76,8 +76,8 @@ func (r *rootsClients) served(client uint64) bool {
 }
 
 // RootsChanged passes a client's notifications/roots/list_changed to the
-// upstream if that client's calls used it and it speaks a legacy
-// revision; it does not wait (the notification goes out in the
+// upstream if that client's calls used it and its revision has the
+// notification (not 2026-07-28); it does not wait (the notification goes out in the
 // background) and does not start an upstream that is not running.
 func (c *Client) RootsChanged(client uint64) {
 	if client == 0 || !c.rootsClients.served(client) {
@@ -86,7 +86,7 @@ func (c *Client) RootsChanged(client uint64) {
 	c.mu.Lock()
 	cn, d := c.c, c.d
 	c.mu.Unlock()
-	if cn == nil || d == nil || d.Modern() {
+	if cn == nil || d == nil || !d.Has(mcp.MethodNotificationsRootsListChanged) {
 		return
 	}
 	c.log.Debug("passing a client's notifications/roots/list_changed to the upstream")

@@ -681,7 +681,7 @@ func (c *Client) Call(ctx context.Context, method string, params any) (any, erro
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: fmt.Sprintf("upstream %q: %s", c.spec.Name, why)}
 	}
-	if n := server.Client(ctx); n != 0 && !d.Modern() {
+	if n := server.Client(ctx); n != 0 && d.Has(mcp.MethodNotificationsRootsListChanged) {
 		c.rootsClients.used(n) // roots.go
 	}
 	return c.call(ctx, method, params)
