@@ -34,7 +34,7 @@ func TestEverythingAsksGoSDKClient(t *testing.T) {
 	}})
 	gw, _ := readyGateway(t, "everything-ask.json", string(doc), "", func() {
 		checkUpstreamWire(t, upstream{ns: "everything", rev: everythingRev, record: rec})
-		checkSDKAnswers(t, "everything", everythingRev, readRecords(t, rec), false)
+		checkSDKAnswers(t, "everything", everythingRev, readRecords(t, rec), false, true)
 	})
 	calls := []struct {
 		tool string

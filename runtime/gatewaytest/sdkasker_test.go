@@ -19,9 +19,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
@@ -53,6 +55,31 @@ func goSDKAsker(rev string) *sdk.Server {
 			return answer(req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your name?",
 				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}))
 		})
+	// elicit_url asks for a URL-mode elicitation (2025-11-25) under an id
+	// of its own; finish says each such elicitation completed.
+	var mu sync.Mutex
+	var urlIDs []string
+	sdk.AddTool(s, &sdk.Tool{Name: "elicit_url", Description: "Sends the user to a URL."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+			mu.Lock()
+			id := fmt.Sprintf("sdk-el-%d", len(urlIDs)+1)
+			urlIDs = append(urlIDs, id)
+			mu.Unlock()
+			return answer(req.Session.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/sign-in", ElicitationID: id}))
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "finish", Description: "Completes the URL-mode elicitations."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+			mu.Lock()
+			ids := append([]string{"sdk-never-asked"}, urlIDs...)
+			urlIDs = nil
+			mu.Unlock()
+			for _, id := range ids {
+				if err := req.Session.NotifyElicitationComplete(ctx, &sdk.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+					return answer(nil, err)
+				}
+			}
+			return answer(ids, nil)
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "roots", Description: "Lists the client's roots."},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
 			return answer(req.Session.ListRoots(ctx, nil))
@@ -70,8 +97,8 @@ func serveGoSDKAsker(rev string) int {
 
 // sdkAskerGateway fronts a stdio Go SDK asker at 2025-06-18 ("s") and an
 // HTTP one at 2025-11-25 ("h"), and checks, when the test ends, what mcpx
-// sent each.
-func sdkAskerGateway(t *testing.T) *gateway.Gateway {
+// sent each; those named in asking must have been answered.
+func sdkAskerGateway(t *testing.T, asking ...string) *gateway.Gateway {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "s.in")
 	var mu sync.Mutex
@@ -95,10 +122,10 @@ func sdkAskerGateway(t *testing.T) *gateway.Gateway {
 	}})
 	gw, _ := readyGateway(t, "sdkasker.json", string(doc), "", func() {
 		checkUpstreamWire(t, upstream{ns: "s", rev: "2025-06-18", record: rec})
-		checkSDKAnswers(t, "s", "2025-06-18", readRecords(t, rec), false)
+		checkSDKAnswers(t, "s", "2025-06-18", readRecords(t, rec), false, slices.Contains(asking, "s"))
 		mu.Lock()
 		defer mu.Unlock()
-		checkSDKAnswers(t, "h", "2025-11-25", bodies, true)
+		checkSDKAnswers(t, "h", "2025-11-25", bodies, true, slices.Contains(asking, "h"))
 	})
 	return gw
 }
@@ -107,8 +134,8 @@ func sdkAskerGateway(t *testing.T) *gateway.Gateway {
 // are the SDK's own (so the method is told by the answer's shape):
 // every answer against the result type of the question it answers; for
 // HTTP the requests and notifications too. It fails when there is no
-// answer at all.
-func checkSDKAnswers(t *testing.T, ns, rev string, recs []string, http bool) {
+// answer at all and asked says there should be.
+func checkSDKAnswers(t *testing.T, ns, rev string, recs []string, http, asked bool) {
 	t.Helper()
 	v, err := closedworld.Default()
 	if err != nil {
@@ -145,7 +172,7 @@ func checkSDKAnswers(t *testing.T, ns, rev string, recs []string, http bool) {
 			t.Errorf("upstream %s: mcpx's answer to %s:\n%s\nclosed-world validator (%s %s): %v", ns, method, line, rev, m.Result, err)
 		}
 	}
-	if answers == 0 {
+	if answers == 0 && asked {
 		t.Errorf("upstream %s: mcpx answered none of its questions", ns)
 	}
 	t.Logf("upstream %s: %d answers to the SDK server's questions validated", ns, answers)
@@ -154,8 +181,22 @@ func checkSDKAnswers(t *testing.T, ns, rev string, recs []string, http bool) {
 // sdkAnsweringClient is a Go SDK client with handlers for every question,
 // counting them.
 func sdkAnsweringClient(asked map[string]int, mu *sync.Mutex) *sdk.Client {
+	return sdkAnsweringClientWith(asked, mu, sdk.ClientOptions{})
+}
+
+// sdkAnsweringClientWith is sdkAnsweringClient with opts besides the
+// handlers (capabilities, the completion handler).
+func sdkAnsweringClientWith(asked map[string]int, mu *sync.Mutex, opts sdk.ClientOptions) *sdk.Client {
 	cl := sdk.NewClient(&sdk.Implementation{Name: "gatewaytest-go-sdk", Version: "1.0.0"}, &sdk.ClientOptions{
+		Capabilities:               opts.Capabilities,
+		ElicitationCompleteHandler: opts.ElicitationCompleteHandler,
 		ElicitationHandler: func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			if r.Params.Mode == "url" {
+				mu.Lock()
+				asked["elicit_url"]++
+				mu.Unlock()
+				return &sdk.ElicitResult{Action: "accept"}, nil
+			}
 			mu.Lock()
 			asked["elicit"]++
 			mu.Unlock()
@@ -188,7 +229,7 @@ func sdkAnsweringClient(asked map[string]int, mu *sync.Mutex) *sdk.Client {
 // stream) and to 2026-07-28 (input_required rounds the SDK client drives
 // itself), over Streamable HTTP and stdio.
 func TestGoSDKServerAsksGoSDKClient(t *testing.T) {
-	gw := sdkAskerGateway(t)
+	gw := sdkAskerGateway(t, "s", "h")
 	want := map[string]string{"elicit": `"name":"Grace"`, "sample": `"text":"sdk sampled"`, "roots": `"uri":"file:///sdk-root"`}
 	for _, tr := range []string{"http", "stdio"} {
 		for _, rev := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
@@ -233,5 +274,104 @@ func TestGoSDKServerAsksGoSDKClient(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGoSDKElicitationComplete: the Go SDK server (HTTP, 2025-11-25) asks
+// for a URL-mode elicitation under its own elicitationId, which a Go SDK
+// client pinned to 2025-11-25 (declaring elicitation.url) accepts; a
+// second client then calls the server's finish tool, and the server's
+// NotifyElicitationComplete (for that id and one never asked with)
+// reaches the first client's ElicitationCompleteHandler alone, once, with
+// the id it was given. A 2026-07-28 client, asked through input_required,
+// is never told. Over Streamable HTTP and stdio.
+func TestGoSDKElicitationComplete(t *testing.T) {
+	gw := sdkAskerGateway(t, "h")
+	urlCaps := &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}}
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			type client struct {
+				cs     *sdk.ClientSession
+				mu     sync.Mutex
+				asked  map[string]int
+				toldMu sync.Mutex
+				told   []string
+			}
+			connect := func(rev string) *client {
+				var gt sdk.Transport
+				if tr == "http" {
+					url, hc := serveHTTP(t, gw, rev)
+					gt = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
+				} else {
+					r, w := serveStdio(t, gw, rev)
+					gt = &sdk.IOTransport{Reader: r, Writer: w}
+				}
+				c := &client{asked: map[string]int{}}
+				cl := sdkAnsweringClientWith(c.asked, &c.mu, sdk.ClientOptions{Capabilities: urlCaps,
+					ElicitationCompleteHandler: func(_ context.Context, r *sdk.ElicitationCompleteNotificationRequest) {
+						c.toldMu.Lock()
+						c.told = append(c.told, r.Params.ElicitationID)
+						c.toldMu.Unlock()
+					}})
+				cs, err := cl.Connect(t.Context(), gt, &sdk.ClientSessionOptions{ProtocolVersion: rev})
+				if err != nil {
+					t.Fatalf("go-sdk Connect pinned to %s: %v", rev, err)
+				}
+				t.Cleanup(func() { cs.Close() })
+				c.cs = cs
+				return c
+			}
+			call := func(c *client, tool string) string {
+				res, err := c.cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "h__" + tool, Arguments: map[string]any{}})
+				if err != nil {
+					t.Fatalf("h__%s: %v", tool, err)
+				}
+				text := ""
+				if len(res.Content) == 1 {
+					text = res.Content[0].(*sdk.TextContent).Text
+				}
+				if res.IsError {
+					t.Fatalf("h__%s: %s", tool, text)
+				}
+				return text
+			}
+			told := func(c *client, wait time.Duration) []string {
+				deadline := time.Now().Add(wait)
+				for {
+					c.toldMu.Lock()
+					got := append([]string(nil), c.told...)
+					c.toldMu.Unlock()
+					if len(got) > 0 || time.Now().After(deadline) {
+						return got
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			asked, other, modern := connect("2025-11-25"), connect("2025-11-25"), connect("2026-07-28")
+			if got := call(asked, "elicit_url"); !strings.Contains(got, `"action":"accept"`) {
+				t.Fatalf("h__elicit_url: %q", got)
+			}
+			if got := call(modern, "elicit_url"); !strings.Contains(got, `"action":"accept"`) {
+				t.Fatalf("h__elicit_url from the 2026-07-28 client: %q", got)
+			}
+			finished := call(other, "finish")
+			var ids []string
+			json.Unmarshal([]byte(finished), &ids)
+			if len(ids) != 3 {
+				t.Fatalf("h__finish completed %q, want the id never asked with and two", finished)
+			}
+			if got := told(asked, 5*time.Second); len(got) != 1 || got[0] != ids[1] {
+				t.Errorf("the client asked was told of completions %q, want exactly [%s]", got, ids[1])
+			}
+			if got := told(other, 200*time.Millisecond); len(got) != 0 {
+				t.Errorf("the client not asked was told of completions %q", got)
+			}
+			if got := told(modern, 200*time.Millisecond); len(got) != 0 {
+				t.Errorf("the 2026-07-28 client was told of completions %q", got)
+			}
+			if asked.asked["elicit_url"] != 1 || modern.asked["elicit_url"] != 1 {
+				t.Errorf("URL-mode questions asked: %v and %v (2026-07-28), want one each", asked.asked, modern.asked)
+			}
+		})
 	}
 }
