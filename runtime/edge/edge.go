@@ -129,6 +129,7 @@ type Session struct {
 	asks   map[string]chan *jsonrpc.Message // waiting for the client's answer, by raw id
 	askSeq uint64
 
+	num   uint64        // server.WithClient's token (roots.go); 0 until asked
 	done  chan struct{} // closed by End; made on first use
 	ended bool
 }
@@ -403,6 +404,8 @@ func (e *Edge) notification(sess *Session, m *jsonrpc.Message) {
 		if mcpjson.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
 			sess.Cancel(p.RequestID)
 		}
+	case mcp.MethodNotificationsRootsListChanged:
+		e.rootsChanged(sess) // roots.go
 	}
-	// notifications/initialized, roots/list_changed, progress: nothing to do.
+	// notifications/initialized, progress: nothing to do.
 }

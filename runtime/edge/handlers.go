@@ -77,6 +77,9 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 	if !IsModern(c.rev) && c.sess.Revision() != "" {
 		ctx = server.WithClientSession(ctx, c.sess, c.sess.doneChan())
 	}
+	if !IsModern(c.rev) && c.sess != nil {
+		ctx = server.WithClient(ctx, c.sess.token()) // roots.go
+	}
 	declared := ctx
 	return server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
 		return relayable(c.rev, server.ClientCapabilities(declared))

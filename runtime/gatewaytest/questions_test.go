@@ -39,7 +39,7 @@ import (
 // (answers with the capabilities mcpx declared at initialize) and hold
 // (answered only once a question has been answered: a second call in
 // flight).
-var askerTools = []string{"elicit", "sample", "sample_audio", "roots", "caps", "hold"}
+var askerTools = []string{"elicit", "sample", "sample_audio", "roots", "caps", "hold", "elicit_url", "finish"}
 
 // askerQuestion is what tool asks: method and params, as the upstream writes them.
 func askerQuestion(tool string) (string, any) {
@@ -52,6 +52,8 @@ func askerQuestion(tool string) (string, any) {
 		return "sampling/createMessage", map[string]any{"maxTokens": 10, "messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}}}
 	case "roots":
 		return "roots/list", nil
+	case "elicit_url": // 2025-11-25 only; the elicitationId is added when asked
+		return "elicitation/create", map[string]any{"mode": "url", "message": "Sign in", "url": "https://example.com/sign-in"}
 	}
 	return "", nil
 }
@@ -66,6 +68,7 @@ type askerState struct {
 	waiting map[string]json.RawMessage // question id -> the tools/call it is for
 	held    []json.RawMessage          // hold calls not answered yet
 	seq     int
+	urlIDs  []string // the elicitationIds of its URL-mode questions, for finish
 }
 
 func newAskerState(rev string) *askerState {
@@ -127,6 +130,15 @@ func (s *askerState) handle(line []byte) []askerMsg {
 		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}}}
 	case m.Method == "tools/call" && m.Params.Name == "caps":
 		return []askerMsg{textResult(m.ID, string(s.caps))}
+	case m.Method == "tools/call" && m.Params.Name == "finish":
+		// The URL-mode elicitations end: notifications/elicitation/complete
+		// for an id it never asked with, then for each it did.
+		out := []askerMsg{elicitationComplete("never-asked")}
+		for _, id := range s.urlIDs {
+			out = append(out, elicitationComplete(id))
+		}
+		s.urlIDs = nil
+		return append(out, textResult(m.ID, "finished"))
 	case m.Method == "tools/call" && m.Params.Name == "hold":
 		s.held = append(s.held, m.ID)
 		return nil
@@ -139,6 +151,11 @@ func (s *askerState) handle(line []byte) []askerMsg {
 		qid, _ := json.Marshal(fmt.Sprintf("up-%s-%d", method, s.seq))
 		s.waiting[string(qid)] = m.ID
 		q := askerMsg{"jsonrpc": "2.0", "id": json.RawMessage(qid), "method": method}
+		if p, ok := params.(map[string]any); ok && p["mode"] == "url" {
+			id := fmt.Sprintf("el-%d", s.seq)
+			p["elicitationId"] = id
+			s.urlIDs = append(s.urlIDs, id)
+		}
 		if params != nil {
 			q["params"] = params
 		}
@@ -225,6 +242,15 @@ func askerHTTP(t *testing.T, rev string) (string, func() [][]byte) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		if len(out) > 1 { // notifications, then the result: the call's stream
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			for _, m := range out {
+				b, _ := json.Marshal(m)
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		b, _ := json.Marshal(out[0])
 		w.Write(b)
@@ -250,8 +276,17 @@ type askUpstream struct {
 // a question against the result type of the question's method.
 func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.LockedBuffer) {
 	t.Helper()
+	gw, logs, _ := askGatewayRecords(t, ups...)
+	return gw, logs
+}
+
+// askGatewayRecords is askGateway, with what mcpx has sent each upstream
+// so far, by namespace (one message a record).
+func askGatewayRecords(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.LockedBuffer, map[string]func() []string) {
+	t.Helper()
 	dir := t.TempDir()
 	servers := map[string]any{}
+	sent := map[string]func() []string{}
 	var checks []func()
 	for _, u := range ups {
 		if u.timeout == "" {
@@ -260,29 +295,32 @@ func askGateway(t *testing.T, ups ...askUpstream) (*gateway.Gateway, *wiretest.L
 		if u.http {
 			url, bodies := askerHTTP(t, u.rev)
 			servers[u.ns] = map[string]any{"url": url, "mcpx": map[string]any{"timeout": u.timeout}}
-			checks = append(checks, func() {
+			sent[u.ns] = func() []string {
 				var recs []string
 				for _, b := range bodies() {
 					recs = append(recs, string(b))
 				}
-				checkAnswersToUpstream(t, u, recs)
-			})
+				return recs
+			}
+			checks = append(checks, func() { checkAnswersToUpstream(t, u, sent[u.ns]()) })
 			continue
 		}
 		rec := filepath.Join(dir, u.ns+".in")
 		servers[u.ns] = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": u.timeout},
 			"env": map[string]string{envUpstream: "asker:" + u.rev, envRecord: rec, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
+		sent[u.ns] = func() []string { return readRecords(t, rec) }
 		checks = append(checks, func() {
 			checkUpstreamWire(t, upstream{ns: u.ns, rev: u.rev, record: rec})
 			checkAnswersToUpstream(t, u, readRecords(t, rec))
 		})
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	return readyGateway(t, "questions.json", string(data), "", func() {
+	gw, logs := readyGateway(t, "questions.json", string(data), "", func() {
 		for _, c := range checks {
 			c()
 		}
 	})
+	return gw, logs, sent
 }
 
 // checkAnswersToUpstream validates each response mcpx sent u to one of its
@@ -343,6 +381,7 @@ type askingClient struct {
 
 	mu        sync.Mutex
 	questions []wiretest.Frame
+	notes     []wiretest.Frame // notifications mcpx sent it (complete_test.go)
 	nextID    int
 }
 
@@ -453,6 +492,10 @@ func (c *askingClient) call(tool string) string {
 					c.answer(f)
 					continue
 				}
+				if f.IsNotification() {
+					c.noted(f)
+					continue
+				}
 				if f.Method == "" {
 					final = f
 					break
@@ -468,6 +511,10 @@ func (c *askingClient) call(tool string) string {
 			}
 			if f.IsRequest() {
 				c.answer(f)
+				continue
+			}
+			if f.IsNotification() {
+				c.noted(f)
 				continue
 			}
 			if f.Method == "" && string(f.ID) == fmt.Sprint(id) {
@@ -502,7 +549,11 @@ func (c *askingClient) answer(q wiretest.Frame) {
 	if c.before != nil {
 		c.before(q)
 	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, q.ID, clientAnswer(q.Method))
+	answer := clientAnswer(q.Method)
+	if strings.Contains(string(q.Params), `"mode":"url"`) {
+		answer = `{"action":"accept"}` // out of band: no content
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, q.ID, answer)
 	if c.hc != nil {
 		resp := c.post(body)
 		resp.Body.Close()

@@ -72,6 +72,8 @@ func serveUpstream(mode string) int {
 		return serveAsker(rev) // questions_test.go
 	case "pidasker":
 		return servePIDAsker(rev) // perclient_test.go
+	case "gosdkasker":
+		return serveGoSDKAsker(rev) // sdkasker_test.go
 	case "parker":
 		return serveParker(rev) // parked_test.go
 	case "exec":

@@ -39,3 +39,23 @@ func Ask(ctx context.Context, method string, params any) (any, error) {
 	}
 	return a.Ask(ctx, method, params)
 }
+
+// LaterNotifier is implemented by an Asker whose client can be told
+// something after the request that asked has ended: a legacy session's
+// unasked stream (stdio, the Streamable HTTP GET stream), or the call's
+// own stream while it runs. notifications/elicitation/complete needs it.
+type LaterNotifier interface {
+	// Later returns the function that sends the client a notification
+	// (method, hub params) in its revision, reporting whether it went; nil
+	// when the client has no stream a notification could go on later (a
+	// 2026-07-28 client).
+	Later() func(method string, params any) bool
+}
+
+// Later is [LaterNotifier.Later] of the asker in ctx, or nil.
+func Later(ctx context.Context) func(method string, params any) bool {
+	if l, ok := ctx.Value(askerKey{}).(LaterNotifier); ok {
+		return l.Later()
+	}
+	return nil
+}

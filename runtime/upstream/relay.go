@@ -76,6 +76,9 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 				c.log.Warn("upstream request not relayed to a client", "method", m.Method, "err", err)
 			}
 		}
+		if err == nil {
+			c.expectCompletion(target, params, res) // complete.go
+		}
 		cn.send(d.Reply(m.ID, m.Method, res, err))
 	}()
 }

@@ -139,8 +139,10 @@ type Client struct {
 	nextTok  atomic.Int64
 
 	// The upstream's questions to clients (relay.go).
-	relays     chan struct{} // one per question being relayed: maxRelays
-	callClocks sync.Map      // request id -> *callClock of the call
+	relays       chan struct{} // one per question being relayed: maxRelays
+	elicits      completions   // URL-mode elicitations awaiting completion (complete.go)
+	rootsClients rootsClients  // the client sessions whose calls it served (roots.go)
+	callClocks   sync.Map      // request id -> *callClock of the call
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
@@ -445,6 +447,8 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 	case m.Method == mcp.MethodNotificationsToolsListChanged, m.Method == mcp.MethodNotificationsPromptsListChanged,
 		m.Method == mcp.MethodNotificationsResourcesListChanged:
 		c.signal(m.Method)
+	case m.Method == mcp.MethodNotificationsElicitationComplete && d != nil:
+		c.completed(d, m) // complete.go
 	}
 }
 
@@ -685,6 +689,9 @@ func (c *Client) Call(ctx context.Context, method string, params any) (any, erro
 			why = je.Message
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: fmt.Sprintf("upstream %q: %s", c.spec.Name, why)}
+	}
+	if n := server.Client(ctx); n != 0 && d.Has(mcp.MethodNotificationsRootsListChanged) {
+		c.rootsClients.used(n) // roots.go
 	}
 	return c.call(ctx, method, params)
 }
