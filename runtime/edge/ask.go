@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -60,7 +61,8 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 	if !ok || !m.FromServer || m.Notification {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) speaks %s, which has no %s", who, c.rev, method)
 	}
-	if err := mayAsk(&caps, method, params, who); err != nil {
+	params, err := mayAsk(revision.Lookup(c.rev), &caps, method, params, who)
+	if err != nil {
 		return nil, err
 	}
 	if c.sink == nil {
@@ -119,49 +121,64 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 // elicitation page); tool-enabled sampling without sampling.tools -32602
 // (the client MUST return an error; invalid params is the one that fits).
 // A capability missing altogether is the method not existing for that
-// client: -32601.
-func mayAsk(caps *mcp.ClientCapabilities, method string, params any, who string) error {
+// client: -32601. A form the client's revision (tab) cannot carry as
+// written is fitted to it (fitForm), or refused -32602; the params to
+// send are returned.
+func mayAsk(tab *revision.Table, caps *mcp.ClientCapabilities, method string, params any, who string) (any, error) {
 	missing := func(what string) error {
 		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) did not declare the %s capability", who, what)
 	}
 	switch method {
 	case mcp.MethodRootsList:
 		if len(caps.Roots) == 0 {
-			return missing("roots")
+			return nil, missing("roots")
 		}
 	case mcp.MethodSamplingCreateMessage:
 		if caps.Sampling == nil {
-			return missing("sampling")
+			return nil, missing("sampling")
 		}
 		if p, ok := params.(*mcp.CreateMessageRequestParams); ok && (len(p.Tools) > 0 || p.ToolChoice != nil) && len(caps.Sampling.Tools) == 0 {
-			return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare sampling.tools; a sampling request with tools cannot be sent to it", who)
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare sampling.tools; a sampling request with tools cannot be sent to it", who)
 		}
 	case mcp.MethodElicitationCreate:
 		el := caps.Elicitation
 		if el == nil {
-			return missing("elicitation")
+			return nil, missing("elicitation")
 		}
 		u, _ := params.(*mcp.ElicitRequestParams)
 		if u == nil {
-			return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "elicitation/create without params")
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "elicitation/create without params")
 		}
 		// An empty elicitation object declares form mode only.
 		form := len(el.Form) > 0 || (len(el.Form) == 0 && len(el.URL) == 0)
-		switch u.Value.(type) {
+		switch p := u.Value.(type) {
 		case *mcp.ElicitRequestURLParams:
 			if len(el.URL) == 0 {
-				return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.url; a URL-mode elicitation cannot be sent to it", who)
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.url; a URL-mode elicitation cannot be sent to it", who)
+			}
+		case *mcp.ElicitRequestFormParams:
+			if !form {
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.form; a form-mode elicitation cannot be sent to it", who)
+			}
+			schema, err := fitForm(tab, p.RequestedSchema, who)
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.Equal(schema, p.RequestedSchema) {
+				cp := *p
+				cp.RequestedSchema = schema
+				return &mcp.ElicitRequestParams{Value: &cp}, nil
 			}
 		default:
 			if !form {
-				return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.form; a form-mode elicitation cannot be sent to it", who)
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare elicitation.form; a form-mode elicitation cannot be sent to it", who)
 			}
 		}
 	case mcp.MethodPing:
 	default:
-		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to clients", method)
+		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "mcpx does not relay %s to clients", method)
 	}
-	return nil
+	return params, nil
 }
 
 func clientName(info mcp.Implementation, rev mcp.Revision) string {

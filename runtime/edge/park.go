@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
@@ -28,5 +30,14 @@ func (a *asker) MayAsk(method string, params any) error {
 		info = a.c.sess.client
 		a.c.sess.mu.Unlock()
 	}
-	return mayAsk(a.c.clientCapabilities(), method, params, clientName(info, a.c.rev))
+	// The question goes to the client as the gateway holds it (an
+	// inputRequests entry), so a form this revision could only take
+	// rewritten is refused rather than sent as it is (2026-07-28 has every
+	// form field type: none is).
+	who := clientName(info, a.c.rev)
+	fitted, err := mayAsk(revision.Lookup(a.c.rev), a.c.clientCapabilities(), method, params, who)
+	if p, ok := params.(*mcp.ElicitRequestParams); ok && err == nil && fitted != any(p) {
+		err = jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the %s question cannot be sent to the client (%s) as written, and mcpx does not rewrite an input request", method, who)
+	}
+	return err
 }

@@ -169,7 +169,8 @@ func (a *asker) check(method string, params any) error {
 	if m, ok := revision.Lookup(c.rev).Method(method); !ok || !m.FromServer || m.Notification {
 		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) speaks %s, which has no %s", who, c.rev, method)
 	}
-	if err := mayAsk(&caps, method, params, who); err != nil {
+	params, err := mayAsk(revision.Lookup(c.rev), &caps, method, params, who)
+	if err != nil {
 		return err
 	}
 	if _, err := convert.Downgrade(c.rev, params); err != nil {

@@ -39,7 +39,7 @@ import (
 // (answers with the capabilities mcpx declared at initialize) and hold
 // (answered only once a question has been answered: a second call in
 // flight).
-var askerTools = []string{"elicit", "sample", "sample_audio", "roots", "caps", "hold", "elicit_url", "finish"}
+var askerTools = []string{"elicit", "sample", "sample_audio", "roots", "caps", "hold", "elicit_url", "finish", "elicit_sep", "elicit_multi"}
 
 // askerQuestion is what tool asks: method and params, as the upstream writes them.
 func askerQuestion(tool string) (string, any) {
@@ -52,6 +52,10 @@ func askerQuestion(tool string) (string, any) {
 		return "sampling/createMessage", map[string]any{"maxTokens": 10, "messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}}}
 	case "roots":
 		return "roots/list", nil
+	case "elicit_sep": // 2025-11-25: SEP-1034 defaults, SEP-1330 titled enum
+		return "elicitation/create", map[string]any{"message": "Your order?", "requestedSchema": json.RawMessage(sepForm)}
+	case "elicit_multi": // 2025-11-25: a SEP-1330 multi-select
+		return "elicitation/create", map[string]any{"message": "Toppings?", "requestedSchema": json.RawMessage(multiForm)}
 	case "elicit_url": // 2025-11-25 only; the elicitationId is added when asked
 		return "elicitation/create", map[string]any{"mode": "url", "message": "Sign in", "url": "https://example.com/sign-in"}
 	}
