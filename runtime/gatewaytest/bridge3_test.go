@@ -2,23 +2,18 @@ package gatewaytest
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
-	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,76 +50,23 @@ const (
 // requestState is UPSTREAM-SECRET-...; a retry whose state is not the one
 // it gave last is refused -32602.
 type b3Upstream struct {
-	url  string
-	mu   sync.Mutex
-	seen []mrtrRetry
-	bad  []string
+	url string
+	retryLog
 	// slowEnded is closed when the slow tool's retry request ends.
 	slowEnded chan struct{}
 	// slowStarted is closed when the slow tool's retry arrives.
 	slowStarted chan struct{}
 }
 
-func (u *b3Upstream) saw() []mrtrRetry {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]mrtrRetry(nil), u.seen...)
-}
-
 func newB3Upstream(t *testing.T) *b3Upstream {
 	t.Helper()
-	v, err := closedworld.Default()
-	if err != nil {
-		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
-	}
 	u := &b3Upstream{slowEnded: make(chan struct{}), slowStarted: make(chan struct{})}
 	var slowOnce sync.Once
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		if rev, err := checkToUpstream(v, "2026-07-28", body); err != nil {
-			u.mu.Lock()
-			u.bad = append(u.bad, fmt.Sprintf("%s: %v in %s", rev, err, body))
-			u.mu.Unlock()
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name           string                     `json:"name"`
-				URI            string                     `json:"uri"`
-				RequestState   *string                    `json:"requestState"`
-				InputResponses map[string]json.RawMessage `json:"inputResponses"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(body, &m) != nil || m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		answer := func(result string) { fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result) }
-		refuse := func(msg string) {
-			b, _ := json.Marshal(msg)
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":%s}}`, m.ID, b)
-		}
-		ask := func(state string, reqs ...string) {
-			var kv []string
-			for i := 0; i < len(reqs); i += 2 {
-				kv = append(kv, `"`+reqs[i]+`":`+reqs[i+1])
-			}
-			st := ""
-			if state != "" {
-				st = `,"requestState":"` + state + `"`
-			}
-			answer(`{"resultType":"input_required","inputRequests":{` + strings.Join(kv, ",") + `}` + st + `}`)
-		}
-		state := ""
-		if m.Params.RequestState != nil {
-			state = *m.Params.RequestState
-		}
+	u.url = rawModernUpstream(t, func(r *http.Request, m *rawCall, reply rawReply) {
+		answer := reply.result
+		refuse := func(msg string) { reply.error(-32602, msg) }
+		ask := func(state string, reqs ...string) { answer(askResult(state, reqs...)) }
+		state := m.state()
 		name := m.Params.Name + m.Params.URI
 		n := 0
 		switch m.Method {
@@ -138,16 +80,10 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 			}
 			u.mu.Unlock()
 		}
-		elicited := func(key string) string {
-			var r struct {
-				Action  string            `json:"action"`
-				Content map[string]string `json:"content"`
-			}
-			if json.Unmarshal(m.Params.InputResponses[key], &r) != nil || r.Action != "accept" {
-				return ""
-			}
-			return r.Content["name"]
+		if serveUserNameAsks(m, reply) {
+			return
 		}
+		elicited := func(key string) string { return m.elicited(key, "name") }
 		sampled := func(key string) string {
 			var r struct {
 				Content struct{ Text string } `json:"content"`
@@ -167,48 +103,12 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 			}
 			return r.Roots[0].URI
 		}
-		text := func(s string) string {
-			return `{"resultType":"complete","content":[{"type":"text","text":"` + s + `"}]}`
-		}
-		// oneRound asks user_name under state st, and on the retry
-		// answers done(name).
-		oneRound := func(st string, done func(name string) string) {
-			switch {
-			case m.Params.RequestState == nil:
-				ask(st, "user_name", askName)
-			case state != st:
-				refuse("the upstream got requestState " + state)
-			case elicited("user_name") == "":
-				ask(st, "user_name", askName)
-			default:
-				answer(done(elicited("user_name")))
-			}
-		}
+		text := completeText
 		switch {
 		case m.Method == "server/discover":
-			answer(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"prompts":{},"resources":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw-b3","version":"1"}}}`)
+			answer(discoverResult("raw-b3", `{"tools":{},"prompts":{},"resources":{}}`))
 		case m.Method == "tools/list":
-			var tools []string
-			for _, n := range []string{"ask", "two", "several", "nostate", "forever", "slow", "audio", "url"} {
-				tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
-			}
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + strings.Join(tools, ",") + `]}`)
-		case m.Method == "prompts/list":
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","prompts":[{"name":"greet"}]}`)
-		case m.Method == "resources/list":
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","resources":[{"uri":"test://secret","name":"secret"}]}`)
-		case m.Method == "resources/templates/list":
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","resourceTemplates":[]}`)
-		case m.Method == "tools/call" && m.Params.Name == "ask":
-			oneRound(upSecret+"ask", func(n string) string { return text("Hello, " + n + "!") })
-		case m.Method == "prompts/get" && m.Params.Name == "greet":
-			oneRound(upSecret+"greet", func(n string) string {
-				return `{"resultType":"complete","messages":[{"role":"user","content":{"type":"text","text":"Greet ` + n + `"}}]}`
-			})
-		case m.Method == "resources/read" && m.Params.URI == "test://secret":
-			oneRound(upSecret+"read", func(n string) string {
-				return `{"resultType":"complete","ttlMs":60000,"cacheScope":"public","contents":[{"uri":"test://secret","text":"secret of ` + n + `"}]}`
-			})
+			answer(toolsResult("ask", "two", "several", "nostate", "forever", "slow", "audio", "url"))
 		case m.Method == "tools/call" && m.Params.Name == "two":
 			switch {
 			case m.Params.RequestState == nil:
@@ -228,15 +128,6 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 				refuse("the upstream got requestState " + state)
 			default:
 				answer(text(elicited("user_name") + " | " + sampled("q") + " | " + root("r")))
-			}
-		case m.Method == "tools/call" && m.Params.Name == "nostate":
-			switch {
-			case m.Params.RequestState != nil:
-				refuse("the upstream got requestState " + state + ", having given none")
-			case elicited("user_name") == "":
-				ask("", "user_name", askName)
-			default:
-				answer(text("Hi " + elicited("user_name")))
 			}
 		case m.Method == "tools/call" && m.Params.Name == "forever":
 			if n > 1 && state != fmt.Sprintf("%sforever-%d", upSecret, n-1) {
@@ -269,16 +160,7 @@ func newB3Upstream(t *testing.T) *b3Upstream {
 		case m.Method == "tools/call" && m.Params.Name == "audio":
 			ask(upSecret+"audio", "q", askAudio)
 		default:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s here"}}`, m.ID, m.Method)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	u.url = srv.URL
-	t.Cleanup(func() {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		for _, b := range u.bad {
-			t.Errorf("mcpx sent the upstream a message that is not closed-world valid: %s", b)
+			reply.error(-32601, "no "+m.Method+" here")
 		}
 	})
 	return u
@@ -721,31 +603,10 @@ func TestBridge3GoSDKClient(t *testing.T) {
 		for _, rev := range []string{"2025-06-18", "2025-11-25"} {
 			t.Run(tr+"/"+rev, func(t *testing.T) {
 				gw, _ := b3Gateway(t)
-				var gt gosdk.Transport
-				if tr == "http" {
-					url, hc := serveHTTP(t, gw, rev)
-					gt = &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
-				} else {
-					r, w := serveStdio(t, gw, rev)
-					gt = &gosdk.IOTransport{Reader: r, Writer: w}
-				}
+				gt := goSDKTransport(t, gw, tr, rev)
 				var mu sync.Mutex
 				asked := map[string]int{}
-				cl := gosdk.NewClient(&gosdk.Implementation{Name: "b3-go-sdk", Version: "1"}, &gosdk.ClientOptions{
-					ElicitationHandler: func(_ context.Context, r *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
-						mu.Lock()
-						asked["elicit"]++
-						mu.Unlock()
-						return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}, nil
-					},
-					CreateMessageHandler: func(context.Context, *gosdk.CreateMessageRequest) (*gosdk.CreateMessageResult, error) {
-						mu.Lock()
-						asked["sample"]++
-						mu.Unlock()
-						return &gosdk.CreateMessageResult{Role: "assistant", Model: "sdk-model", Content: &gosdk.TextContent{Text: "sdk sampled"}}, nil
-					},
-				})
-				cl.AddRoots(&gosdk.Root{URI: "file:///sdk-root", Name: "sdk"})
+				cl := goSDKNamingClient("b3-go-sdk", "1", func(string) string { return "Grace" }, asked, &mu)
 				cs, err := cl.Connect(t.Context(), gt, &gosdk.ClientSessionOptions{ProtocolVersion: rev})
 				if err != nil {
 					t.Fatalf("go-sdk Connect pinned to %s: %v", rev, err)
@@ -761,12 +622,7 @@ func TestBridge3GoSDKClient(t *testing.T) {
 						t.Errorf("%s: %v", tc.tool, err)
 						continue
 					}
-					got := ""
-					if len(res.Content) == 1 {
-						if tx, ok := res.Content[0].(*gosdk.TextContent); ok {
-							got = tx.Text
-						}
-					}
+					got := goSDKText(res)
 					if got != tc.want {
 						t.Errorf("%s: %q, want %q", tc.tool, got, tc.want)
 					}
@@ -811,29 +667,8 @@ func TestBridge3MCPGoClient(t *testing.T) {
 		for _, rev := range []string{"2025-06-18", "2025-11-25"} {
 			t.Run(tr+"/"+rev, func(t *testing.T) {
 				gw, _ := b3Gateway(t)
-				var mt transport.Interface
-				if tr == "http" {
-					url, hc := serveHTTP(t, gw, rev)
-					h, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
-					if err != nil {
-						t.Fatal(err)
-					}
-					mt = h
-				} else {
-					r, w := serveStdio(t, gw, rev)
-					mt = transport.NewIO(r, w, nil)
-				}
 				a := &mcpGoAnswers{asked: map[string]int{}}
-				cl := client.NewClient(mt, client.WithProtocolVersion(rev), client.WithElicitationHandler(a), client.WithSamplingHandler(a), client.WithRootsHandler(a))
-				t.Cleanup(func() { cl.Close() })
-				if err := cl.Start(t.Context()); err != nil {
-					t.Fatalf("mcp-go Start: %v", err)
-				}
-				if _, err := cl.Initialize(t.Context(), mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
-					ClientInfo: mcpgo.Implementation{Name: "b3-mcp-go", Version: "1"},
-				}}); err != nil {
-					t.Fatalf("mcp-go Initialize pinned to %s: %v", rev, err)
-				}
+				cl := mcpGoClient(t, gw, tr, rev, "b3-mcp-go", "1", a)
 				const who = "Linus (What is your name?)"
 				for _, tc := range []struct{ tool, want string }{
 					{"up__ask", "Hello, " + who + "!"},
@@ -845,12 +680,7 @@ func TestBridge3MCPGoClient(t *testing.T) {
 						t.Errorf("%s: %v", tc.tool, err)
 						continue
 					}
-					got := ""
-					if len(res.Content) == 1 {
-						if tx, ok := res.Content[0].(mcpgo.TextContent); ok {
-							got = tx.Text
-						}
-					}
+					got := mcpGoText(res)
 					if got != tc.want {
 						t.Errorf("%s: %q, want %q", tc.tool, got, tc.want)
 					}

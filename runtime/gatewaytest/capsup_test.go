@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
-	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
@@ -40,7 +38,6 @@ type capsUpstream struct {
 	url  string
 	mu   sync.Mutex
 	seen []capsSeen
-	bad  []string
 }
 
 func (u *capsUpstream) saw() []capsSeen {
@@ -51,36 +48,8 @@ func (u *capsUpstream) saw() []capsSeen {
 
 func newCapsUpstream(t *testing.T) *capsUpstream {
 	t.Helper()
-	v, err := closedworld.Default()
-	if err != nil {
-		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
-	}
 	u := &capsUpstream{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		if rev, err := checkToUpstream(v, "2026-07-28", body); err != nil {
-			u.mu.Lock()
-			u.bad = append(u.bad, fmt.Sprintf("%s: %v in %s", rev, err, body))
-			u.mu.Unlock()
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-				Meta struct {
-					Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-				} `json:"_meta"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(body, &m) != nil || m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
+	u.url = rawModernUpstream(t, func(_ *http.Request, m *rawCall, reply rawReply) {
 		u.mu.Lock()
 		u.seen = append(u.seen, capsSeen{m.Method, m.Params.Name, m.Params.Meta.Caps})
 		u.mu.Unlock()
@@ -94,22 +63,17 @@ func newCapsUpstream(t *testing.T) *capsUpstream {
 			} `json:"sampling"`
 		}
 		_ = json.Unmarshal(m.Params.Meta.Caps, &caps)
-		w.Header().Set("Content-Type", "application/json")
-		answer := func(result string) { fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result) }
-		text := func(s string) { answer(`{"resultType":"complete","content":[{"type":"text","text":"` + s + `"}]}`) }
+		answer := reply.result
+		text := func(s string) { answer(completeText(s)) }
 		missing := func(required string) {
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32021,"message":"Missing required client capability","data":{"requiredCapabilities":%s}}}`, m.ID, required)
+			reply.errorData(-32021, "Missing required client capability", `{"requiredCapabilities":`+required+`}`)
 		}
 		elicitForm := caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 		switch {
 		case m.Method == "server/discover":
-			answer(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw-caps","version":"1"}}}`)
+			answer(discoverResult("raw-caps", `{"tools":{}}`))
 		case m.Method == "tools/list":
-			var tools []string
-			for _, n := range []string{"plain", "elicit", "sample_tools", "stubborn"} {
-				tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
-			}
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + strings.Join(tools, ",") + `]}`)
+			answer(toolsResult("plain", "elicit", "sample_tools", "stubborn"))
 		case m.Method == "tools/call" && m.Params.Name == "plain":
 			text("plain")
 		case m.Method == "tools/call" && m.Params.Name == "elicit" && elicitForm:
@@ -123,16 +87,7 @@ func newCapsUpstream(t *testing.T) *capsUpstream {
 		case m.Method == "tools/call" && m.Params.Name == "stubborn":
 			missing(`{"elicitation":{"form":{}}}`)
 		default:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s here"}}`, m.ID, m.Method)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	u.url = srv.URL
-	t.Cleanup(func() {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		for _, b := range u.bad {
-			t.Errorf("mcpx sent the upstream a message that is not closed-world valid: %s", b)
+			reply.error(-32601, "no "+m.Method+" here")
 		}
 	})
 	return u

@@ -17,7 +17,6 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
-	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,6 +42,19 @@ type mrtrRetry struct {
 	Responses           map[string]json.RawMessage
 }
 
+// retryLog is what a raw upstream of bridges 3 and 4 saw, request by
+// request.
+type retryLog struct {
+	mu   sync.Mutex
+	seen []mrtrRetry
+}
+
+func (l *retryLog) saw() []mrtrRetry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]mrtrRetry(nil), l.seen...)
+}
+
 // mrtrUpstream is a hand-written 2026-07-28 Streamable HTTP upstream with
 // tools ask (one question, user_name), two (step1, then step2), nostate
 // (a question with no requestState), sample (sampling), roots (roots), a
@@ -52,71 +64,17 @@ type mrtrRetry struct {
 // asked is asked again (the MRTR page: re-request what is missing). Every
 // message mcpx sends it is checked closed-world.
 type mrtrUpstream struct {
-	url  string
-	mu   sync.Mutex
-	seen []mrtrRetry
-	bad  []string // closed-world violations in what mcpx sent
-}
-
-func (u *mrtrUpstream) saw() []mrtrRetry {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]mrtrRetry(nil), u.seen...)
+	url string
+	retryLog
 }
 
 func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 	t.Helper()
-	v, err := closedworld.Default()
-	if err != nil {
-		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
-	}
 	u := &mrtrUpstream{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		if rev, err := checkToUpstream(v, "2026-07-28", body); err != nil {
-			u.mu.Lock()
-			u.bad = append(u.bad, fmt.Sprintf("%s: %v in %s", rev, err, body))
-			u.mu.Unlock()
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name           string                     `json:"name"`
-				URI            string                     `json:"uri"`
-				RequestState   *string                    `json:"requestState"`
-				InputResponses map[string]json.RawMessage `json:"inputResponses"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(body, &m) != nil || m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		answer := func(result string) { fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result) }
-		refuse := func(code int, msg string) {
-			b, _ := json.Marshal(msg)
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, m.ID, code, b)
-		}
-		ask := func(state string, reqs ...string) {
-			var kv []string
-			for i := 0; i < len(reqs); i += 2 {
-				kv = append(kv, `"`+reqs[i]+`":`+reqs[i+1])
-			}
-			st := ""
-			if state != "" {
-				st = `,"requestState":"` + state + `"`
-			}
-			answer(`{"resultType":"input_required","inputRequests":{` + strings.Join(kv, ",") + `}` + st + `}`)
-		}
-		state := ""
-		if m.Params.RequestState != nil {
-			state = *m.Params.RequestState
-		}
+	u.url = rawModernUpstream(t, func(_ *http.Request, m *rawCall, reply rawReply) {
+		answer, refuse := reply.result, reply.error
+		ask := func(state string, reqs ...string) { answer(askResult(state, reqs...)) }
+		state := m.state()
 		name := m.Params.Name + m.Params.URI
 		switch m.Method {
 		case "tools/call", "prompts/get", "resources/read":
@@ -124,59 +82,15 @@ func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 			u.seen = append(u.seen, mrtrRetry{m.Method, name, state, m.Params.InputResponses})
 			u.mu.Unlock()
 		}
-		// elicited is the answer's content field, "" when not accepted.
-		elicited := func(key, field string) string {
-			var r struct {
-				Action  string            `json:"action"`
-				Content map[string]string `json:"content"`
-			}
-			if json.Unmarshal(m.Params.InputResponses[key], &r) != nil || r.Action != "accept" {
-				return ""
-			}
-			return r.Content[field]
+		if serveUserNameAsks(m, reply) {
+			return
 		}
-		// oneRound asks user_name under state round, and on the retry
-		// answers done(name).
-		oneRound := func(round string, done func(name string) string) {
-			switch {
-			case m.Params.RequestState == nil:
-				ask(round, "user_name", askName)
-			case state != round:
-				refuse(-32602, "the upstream got requestState "+state)
-			case elicited("user_name", "name") == "":
-				ask(round, "user_name", askName) // missing: asked again
-			default:
-				answer(done(elicited("user_name", "name")))
-			}
-		}
-		text := func(s string) string {
-			return `{"resultType":"complete","content":[{"type":"text","text":"` + s + `"}]}`
-		}
+		elicited, text := m.elicited, completeText
 		switch {
 		case m.Method == "server/discover":
-			answer(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"prompts":{},"resources":{}},"ttlMs":0,"cacheScope":"private","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw-mrtr","version":"1"}}}`)
+			answer(discoverResult("raw-mrtr", `{"tools":{},"prompts":{},"resources":{}}`))
 		case m.Method == "tools/list":
-			var tools []string
-			for _, n := range []string{"ask", "two", "nostate", "sample", "roots", "broken", "empty"} {
-				tools = append(tools, `{"name":"`+n+`","inputSchema":{"type":"object"}}`)
-			}
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[` + strings.Join(tools, ",") + `]}`)
-		case m.Method == "prompts/list":
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","prompts":[{"name":"greet"}]}`)
-		case m.Method == "resources/list":
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","resources":[{"uri":"test://secret","name":"secret"}]}`)
-		case m.Method == "resources/templates/list":
-			answer(`{"resultType":"complete","ttlMs":0,"cacheScope":"private","resourceTemplates":[]}`)
-		case m.Method == "tools/call" && m.Params.Name == "ask":
-			oneRound(upSecret+"ask", func(n string) string { return text("Hello, " + n + "!") })
-		case m.Method == "prompts/get" && m.Params.Name == "greet":
-			oneRound(upSecret+"greet", func(n string) string {
-				return `{"resultType":"complete","messages":[{"role":"user","content":{"type":"text","text":"Greet ` + n + `"}}]}`
-			})
-		case m.Method == "resources/read" && m.Params.URI == "test://secret":
-			oneRound(upSecret+"read", func(n string) string {
-				return `{"resultType":"complete","ttlMs":60000,"cacheScope":"public","contents":[{"uri":"test://secret","text":"secret of ` + n + `"}]}`
-			})
+			answer(toolsResult("ask", "two", "nostate", "sample", "roots", "broken", "empty"))
 		case m.Method == "tools/call" && m.Params.Name == "two":
 			switch {
 			case m.Params.RequestState == nil:
@@ -188,15 +102,6 @@ func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 			default:
 				refuse(-32602, "the upstream got requestState "+state)
 			}
-		case m.Method == "tools/call" && m.Params.Name == "nostate":
-			switch {
-			case m.Params.RequestState != nil:
-				refuse(-32602, "the upstream got requestState "+state+", having given none")
-			case elicited("user_name", "name") == "":
-				ask("", "user_name", askName)
-			default:
-				answer(text("Hi " + elicited("user_name", "name")))
-			}
 		case m.Method == "tools/call" && m.Params.Name == "sample":
 			ask(upSecret+"sample", "q", askSampling)
 		case m.Method == "tools/call" && m.Params.Name == "broken":
@@ -207,15 +112,6 @@ func newMRTRUpstream(t *testing.T) *mrtrUpstream {
 			ask(upSecret+"roots", "r", askRoots)
 		default:
 			refuse(-32601, "no "+m.Method+" here")
-		}
-	}))
-	t.Cleanup(srv.Close)
-	u.url = srv.URL
-	t.Cleanup(func() {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		for _, b := range u.bad {
-			t.Errorf("mcpx sent the upstream a message that is not closed-world valid: %s", b)
 		}
 	})
 	return u
@@ -586,14 +482,7 @@ func TestMRTRGoSDKClient(t *testing.T) {
 	for _, tr := range []string{"http", "stdio"} {
 		t.Run(tr, func(t *testing.T) {
 			gw, u := mrtrGateway(t)
-			var conn gosdk.Transport
-			if tr == "http" {
-				url, hc := serveHTTP(t, gw, "2026-07-28")
-				conn = &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
-			} else {
-				r, w := serveStdio(t, gw, "2026-07-28")
-				conn = &gosdk.IOTransport{Reader: r, Writer: w}
-			}
+			conn := goSDKTransport(t, gw, tr, "2026-07-28")
 			var asked []string
 			cl := gosdk.NewClient(&gosdk.Implementation{Name: "mrtr-go-sdk", Version: "1"}, &gosdk.ClientOptions{
 				ElicitationHandler: func(_ context.Context, req *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
@@ -609,18 +498,7 @@ func TestMRTRGoSDKClient(t *testing.T) {
 				t.Fatalf("go-sdk Connect: %v", err)
 			}
 			defer cs.Close()
-			for tool, want := range map[string]string{"up__ask": "Hello, Ada!", "up__two": "Ada likes teal"} {
-				res, err := cs.CallTool(t.Context(), &gosdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
-				if err != nil {
-					t.Fatalf("%s: %v", tool, err)
-				}
-				if len(res.Content) != 1 {
-					t.Fatalf("%s: %d content blocks", tool, len(res.Content))
-				}
-				if tc, ok := res.Content[0].(*gosdk.TextContent); !ok || tc.Text != want {
-					t.Errorf("%s: %#v, want %q", tool, res.Content[0], want)
-				}
-			}
+			goSDKCallTexts(t, cs, map[string]string{"up__ask": "Hello, Ada!", "up__two": "Ada likes teal"})
 			if len(asked) != 3 {
 				t.Errorf("the client was asked %q, want three questions", asked)
 			}

@@ -582,14 +582,7 @@ func TestParkedGoSDKClient(t *testing.T) {
 	for _, tr := range []struct{ transport, rev string }{{"http", "2025-11-25"}, {"stdio", "2025-06-18"}} {
 		t.Run(tr.transport, func(t *testing.T) {
 			gw, _, _ := parkGateway(t, tr.transport, tr.rev, nil, "up")
-			var conn gosdk.Transport
-			if tr.transport == "http" {
-				url, hc := serveHTTP(t, gw, "2026-07-28")
-				conn = &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
-			} else {
-				r, w := serveStdio(t, gw, "2026-07-28")
-				conn = &gosdk.IOTransport{Reader: r, Writer: w}
-			}
+			conn := goSDKTransport(t, gw, tr.transport, "2026-07-28")
 			var mu sync.Mutex
 			var asked []string
 			cl := gosdk.NewClient(&gosdk.Implementation{Name: "parked-go-sdk", Version: "1"}, &gosdk.ClientOptions{
@@ -609,22 +602,11 @@ func TestParkedGoSDKClient(t *testing.T) {
 				t.Fatalf("go-sdk Connect: %v", err)
 			}
 			defer cs.Close()
-			for tool, want := range map[string]string{
+			goSDKCallTexts(t, cs, map[string]string{
 				"up__one":   `{"action":"accept","content":{"name":"Ada"}}`,
 				"up__two":   `{"action":"accept","content":{"name":"Ada"}} | {"action":"accept","content":{"color":"teal"}}`,
 				"up__roots": `{"roots":[{"name":"work","uri":"file:///work"}]}`,
-			} {
-				res, err := cs.CallTool(t.Context(), &gosdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
-				if err != nil {
-					t.Fatalf("%s: %v", tool, err)
-				}
-				if len(res.Content) != 1 {
-					t.Fatalf("%s: %d content blocks", tool, len(res.Content))
-				}
-				if tc, ok := res.Content[0].(*gosdk.TextContent); !ok || tc.Text != want {
-					t.Errorf("%s: %#v, want %q", tool, res.Content[0], want)
-				}
-			}
+			})
 			if len(asked) != 3 {
 				t.Errorf("the client was asked %q, want three questions", asked)
 			}

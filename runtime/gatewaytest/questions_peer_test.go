@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,32 +21,10 @@ func TestQuestionsRealGoSDKClient(t *testing.T) {
 	for _, tr := range []string{"http", "stdio"} {
 		for _, rev := range []string{"2025-06-18", "2025-11-25"} {
 			t.Run(tr+"/"+rev, func(t *testing.T) {
-				var conn connection
-				var gt gosdk.Transport
-				if tr == "http" {
-					conn.url, conn.http = serveHTTP(t, gw, rev)
-					gt = &gosdk.StreamableClientTransport{Endpoint: conn.url, HTTPClient: conn.http, MaxRetries: -1}
-				} else {
-					conn.reader, conn.writer = serveStdio(t, gw, rev)
-					gt = &gosdk.IOTransport{Reader: conn.reader, Writer: conn.writer}
-				}
+				gt := goSDKTransport(t, gw, tr, rev)
 				var mu sync.Mutex // the handlers run on the SDK's goroutines
 				asked := map[string]int{}
-				cl := gosdk.NewClient(&gosdk.Implementation{Name: "gatewaytest-go-sdk", Version: "1.0.0"}, &gosdk.ClientOptions{
-					ElicitationHandler: func(_ context.Context, r *gosdk.ElicitRequest) (*gosdk.ElicitResult, error) {
-						mu.Lock()
-						asked["elicit"]++
-						mu.Unlock()
-						return &gosdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace (" + r.Params.Message + ")"}}, nil
-					},
-					CreateMessageHandler: func(_ context.Context, r *gosdk.CreateMessageRequest) (*gosdk.CreateMessageResult, error) {
-						mu.Lock()
-						asked["sample"]++
-						mu.Unlock()
-						return &gosdk.CreateMessageResult{Role: "assistant", Model: "sdk-model", Content: &gosdk.TextContent{Text: "sdk sampled"}}, nil
-					},
-				})
-				cl.AddRoots(&gosdk.Root{URI: "file:///sdk-root", Name: "sdk"})
+				cl := goSDKNamingClient("gatewaytest-go-sdk", "1.0.0", func(msg string) string { return "Grace (" + msg + ")" }, asked, &mu)
 				cs, err := cl.Connect(t.Context(), gt, &gosdk.ClientSessionOptions{ProtocolVersion: rev})
 				if err != nil {
 					t.Fatalf("go-sdk Connect pinned to %s: %v", rev, err)
@@ -62,12 +38,7 @@ func TestQuestionsRealGoSDKClient(t *testing.T) {
 							t.Errorf("%s__%s: %v", ns, tool, err)
 							continue
 						}
-						text := ""
-						if len(res.Content) == 1 {
-							if tc, ok := res.Content[0].(*gosdk.TextContent); ok {
-								text = tc.Text
-							}
-						}
+						text := goSDKText(res)
 						if !strings.Contains(text, want[tool]) {
 							t.Errorf("%s__%s: the upstream's tool said %q, want the SDK client's answer %q", ns, tool, text, want[tool])
 						}
@@ -120,29 +91,8 @@ func TestQuestionsRealMCPGoClient(t *testing.T) {
 	for _, tr := range []string{"http", "stdio"} {
 		for _, rev := range []string{"2025-06-18", "2025-11-25"} {
 			t.Run(tr+"/"+rev, func(t *testing.T) {
-				var mt transport.Interface
-				if tr == "http" {
-					url, hc := serveHTTP(t, gw, rev)
-					h, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
-					if err != nil {
-						t.Fatal(err)
-					}
-					mt = h
-				} else {
-					r, w := serveStdio(t, gw, rev)
-					mt = transport.NewIO(r, w, nil)
-				}
 				a := &mcpGoAnswers{asked: map[string]int{}}
-				cl := client.NewClient(mt, client.WithProtocolVersion(rev), client.WithElicitationHandler(a), client.WithSamplingHandler(a), client.WithRootsHandler(a))
-				t.Cleanup(func() { cl.Close() })
-				if err := cl.Start(t.Context()); err != nil {
-					t.Fatalf("mcp-go Start: %v", err)
-				}
-				if _, err := cl.Initialize(t.Context(), mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
-					ClientInfo: mcpgo.Implementation{Name: "gatewaytest-mcp-go", Version: "1.0.0"},
-				}}); err != nil {
-					t.Fatalf("mcp-go Initialize pinned to %s: %v", rev, err)
-				}
+				cl := mcpGoClient(t, gw, tr, rev, "gatewaytest-mcp-go", "1.0.0", a)
 				want := map[string]string{"elicit": "Linus (Your name?)", "sample": "mcp-go sampled", "roots": "file:///mcp-go-root"}
 				for _, ns := range []string{"s", "h"} {
 					for _, tool := range []string{"elicit", "sample", "roots"} {
@@ -151,12 +101,7 @@ func TestQuestionsRealMCPGoClient(t *testing.T) {
 							t.Errorf("%s__%s: %v", ns, tool, err)
 							continue
 						}
-						text := ""
-						if len(res.Content) == 1 {
-							if tc, ok := res.Content[0].(mcpgo.TextContent); ok {
-								text = tc.Text
-							}
-						}
+						text := mcpGoText(res)
 						if !strings.Contains(text, want[tool]) {
 							t.Errorf("%s__%s: the upstream's tool said %q, want the mcp-go client's answer %q", ns, tool, text, want[tool])
 						}

@@ -210,12 +210,7 @@ func sdkAnsweringClientWith(asked map[string]int, mu *sync.Mutex, opts sdk.Clien
 			}
 			return &sdk.ElicitResult{Action: "accept", Content: content}, nil
 		},
-		CreateMessageHandler: func(_ context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-			mu.Lock()
-			asked["sample"]++
-			mu.Unlock()
-			return &sdk.CreateMessageResult{Role: "assistant", Model: "sdk-model", Content: &sdk.TextContent{Text: "sdk sampled"}}, nil
-		},
+		CreateMessageHandler: goSDKSampler(asked, mu),
 	})
 	cl.AddRoots(&sdk.Root{URI: "file:///sdk-root", Name: "sdk"})
 	return cl
@@ -234,14 +229,7 @@ func TestGoSDKServerAsksGoSDKClient(t *testing.T) {
 	for _, tr := range []string{"http", "stdio"} {
 		for _, rev := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 			t.Run(tr+"/"+rev, func(t *testing.T) {
-				var gt sdk.Transport
-				if tr == "http" {
-					url, hc := serveHTTP(t, gw, rev)
-					gt = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
-				} else {
-					r, w := serveStdio(t, gw, rev)
-					gt = &sdk.IOTransport{Reader: r, Writer: w}
-				}
+				gt := goSDKTransport(t, gw, tr, rev)
 				var mu sync.Mutex
 				asked := map[string]int{}
 				cs, err := sdkAnsweringClient(asked, &mu).Connect(t.Context(), gt, &sdk.ClientSessionOptions{ProtocolVersion: rev})
@@ -256,12 +244,7 @@ func TestGoSDKServerAsksGoSDKClient(t *testing.T) {
 							t.Errorf("%s__%s: %v", ns, tool, err)
 							continue
 						}
-						text := ""
-						if len(res.Content) == 1 {
-							if tc, ok := res.Content[0].(*sdk.TextContent); ok {
-								text = tc.Text
-							}
-						}
+						text := goSDKText(res)
 						if res.IsError || !strings.Contains(text, want[tool]) {
 							t.Errorf("%s__%s: the SDK server's tool said %q (isError %v), want the SDK client's answer %s", ns, tool, text, res.IsError, want[tool])
 						}
@@ -298,14 +281,7 @@ func TestGoSDKElicitationComplete(t *testing.T) {
 				told   []string
 			}
 			connect := func(rev string) *client {
-				var gt sdk.Transport
-				if tr == "http" {
-					url, hc := serveHTTP(t, gw, rev)
-					gt = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}
-				} else {
-					r, w := serveStdio(t, gw, rev)
-					gt = &sdk.IOTransport{Reader: r, Writer: w}
-				}
+				gt := goSDKTransport(t, gw, tr, rev)
 				c := &client{asked: map[string]int{}}
 				cl := sdkAnsweringClientWith(c.asked, &c.mu, sdk.ClientOptions{Capabilities: urlCaps,
 					ElicitationCompleteHandler: func(_ context.Context, r *sdk.ElicitationCompleteNotificationRequest) {
