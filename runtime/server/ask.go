@@ -30,6 +30,14 @@ func WithAsker(ctx context.Context, a Asker) context.Context {
 // asked anything (a context the edge did not make).
 var ErrNoAsker = errors.New("the request has no client to ask")
 
+// CanAsk reports whether ctx belongs to a request with a client that can
+// be asked (one the edge made), as opposed to mcpx's own work, such as
+// loading an upstream's lists.
+func CanAsk(ctx context.Context) bool {
+	a, _ := ctx.Value(askerKey{}).(Asker)
+	return a != nil
+}
+
 // Ask puts a question to the client of the request ctx belongs to; see
 // [Asker]. It waits, bounded by ctx and the edge's own timeout.
 func Ask(ctx context.Context, method string, params any) (any, error) {

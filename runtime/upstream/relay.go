@@ -95,13 +95,18 @@ func (c *Client) askTarget(related json.RawMessage) (string, context.Context, st
 	var only context.Context
 	var key string
 	n := 0
+	// Only calls made for a client count: mcpx's own (its list loads
+	// after a list change, say) have no one to ask, and must not make a
+	// client's question ambiguous.
 	c.inflight.Range(func(k, v any) bool {
-		key, only, n = k.(string), v.(context.Context), n+1
+		if ctx := v.(context.Context); server.CanAsk(ctx) {
+			key, only, n = k.(string), ctx, n+1
+		}
 		return n < 2
 	})
 	switch n {
 	case 0:
-		return "", nil, "no call is in flight on this upstream, so no client caused it"
+		return "", nil, "no call of a client is in flight on this upstream, so no client caused it"
 	case 1:
 		return key, only, ""
 	}
