@@ -99,6 +99,9 @@ func (e *Edge) answerRound(ctx context.Context, a *asker, reqs map[string]mcp.In
 			return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "input request %s: %v", jsonrpc.Quote(k), err)
 		}
 		if err := a.check(q.method, q.params); err != nil {
+			// The client gets the error; the operator learns why its
+			// namespace's question went unasked (err names the client).
+			e.log().Warn("a question of the namespace not put to the legacy client", "key", jsonrpc.Clip(k), "method", q.method, "why", err)
 			return nil, unanswered(k, err)
 		}
 		asks[k] = q

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -66,4 +67,38 @@ func TestInputRoundsOwnNamespace(t *testing.T) {
 		b, _ := json.Marshal(ns.seen)
 		t.Errorf("the namespace saw %s, want the call, then the retry with its state", b)
 	}
+}
+
+// TestInputRoundRefusalLogged: a round the legacy client cannot take (it
+// declared no elicitation) fails the call, and mcpx's own log says which
+// question went unasked and why, naming the client.
+func TestInputRoundRefusalLogged(t *testing.T) {
+	a := newAsking(t, "2025-11-25", `{}`, 0)
+	var logs strings.Builder
+	var mu sync.Mutex
+	a.e = &edge.Edge{Server: &server.Server{NS: &roundsNS{}, Info: mcp.Implementation{Name: "mcpx-test", Version: "1"}},
+		Log: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))}
+	r := wait(t, a.call(context.Background(), 5, "name", true))
+	if r.Msg == nil || r.Msg.Error == nil {
+		t.Fatalf("the call answered %+v, want an error", r.Msg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"not put to the legacy client", "key=who", "method=elicitation/create", "asked-client"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("mcpx's log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
