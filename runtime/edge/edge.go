@@ -129,7 +129,7 @@ type Session struct {
 	asks   map[string]chan *jsonrpc.Message // waiting for the client's answer, by raw id
 	askSeq uint64
 
-	num   uint64        // server.WithClient's token (roots.go); 0 until asked
+	num   uint64        // the session's token (roots.go), its server.ClientSession id; 0 until asked
 	done  chan struct{} // closed by End; made on first use
 	ended bool
 }

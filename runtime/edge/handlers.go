@@ -74,11 +74,10 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 	// A legacy client's initialized session is the client session a
 	// namespace may keep things per (gateway: session "per-client"); a
 	// 2026-07-28 request, or a legacy one outside any session, has none.
+	// Its id is the session's token (roots.go), which a roots change
+	// names too.
 	if !IsModern(c.rev) && c.sess.Revision() != "" {
-		ctx = server.WithClientSession(ctx, c.sess, c.sess.doneChan())
-	}
-	if !IsModern(c.rev) && c.sess != nil {
-		ctx = server.WithClient(ctx, c.sess.token()) // roots.go
+		ctx = server.WithClientSession(ctx, c.sess.token(), c.sess.doneChan())
 	}
 	declared := ctx
 	return server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {

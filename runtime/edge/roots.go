@@ -7,10 +7,10 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
-// sessionSeq numbers legacy sessions for server.WithClient.
+// sessionSeq numbers legacy sessions: the ids of server.WithClientSession.
 var sessionSeq atomic.Uint64
 
-// token is the session's number for server.WithClient, made on first use.
+// token is the session's number, its server.ClientSession id, made on first use.
 func (s *Session) token() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

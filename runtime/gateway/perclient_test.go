@@ -39,8 +39,8 @@ func TestPerClientPool(t *testing.T) {
 		t.Errorf("no client session: %q, want the shared upstream's", got)
 	}
 	end1, end2 := make(chan struct{}), make(chan struct{})
-	s1 := server.WithClientSession(context.Background(), "s1", end1)
-	s2 := server.WithClientSession(context.Background(), "s2", end2)
+	s1 := server.WithClientSession(context.Background(), 1, end1)
+	s2 := server.WithClientSession(context.Background(), 2, end2)
 	for _, c := range []struct {
 		ctx  context.Context
 		want string
@@ -73,18 +73,18 @@ func TestPerClientLimitUnit(t *testing.T) {
 	var made []*fake
 	newUp := func() Upstream { f := newFake("own", "t"); made = append(made, f); return f }
 	g, _ := gateway(t, newFake("p", "t"), Options{PerClient: &PerClient{New: newUp, Max: 1, Idle: 100 * time.Millisecond}})
-	s := func(id string) context.Context {
+	s := func(id uint64) context.Context {
 		return server.WithClientSession(context.Background(), id, make(chan struct{}))
 	}
-	if _, err := g.CallTool(s("a"), &mcp.CallToolRequestParams{Name: "p__t"}); err != nil {
+	if _, err := g.CallTool(s(1), &mcp.CallToolRequestParams{Name: "p__t"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := g.CallTool(s("b"), &mcp.CallToolRequestParams{Name: "p__t"})
+	_, err := g.CallTool(s(2), &mcp.CallToolRequestParams{Name: "p__t"})
 	if err == nil || !strings.HasPrefix(err.Error(), `upstream "p": its per-client limit of 1 client sessions`) {
 		t.Errorf("past the limit: %v", err)
 	}
 	eventually(t, "a's idle upstream closed", func() bool { made[0].mu.Lock(); defer made[0].mu.Unlock(); return made[0].closed })
-	if _, err := g.CallTool(s("b"), &mcp.CallToolRequestParams{Name: "p__t"}); err != nil {
+	if _, err := g.CallTool(s(2), &mcp.CallToolRequestParams{Name: "p__t"}); err != nil {
 		t.Errorf("after a's went idle: %v", err)
 	}
 }
