@@ -144,6 +144,11 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 	pc.cancel = cancel
 	pctx = server.WithNotifier(server.WithAsker(pctx, pc), pc)
 	g.live.Store(pc.id, pc)
+	// The client request waits on the call before the call starts, so
+	// that the upstream request carries its progress token and the
+	// upstream's first notifications reach it (await sets it again).
+	d := g.driver(ctx, a, client)
+	pc.attach(d)
 	go func() {
 		defer release()
 		defer stop()
@@ -151,7 +156,15 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		pc.res, pc.err = u.Call(pctx, method, up)
 		close(pc.done)
 	}()
-	return g.await(ctx, pc, g.driver(ctx, a, client))
+	return g.await(ctx, pc, d)
+}
+
+// attach makes d the client request waiting on pc: its notifications
+// (progress, log messages) go to d's client from now on.
+func (pc *parkedCall) attach(d *driver) {
+	pc.mu.Lock()
+	pc.cur = d
+	pc.mu.Unlock()
 }
 
 func (g *Gateway) driver(ctx context.Context, a server.ResultAsker, client any) *driver {
@@ -188,14 +201,8 @@ func (g *Gateway) parkedRetry(method string, client any, m *member) (id string, 
 // with it. A question d's client did not declare it can take is refused
 // to the upstream, which goes on. d's client giving up ends the call.
 func (g *Gateway) await(ctx context.Context, pc *parkedCall, d *driver) (any, error) {
-	pc.mu.Lock()
-	pc.cur = d
-	pc.mu.Unlock()
-	defer func() {
-		pc.mu.Lock()
-		pc.cur = nil
-		pc.mu.Unlock()
-	}()
+	pc.attach(d)
+	defer pc.attach(nil)
 	for {
 		select {
 		case <-pc.done:
@@ -349,6 +356,9 @@ func (g *Gateway) resumeParked(ctx context.Context, m *member, method, id string
 		}
 		return nil, err
 	}
+	// The retry waits on the call before the upstream has the answer, so
+	// that what it sends at once (progress) reaches the retry's client.
+	pc.attach(d)
 	q.answer <- answer{res: res}
 	return g.await(ctx, pc, d)
 }

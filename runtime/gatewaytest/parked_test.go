@@ -759,20 +759,11 @@ func TestParkedResourceRead(t *testing.T) {
 
 // TestParkedProgressReachesTheRetry: progress the upstream reports after
 // the answer, while the retry waits, goes to the retry under the retry's
-// progressToken; the first request, answered already, gets none.
-//
-// Skipped: it fails about one run in ten (-race, both transports), on two
-// races in runtime/gateway/park.go. (1) Gateway.call starts the upstream
-// call's goroutine before await makes the first request the call's
-// driver, so the upstream client can find no progress token on the
-// parked context (pc.cur nil): mcpx then mints none, the upstream gets the
-// client's own token ("first") and its progress on it is dropped. (2)
-// resumeParked hands the answer to the upstream before await makes the
-// retry the driver, so progress the upstream sends at once after the
-// answer finds pc.cur nil and is dropped. Remove the Skip once the driver
-// is installed before the call starts and before the answer is handed on.
+// progressToken; the first request, answered already, gets none. (It
+// failed about one run in ten before the request waiting on a parked call
+// was attached before the call started and before the answer was handed
+// on: progress then found no one waiting and was dropped.)
 func TestParkedProgressReachesTheRetry(t *testing.T) {
-	t.Skip("bug: progress right after the answer (or a call started before its driver) is dropped; see the comment")
 	withToken := func(tok string) string {
 		return strings.Replace(modernMeta, `"_meta":{`, `"_meta":{"progressToken":"`+tok+`",`, 1)
 	}
