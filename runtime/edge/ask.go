@@ -53,15 +53,7 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 		// questions go as input_required, which this path does not make.
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "%s cannot be sent to a %s client as a request; mcpx does not relay it as input_required yet", method, c.rev)
 	}
-	c.sess.mu.Lock()
-	caps, client := c.sess.caps, c.sess.client
-	c.sess.mu.Unlock()
-	who := clientName(client, c.rev)
-	m, ok := revision.Lookup(c.rev).Method(method)
-	if !ok || !m.FromServer || m.Notification {
-		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) speaks %s, which has no %s", who, c.rev, method)
-	}
-	params, err := mayAsk(revision.Lookup(c.rev), &caps, method, params, who)
+	m, params, who, err := a.fit(method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +69,11 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 			params = &mcp.ElicitRequestParams{Value: &cp}
 		}
 	}
-	wire, err := convert.Downgrade(c.rev, params)
-	var raw json.RawMessage
-	if err == nil {
-		raw, err = json.Marshal(wire)
+	wire, err := a.downgrade(method, who, params)
+	if err != nil {
+		return nil, err
 	}
+	raw, err := json.Marshal(wire)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s cannot be put to the client (%s) in protocol revision %s: %v", method, who, c.rev, err)
 	}
@@ -113,6 +105,35 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client's (%s) answer to %s does not decode in %s: %v", who, method, c.rev, err)
 	}
 	return res, nil
+}
+
+// fit is the question as a.c's legacy client may be asked it: m its
+// method in the client's revision, fitted its params (see mayAsk), who the
+// client for messages; or the refusal Ask and check both give: a method
+// the revision lacks (-32601), a capability not declared, content the
+// revision cannot carry.
+func (a *asker) fit(method string, params any) (m revision.Method, fitted any, who string, err error) {
+	c := a.c
+	c.sess.mu.Lock()
+	caps, client := c.sess.caps, c.sess.client
+	c.sess.mu.Unlock()
+	who = clientName(client, c.rev)
+	m, ok := revision.Lookup(c.rev).Method(method)
+	if !ok || !m.FromServer || m.Notification {
+		return m, nil, who, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) speaks %s, which has no %s", who, c.rev, method)
+	}
+	fitted, err = mayAsk(revision.Lookup(c.rev), &caps, method, params, who)
+	return m, fitted, who, err
+}
+
+// downgrade is the question's params in the client's revision, or -32602
+// saying they cannot be put there.
+func (a *asker) downgrade(method, who string, params any) (any, error) {
+	wire, err := convert.Downgrade(a.c.rev, params)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s cannot be put to the client (%s) in protocol revision %s: %v", method, who, a.c.rev, err)
+	}
+	return wire, nil
 }
 
 // mayAsk refuses a question the client did not declare it can take, with

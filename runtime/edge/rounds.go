@@ -7,9 +7,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -164,22 +162,12 @@ func questionOf(r mcp.InputRequest) (question, error) {
 // method its revision lacks, a capability it did not declare, content
 // its revision cannot carry.
 func (a *asker) check(method string, params any) error {
-	c := a.c
-	c.sess.mu.Lock()
-	caps, client := c.sess.caps, c.sess.client
-	c.sess.mu.Unlock()
-	who := clientName(client, c.rev)
-	if m, ok := revision.Lookup(c.rev).Method(method); !ok || !m.FromServer || m.Notification {
-		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the client (%s) speaks %s, which has no %s", who, c.rev, method)
-	}
-	params, err := mayAsk(revision.Lookup(c.rev), &caps, method, params, who)
+	_, params, who, err := a.fit(method, params)
 	if err != nil {
 		return err
 	}
-	if _, err := convert.Downgrade(c.rev, params); err != nil {
-		return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s cannot be put to the client (%s) in protocol revision %s: %v", method, who, c.rev, err)
-	}
-	return nil
+	_, err = a.downgrade(method, who, params)
+	return err
 }
 
 // withInput is a copy of hub params p (a pointer to a struct with
