@@ -51,11 +51,11 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		}
 		return nil, err
 	}
-	up, err := g.resume(method, params, m, cm.WithKey(params, own.(string)))
+	up, parked, err := g.resume(method, params, m, cm.WithKey(params, own.(string)))
 	if err != nil {
 		return nil, err
 	}
-	res, err := g.call(ctx, m, method, params, up) // park.go
+	res, err := g.call(ctx, m, method, params, up, parked) // park.go
 	if ir, ok := g.inputRequired(m, method, params, err); ok {
 		return nil, ir
 	}

@@ -51,30 +51,31 @@ func requestState(p any) reflect.Value {
 // client echoes is mcpx's, opened for this request and this namespace
 // (-32602 with the reason when it does not open), and the upstream gets
 // its own requestState back in its place, or none when it had given none.
-func (g *Gateway) resume(method string, client any, m *member, up any) (any, error) {
+// A state naming a call parked in mcpx (bridge 2) is returned as parked
+// ("id:round", park.go) instead: the upstream gets no retry, the parked
+// call gets the answer. The state is opened here only, once per request.
+func (g *Gateway) resume(method string, client any, m *member, up any) (_ any, parked string, _ error) {
 	cs := requestState(client)
 	if !cs.IsValid() || cs.String() == "" {
-		return up, nil
+		return up, "", nil
 	}
 	b, err := requeststate.BindParams(method, client, m.name)
 	if err != nil {
-		return nil, server.InvalidParams("%v", err)
+		return nil, "", server.InvalidParams("%v", err)
 	}
 	p, err := g.sealer().Open(cs.String(), b)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if p.Parked != "" {
-		// A call parked in mcpx (bridge 2): the upstream gets no retry,
-		// the parked call gets the answer (park.go).
-		return up, nil
+		return up, p.Parked, nil
 	}
 	us := requestState(up)
 	if us.Type() != cs.Type() || up == client {
-		return nil, errors.New("gateway: the upstream's params are not a copy of the client's")
+		return nil, "", errors.New("gateway: the upstream's params are not a copy of the client's")
 	}
 	us.SetString(p.Upstream)
-	return up, nil
+	return up, "", nil
 }
 
 // inputRequired turns an upstream's input_required answer (err, from m

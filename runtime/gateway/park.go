@@ -109,11 +109,11 @@ type answer struct {
 }
 
 // call runs method on m for the client's params (up: the upstream's
-// copy). A retry that names a parked call resumes it; a 2026-07-28
-// client's call that may be answered input_required is parkable; any
-// other goes straight to the upstream.
-func (g *Gateway) call(ctx context.Context, m *member, method string, client, up any) (any, error) {
-	id, round, ok, err := g.parkedRetry(method, client, m)
+// copy). A retry whose state names a parked call (parked, from resume)
+// resumes it; a 2026-07-28 client's call that may be answered
+// input_required is parkable; any other goes straight to the upstream.
+func (g *Gateway) call(ctx context.Context, m *member, method string, client, up any, parked string) (any, error) {
+	id, round, ok, err := parkedCallOf(parked)
 	if err != nil {
 		return nil, err
 	}
@@ -172,28 +172,18 @@ func (g *Gateway) driver(ctx context.Context, a server.ResultAsker, client any) 
 	return &driver{asker: a, n: n, client: client}
 }
 
-// parkedRetry opens the client's requestState, when it names a parked
-// call: its id and round. A state that does not open was refused by
-// resume already, and is here too.
-func (g *Gateway) parkedRetry(method string, client any, m *member) (id string, round int, ok bool, err error) {
-	cs := requestState(client)
-	if !cs.IsValid() || cs.String() == "" {
+// parkedCallOf reads the parked call a requestState named ("id:round",
+// resume): its id and round; ok is false for none.
+func parkedCallOf(parked string) (id string, round int, ok bool, err error) {
+	if parked == "" {
 		return "", 0, false, nil
 	}
-	b, err := requeststate.BindParams(method, client, m.name)
-	if err != nil {
-		return "", 0, false, server.InvalidParams("%v", err)
-	}
-	p, err := g.sealer().Open(cs.String(), b)
-	if err != nil || p.Parked == "" {
-		return "", 0, false, err
-	}
-	i := strings.LastIndexByte(p.Parked, ':')
-	r, cerr := strconv.Atoi(p.Parked[i+1:])
+	i := strings.LastIndexByte(parked, ':')
+	r, cerr := strconv.Atoi(parked[i+1:])
 	if i < 0 || cerr != nil {
 		return "", 0, false, server.InvalidParams("requestState names a parked call in a form this mcpx does not read")
 	}
-	return p.Parked[:i], r, true, nil
+	return parked[:i], r, true, nil
 }
 
 // await waits, for the client request d, for pc's next event: the result
