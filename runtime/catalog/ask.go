@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"maps"
 	"slices"
 	"strings"
@@ -139,6 +140,7 @@ func (a *Asker) Ask(ctx context.Context, reqs map[string]mcp.InputRequest) (map[
 		return answers, nil
 	}
 	b, err := requeststate.BindParams(r.method, r.params, a.Namespace)
+	b.Owner = r.owner
 	if err != nil {
 		return nil, server.InvalidParams("%v", err)
 	}
@@ -161,7 +163,8 @@ func (a *Asker) Ask(ctx context.Context, reqs map[string]mcp.InputRequest) (map[
 // Ask.
 type request struct {
 	method    string
-	params    any // pointer to the hub params
+	params    any    // pointer to the hub params
+	owner     string // auth.Owner of the request
 	responses map[string]mcp.InputResponse
 	state     string
 
@@ -175,7 +178,7 @@ type requestKey struct{}
 
 // withRequest returns ctx carrying the request a handler serves, for Ask.
 func withRequest(ctx context.Context, method string, params any, responses map[string]mcp.InputResponse, state string) context.Context {
-	return context.WithValue(ctx, requestKey{}, &request{method: method, params: params, responses: responses, state: state})
+	return context.WithValue(ctx, requestKey{}, &request{method: method, params: params, owner: auth.Owner(ctx), responses: responses, state: state})
 }
 
 // open reads the state and the retry's answers once. The state's answers
@@ -198,6 +201,7 @@ func (r *request) open(a *Asker) error {
 	}
 	if r.state != "" {
 		b, err := requeststate.BindParams(r.method, r.params, a.Namespace)
+		b.Owner = r.owner
 		if err != nil {
 			return server.InvalidParams("%v", err)
 		}

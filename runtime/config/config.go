@@ -81,6 +81,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"io"
 	"os"
 	"path/filepath"
@@ -128,6 +129,13 @@ type Config struct {
 	// MaxParked is "mcpx.maxParked": how many calls may be parked at
 	// once; 0 when not set (the gateway's default).
 	MaxParked int
+
+	// Auth is "mcpx.auth": who may connect over HTTP; nil when not set
+	// (anyone may).
+	Auth *auth.Config
+	// Access is "mcpx.access": what each principal may use; nil when not
+	// set (everything).
+	Access *auth.Policy
 }
 
 // Server is one upstream server and how mcpx fronts it.
@@ -378,9 +386,11 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Servers    map[string]json.RawMessage `json:"servers"`
 		MCPX       struct {
-			StateKey    *string `json:"stateKey"`
-			ParkTimeout string  `json:"parkTimeout"`
-			MaxParked   int     `json:"maxParked"`
+			StateKey    *string   `json:"stateKey"`
+			ParkTimeout string    `json:"parkTimeout"`
+			MaxParked   int       `json:"maxParked"`
+			Auth        *rawAuth  `json:"auth"`
+			Access      []rawRule `json:"access"`
 		} `json:"mcpx"`
 	}
 	if err := json.Unmarshal(std, &file); err != nil {
@@ -425,6 +435,8 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	}
 	sort.Slice(c.Servers, func(i, j int) bool { return c.Servers[i].Name < c.Servers[j].Name })
 	p.across(key, c.Servers)
+	c.Auth = p.auth(file.MCPX.Auth)
+	c.Access = p.access(file.MCPX.Access, c.Auth != nil, c.Servers)
 	if len(p.problems) > 0 {
 		return nil, p.fail()
 	}
@@ -649,6 +661,8 @@ func (p *parser) expand(path, server, s string) string {
 		switch {
 		case hasDef && val == "":
 			val = def
+		case !ok && server == "":
+			p.add(path, "environment variable %s is not set", name)
 		case !ok:
 			p.add(path, "server %q: environment variable %s is not set", server, name)
 		}

@@ -31,7 +31,8 @@ var listMethods = map[string]bool{
 }
 
 // key returns the cache key of a request, and whether it may be cached.
-func (c *listCache) key(ns server.Namespace, rev mcp.Revision, method string, params any) (string, uint64, bool) {
+// Requests that see different things (access) are cached apart.
+func (c *listCache) key(ns server.Namespace, rev mcp.Revision, method string, params any, access server.Access) (string, uint64, bool) {
 	v, ok := ns.(server.Versioned)
 	if !ok || !listMethods[method] {
 		return "", 0, false
@@ -40,7 +41,11 @@ func (c *listCache) key(ns server.Namespace, rev mcp.Revision, method string, pa
 	if p, ok := params.(*mcp.PaginatedRequestParams); ok && p != nil {
 		cursor = p.Cursor
 	}
-	return string(rev) + "\x00" + method + "\x00" + cursor, v.Version(), true
+	view := ""
+	if access != nil {
+		view = access.Key()
+	}
+	return string(rev) + "\x00" + method + "\x00" + cursor + "\x00" + view, v.Version(), true
 }
 
 func (c *listCache) get(key string, version uint64) ([]byte, bool) {

@@ -265,7 +265,7 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	}
 	defer sess.untrack(string(m.ID))
 
-	key, version, cacheable := e.lists.key(e.Server.NS, rev, m.Method, params)
+	key, version, cacheable := e.lists.key(e.Server.NS, rev, m.Method, params, e.Server.AccessOf(ctx))
 	if cacheable {
 		if raw, ok := e.lists.get(key, version); ok {
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}

@@ -51,12 +51,12 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		}
 		return nil, err
 	}
-	up, parked, err := g.resume(method, params, m, cm.WithKey(params, own.(string)))
+	up, parked, err := g.resume(ctx, method, params, m, cm.WithKey(params, own.(string)))
 	if err != nil {
 		return nil, err
 	}
 	res, err := g.call(ctx, m, method, params, up, parked) // park.go
-	if ir, ok := g.inputRequired(m, method, params, err); ok {
+	if ir, ok := g.inputRequired(ctx, m, method, params, err); ok {
 		return nil, ir
 	}
 	if ir := (*server.InputRequired)(nil); errors.As(err, &ir) {

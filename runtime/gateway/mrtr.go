@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"errors"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"reflect"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -54,7 +56,7 @@ func requestState(p any) reflect.Value {
 // A state naming a call parked in mcpx (bridge 2) is returned as parked
 // ("id:round", park.go) instead: the upstream gets no retry, the parked
 // call gets the answer. The state is opened here only, once per request.
-func (g *Gateway) resume(method string, client any, m *member, up any) (_ any, parked string, _ error) {
+func (g *Gateway) resume(ctx context.Context, method string, client any, m *member, up any) (_ any, parked string, _ error) {
 	cs := requestState(client)
 	if !cs.IsValid() || cs.String() == "" {
 		return up, "", nil
@@ -63,6 +65,7 @@ func (g *Gateway) resume(method string, client any, m *member, up any) (_ any, p
 	if err != nil {
 		return nil, "", server.InvalidParams("%v", err)
 	}
+	b.Owner = auth.Owner(ctx)
 	p, err := g.sealer().Open(cs.String(), b)
 	if err != nil {
 		return nil, "", err
@@ -86,7 +89,7 @@ func (g *Gateway) resume(method string, client any, m *member, up any) (_ any, p
 // routed by the params, as the first request was), and the client sends
 // none back (the MRTR page: a client MUST NOT include a requestState it
 // was not given). Any other error is returned as it is (ok false).
-func (g *Gateway) inputRequired(m *member, method string, client any, err error) (_ error, ok bool) {
+func (g *Gateway) inputRequired(ctx context.Context, m *member, method string, client any, err error) (_ error, ok bool) {
 	var ure *edge.UnrelayedResultError
 	if !errors.As(err, &ure) || ure.Input == nil {
 		return err, false
@@ -101,6 +104,7 @@ func (g *Gateway) inputRequired(m *member, method string, client any, err error)
 		if berr != nil {
 			return fail(m, method, berr), true
 		}
+		b.Owner = auth.Owner(ctx)
 		out.RequestState, berr = g.sealer().Seal(b, requeststate.Payload{Upstream: in.RequestState}, 0)
 		if berr != nil {
 			return fail(m, method, berr), true

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,7 @@ type parkedCall struct {
 	id     string
 	m      *member
 	method string
+	owner  string // the principal of the request that started it (auth.Owner)
 
 	questions chan *question // the upstream's questions, one round each
 	done      chan struct{}  // closed when the upstream answered the call
@@ -135,7 +137,7 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		defer release()
 		return u.Call(ctx, method, up)
 	}
-	pc := &parkedCall{id: parkID(), m: m, method: method, questions: make(chan *question), done: make(chan struct{})}
+	pc := &parkedCall{id: parkID(), m: m, method: method, owner: auth.Owner(ctx), questions: make(chan *question), done: make(chan struct{})}
 	// The call outlives the client request that started it, not the
 	// gateway; its questions come to pc, and its notifications go to
 	// whichever request waits on it.
@@ -244,6 +246,7 @@ func (g *Gateway) park(pc *parkedCall, q *question, d *driver, round int) (*serv
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "mcpx cannot park the call: %v", err)
 	}
+	b.Owner = pc.owner
 	// The state outlives the deadline by as long as the store tells a
 	// late retry that its call expired.
 	state, err := g.sealer().Seal(b, requeststate.Payload{Parked: pc.id + ":" + strconv.Itoa(rec.Round)}, g.parkTimeout()+g.expiredKept())

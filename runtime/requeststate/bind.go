@@ -17,6 +17,9 @@ type Binding struct {
 	// Params is the SHA-256 of the request's canonical params ([Bind]).
 	Params    [sha256.Size]byte
 	Namespace string
+	// Owner is the principal the request is from (auth.Owner); "" when
+	// mcpx authenticates no one. Set by the caller after Bind.
+	Owner string
 }
 
 // unbound are the params members a retry may change: _meta (progress

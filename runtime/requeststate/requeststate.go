@@ -69,7 +69,7 @@ const (
 	MaxLen = 256 << 10
 
 	prefix         = "mcpx1."
-	payloadVersion = 1
+	payloadVersion = 2 // 2 added the owner
 	keyIDLen       = 4
 	ivLen          = aes.BlockSize
 	tagLen         = sha256.Size
@@ -95,6 +95,7 @@ var (
 	ErrExpired        = errors.New("requestState: expired")
 	ErrOtherRequest   = errors.New("requestState: issued for another request")
 	ErrOtherNamespace = errors.New("requestState: issued in another namespace")
+	ErrOtherOwner     = errors.New("requestState: issued to another principal")
 )
 
 // Error is a state that does not open: Why is one of the Err values above,
@@ -198,12 +199,13 @@ func (s *Sealer) Seal(b Binding, p Payload, ttl time.Duration) (string, error) {
 }
 
 func (s *Sealer) plaintext(version byte, expiry time.Time, b Binding, p Payload) []byte {
-	pt := make([]byte, 0, 1+8+3*binary.MaxVarintLen64+len(b.Method)+sha256.Size+len(b.Namespace)+len(p.Upstream)+len(p.Parked)+binary.MaxVarintLen64)
+	pt := make([]byte, 0, 1+8+3*binary.MaxVarintLen64+len(b.Method)+sha256.Size+len(b.Namespace)+len(b.Owner)+len(p.Upstream)+len(p.Parked)+binary.MaxVarintLen64)
 	pt = append(pt, version)
 	pt = binary.BigEndian.AppendUint64(pt, uint64(expiry.UnixMilli()))
 	pt = appendString(pt, b.Method)
 	pt = append(pt, b.Params[:]...)
 	pt = appendString(pt, b.Namespace)
+	pt = appendString(pt, b.Owner)
 	pt = appendString(pt, p.Upstream)
 	return appendString(pt, p.Parked)
 }
@@ -270,7 +272,7 @@ func (s *Sealer) Open(state string, b Binding) (Payload, error) {
 	pt := make([]byte, len(body)-keyIDLen-ivLen)
 	cipher.NewCTR(k.block, body[keyIDLen:keyIDLen+ivLen]).XORKeyStream(pt, body[keyIDLen+ivLen:])
 	if pt[0] != payloadVersion {
-		return p, refuse(ErrFormat, "requestState holds a version %d payload, which this mcpx does not read (a newer mcpx issued it)", pt[0])
+		return p, refuse(ErrFormat, "requestState holds a version %d payload, which this mcpx does not read (another version of mcpx issued it); send the request again without it", pt[0])
 	}
 	got, expiry, p, ok := parse(pt[1:])
 	if !ok {
@@ -284,6 +286,9 @@ func (s *Sealer) Open(state string, b Binding) (Payload, error) {
 		return Payload{}, refuse(ErrOtherRequest, "requestState was issued for a %s request, not %s", jsonrpc.Clip(got.Method), jsonrpc.Clip(b.Method))
 	case got.Namespace != b.Namespace:
 		return Payload{}, refuse(ErrOtherNamespace, "requestState was issued in namespace %s, not %s", jsonrpc.Quote(got.Namespace), jsonrpc.Quote(b.Namespace))
+	case got.Owner != b.Owner:
+		// Said without naming either: the owner is who someone else is.
+		return Payload{}, refuse(ErrOtherOwner, "requestState was issued to another principal")
 	case got.Params != b.Params:
 		return Payload{}, refuse(ErrOtherRequest, "requestState was issued for a %s request with other params", jsonrpc.Clip(b.Method))
 	}
@@ -317,6 +322,9 @@ func parse(pt []byte) (b Binding, expiry time.Time, p Payload, ok bool) {
 	copy(b.Params[:], pt)
 	pt = pt[sha256.Size:]
 	if b.Namespace, pt, ok = readString(pt); !ok {
+		return b, expiry, p, false
+	}
+	if b.Owner, pt, ok = readString(pt); !ok {
 		return b, expiry, p, false
 	}
 	if p.Upstream, pt, ok = readString(pt); !ok {

@@ -234,19 +234,42 @@ func TestFormats(t *testing.T) {
 	if !strings.Contains(err.Error(), "format 2") {
 		t.Errorf("%q does not name the format", err)
 	}
-	v2, err := s.seal(s.plaintext(2, s.now().Add(time.Minute), b, Payload{}))
+	v3, err := s.seal(s.plaintext(3, s.now().Add(time.Minute), b, Payload{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Open(v2, b)
-	refused(t, "payload version 2", err, ErrFormat)
+	_, err = s.Open(v3, b)
+	refused(t, "payload version 3", err, ErrFormat)
 	// A verified plaintext that does not parse (only a faulty mcpx
 	// writes one) is refused, not read.
-	bad, _ := s.seal(append(s.plaintext(1, s.now().Add(time.Minute), b, Payload{}), 0))
+	bad, _ := s.seal(append(s.plaintext(payloadVersion, s.now().Add(time.Minute), b, Payload{}), 0))
 	_, err = s.Open(bad, b)
 	refused(t, "trailing bytes", err, ErrMalformed)
 	if _, err := s.Seal(b, Payload{Upstream: strings.Repeat("u", MaxLen)}, 0); err == nil {
 		t.Error("a payload beyond MaxLen was sealed")
+	}
+}
+
+// TestOwner: a state opens only for the principal it was issued to.
+func TestOwner(t *testing.T) {
+	s := sealer(t, keyA)
+	b := bind(t, "tools/call", call, "ns")
+	b.Owner = "sub:alice"
+	st, err := s.Seal(b, Payload{Upstream: "u"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(st, b); err != nil {
+		t.Fatalf("the owner's retry: %v", err)
+	}
+	for _, other := range []string{"sub:bob", ""} {
+		o := b
+		o.Owner = other
+		_, err := s.Open(st, o)
+		refused(t, "owner "+other, err, ErrOtherOwner)
+		if strings.Contains(err.Error(), "alice") {
+			t.Errorf("%q names the owner", err)
+		}
 	}
 }
 

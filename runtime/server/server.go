@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -22,6 +23,9 @@ type Server struct {
 	// namespace's content is static unless it says otherwise. 0 means
 	// immediately stale.
 	TTLMs int64
+	// Access, when set, is what each request may see and use (the
+	// config's access rules for its principal); nil allows everything.
+	Access func(ctx context.Context) Access
 }
 
 // Capabilities reports what the server offers: the namespace's capabilities.
@@ -71,6 +75,7 @@ func (s *Server) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (
 	if err != nil {
 		return nil, err
 	}
+	all = keep(s.AccessOf(ctx), all, toolAllowed)
 	items, next, err := page(s, all, cursorOf(p))
 	if err != nil {
 		return nil, err
@@ -80,6 +85,9 @@ func (s *Server) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (
 
 // CallTool answers tools/call.
 func (s *Server) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	if a := s.AccessOf(ctx); a != nil && !a.Tool(p.Name) {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, p.Name)
+	}
 	return s.NS.CallTool(ctx, p)
 }
 
@@ -89,6 +97,7 @@ func (s *Server) ListResources(ctx context.Context, p *mcp.PaginatedRequestParam
 	if err != nil {
 		return nil, err
 	}
+	all = keep(s.AccessOf(ctx), all, resourceAllowed)
 	items, next, err := page(s, all, cursorOf(p))
 	if err != nil {
 		return nil, err
@@ -102,6 +111,7 @@ func (s *Server) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequ
 	if err != nil {
 		return nil, err
 	}
+	all = keep(s.AccessOf(ctx), all, templateAllowed)
 	items, next, err := page(s, all, cursorOf(p))
 	if err != nil {
 		return nil, err
@@ -113,6 +123,9 @@ func (s *Server) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequ
 // resource that does not exist with empty contents (2026-07-28 MUST NOT);
 // an empty answer becomes not found.
 func (s *Server) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
+	if a := s.AccessOf(ctx); a != nil && !a.Resource(p.URI) {
+		return nil, &ResourceNotFoundError{URI: p.URI}
+	}
 	r, err := s.NS.ReadResource(ctx, p)
 	if err != nil {
 		return nil, err
@@ -130,6 +143,7 @@ func (s *Server) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams)
 	if err != nil {
 		return nil, err
 	}
+	all = keep(s.AccessOf(ctx), all, promptAllowed)
 	items, next, err := page(s, all, cursorOf(p))
 	if err != nil {
 		return nil, err
@@ -139,12 +153,19 @@ func (s *Server) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams)
 
 // GetPrompt answers prompts/get.
 func (s *Server) GetPrompt(ctx context.Context, p *mcp.GetPromptRequestParams) (*mcp.GetPromptResult, error) {
+	if a := s.AccessOf(ctx); a != nil && !a.Prompt(p.Name) {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, p.Name)
+	}
 	return s.NS.GetPrompt(ctx, p)
 }
 
 // Complete answers completion/complete; at most 100 values go out, as every
 // revision's schema says.
 func (s *Server) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	if a := s.AccessOf(ctx); a != nil && !completionAllowed(a, p.Ref.Value) {
+		// As for a prompt or template that does not exist.
+		return nil, InvalidParams("unknown completion reference")
+	}
 	r, err := s.NS.Complete(ctx, p)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 // remembers for it.
 type session struct {
 	id     string
+	owner  string // the principal that created it (auth.Owner); "" without auth
 	es     *edge.Session
 	ctx    context.Context // ended by DELETE and idle expiry
 	cancel context.CancelFunc
@@ -54,12 +55,13 @@ func (s *sessions) sweep(now time.Time) {
 }
 
 // acquire returns the live session with this id, marked in use until
-// release, or nil.
-func (s *sessions) acquire(id string) *session {
+// release, or nil. A session belongs to the principal that created it:
+// to another owner it does not exist.
+func (s *sessions) acquire(id, owner string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.m[id]
-	if ss == nil {
+	if ss == nil || ss.owner != owner {
 		return nil
 	}
 	now := time.Now()
@@ -107,7 +109,7 @@ func (s *sessions) oldestIdle() *session {
 // the longest (no request in progress, no stream held) is ended to make
 // room, so that one client opening sessions cannot lock others out until
 // they expire; ok is false when every session is in use.
-func (s *sessions) add(es *edge.Session) (id string, ok bool) {
+func (s *sessions) add(es *edge.Session, owner string) (id string, ok bool) {
 	id = newSessionID()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
@@ -126,21 +128,22 @@ func (s *sessions) add(es *edge.Session) (id string, ok bool) {
 		cancel()
 		return "", false
 	}
-	s.m[id] = &session{id: id, es: es, ctx: ctx, cancel: cancel, last: now}
+	s.m[id] = &session{id: id, owner: owner, es: es, ctx: ctx, cancel: cancel, last: now}
 	context.AfterFunc(ctx, es.End) // DELETE, expiry, eviction: the client session ends
 	return id, true
 }
 
-// remove ends the session with this id: its requests and streams are
-// cancelled. It reports whether there was one.
-func (s *sessions) remove(id string) bool {
+// remove ends the session with this id if owner owns it: its requests
+// and streams are cancelled. It reports whether there was one.
+func (s *sessions) remove(id, owner string) bool {
 	s.mu.Lock()
 	ss := s.m[id]
-	delete(s.m, id)
-	s.mu.Unlock()
-	if ss == nil {
+	if ss == nil || ss.owner != owner {
+		s.mu.Unlock()
 		return false
 	}
+	delete(s.m, id)
+	s.mu.Unlock()
 	ss.cancel()
 	return true
 }

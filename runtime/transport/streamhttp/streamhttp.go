@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -364,7 +365,7 @@ func (h *Handler) get(w *response, r *http.Request) {
 		fail(w, http.StatusNotAcceptable, nil, "GET opens an SSE stream, so Accept must allow text/event-stream")
 		return
 	}
-	ss := h.sessions.acquire(sid)
+	ss := h.sessions.acquire(sid, auth.Owner(r.Context()))
 	if ss == nil {
 		fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
 		return
@@ -395,7 +396,7 @@ func (h *Handler) delete(w *response, r *http.Request) {
 		fail(w, http.StatusBadRequest, nil, "DELETE ends a session and needs its Mcp-Session-Id header")
 		return
 	}
-	if !h.sessions.remove(sid) {
+	if !h.sessions.remove(sid, auth.Owner(r.Context())) {
 		fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended", jsonrpc.Quote(sid))
 		return
 	}
@@ -474,7 +475,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	var ss *session
 	initialize := !modern && m.IsRequest() && m.Method == mcp.MethodInitialize
 	if sid := r.Header.Get(headerSessionID); sid != "" && !modern && !initialize {
-		if ss = h.sessions.acquire(sid); ss == nil {
+		if ss = h.sessions.acquire(sid, auth.Owner(r.Context())); ss == nil {
 			fail(w, http.StatusNotFound, m.ID, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
 			return
 		}
@@ -542,7 +543,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	}
 
 	if reply.Initialized && !modern {
-		id, ok := h.sessions.add(es)
+		id, ok := h.sessions.add(es, auth.Owner(r.Context()))
 		if !ok {
 			h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
 			unavailable(w, m.ID, "too many sessions are open; try again later")
@@ -702,7 +703,7 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	r = r.WithContext(ctx)
 	es := new(edge.Session)
 	if sid := r.Header.Get(headerSessionID); sid != "" && !cl.Modern() {
-		ss := h.sessions.acquire(sid)
+		ss := h.sessions.acquire(sid, auth.Owner(r.Context()))
 		if ss == nil {
 			fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
 			return
