@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
@@ -138,6 +139,13 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			upstream.KillAdopted(time.Second) // what left their groups: no orphans
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
+		if cfg.Auth != nil {
+			if c.Auth, err = auth.New(*cfg.Auth); err != nil {
+				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+				return 1
+			}
+			c.Access = cfg.Access
+		}
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;
 		// a bad key is refused at startup, as with a config.

@@ -47,9 +47,20 @@ func (p *parser) auth(r *rawAuth) *auth.Config {
 		return nil
 	}
 	c := &auth.Config{Resource: r.Resource, AuthorizationServers: r.AuthorizationServers, Scopes: r.Scopes}
+	if len(r.Tokens) > maxList {
+		p.add("/mcpx/auth/tokens", "has %d tokens; at most %d are allowed", len(r.Tokens), maxList)
+		return nil
+	}
+	if len(r.Tokens) == 0 && r.JWT == nil {
+		p.add("/mcpx/auth", "accepts no one: give \"tokens\", \"jwt\", or both")
+	}
 	for i, t := range r.Tokens {
 		path := fmt.Sprintf("/mcpx/auth/tokens/%d", i)
 		st := auth.StaticToken{Name: t.Name, Scopes: t.Scopes}
+		if (t.SHA256 == "") == (t.Token == "") {
+			p.add(path, "give exactly one of \"sha256\" and \"token\"")
+			continue
+		}
 		if t.SHA256 != "" {
 			b, _ := hex.DecodeString(t.SHA256) // the schema checked it is 64 hex digits
 			copy(st.SHA256[:], b)

@@ -6,6 +6,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -24,11 +28,17 @@ type Config struct {
 	// HTTP holds the Streamable HTTP endpoint's limits; its zero fields
 	// take streamhttp's defaults, and a nil Logger is Log.
 	HTTP streamhttp.Options
+	// Auth, when set, is who may connect over HTTP (stdio is trusted);
+	// nil lets anyone who reaches the port in.
+	Auth *auth.Authenticator
+	// Access is what each authenticated principal may use; nil is
+	// everything.
+	Access *auth.Policy
 }
 
 func (c Config) edge() *edge.Edge {
 	return &edge.Edge{
-		Server: &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs},
+		Server: &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs, Access: c.access()},
 		Log:    c.Log,
 	}
 }
@@ -56,5 +66,62 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	}
 	h := streamhttp.New(e, opt)
 	defer h.Close()
-	return streamhttp.ListenAndServe(ctx, addr, h, ready)
+	if c.Auth == nil {
+		if !loopback(addr) {
+			c.log().Warn("mcpx serves without authentication beyond loopback: anyone who reaches " + addr + " may use every tool; set mcpx.auth in the config")
+		}
+		return streamhttp.ListenAndServe(ctx, addr, h, ready)
+	}
+	md := c.Auth.Metadata()
+	return streamhttp.ListenAndServe(ctx, addr, closer{c.Auth.Middleware(h), h.Close}, ready,
+		streamhttp.Mount{Pattern: auth.WellKnown, Handler: md},
+		streamhttp.Mount{Pattern: auth.WellKnown + "/", Handler: md})
+}
+
+// closer is an authenticated endpoint that still closes as the endpoint
+// does (ListenAndServe closes its handler at shutdown).
+type closer struct {
+	http.Handler
+	close func()
+}
+
+func (c closer) Close() { c.close() }
+
+func (c Config) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+// access is the server's Access: the policy's view of the request's
+// principal. A request without one (stdio, or no auth) sees everything.
+func (c Config) access() func(context.Context) server.Access {
+	if c.Access == nil {
+		return nil
+	}
+	return func(ctx context.Context) server.Access {
+		p := auth.From(ctx)
+		if p == nil {
+			return nil
+		}
+		return c.Access.ViewOf(p)
+	}
+}
+
+// loopback reports whether addr ("host:port"; "" is the default, on
+// loopback) listens on loopback only.
+func loopback(addr string) bool {
+	if addr == "" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

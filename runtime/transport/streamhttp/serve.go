@@ -22,6 +22,13 @@ const DefaultAddr = "127.0.0.1:7777"
 // running when its context ends before it closes their connections.
 const ShutdownTimeout = 5 * time.Second
 
+// Mount is one more handler ListenAndServe serves beside the endpoint,
+// under a net/http ServeMux pattern (the OAuth metadata of package auth).
+type Mount struct {
+	Pattern string
+	Handler http.Handler
+}
+
 // ListenAndServe listens on addr (DefaultAddr when ""), serves h at Path
 // and answers 404 everywhere else. ready, if not nil, is called with the
 // endpoint's URL (http://ADDR/mcp, with the port chosen when addr asked
@@ -33,7 +40,7 @@ const ShutdownTimeout = 5 * time.Second
 // still running, then closes what is left. It returns nil after a
 // graceful shutdown, an error if the listener failed or requests had to
 // be cut off.
-func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(url string)) error {
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(url string), mounts ...Mount) error {
 	if addr == "" {
 		addr = DefaultAddr
 	}
@@ -43,6 +50,9 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, h)
+	for _, m := range mounts {
+		mux.Handle(m.Pattern, m.Handler)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// Plain text on purpose: a JSON-RPC error body would tell a
 		// 2026-07-28 client that this URL is a modern MCP endpoint.

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/runtime/auth"
+)
+
+const twoServers = `"mcpServers": {"files": {"command": "x"}, "web": {"url": "http://h/mcp", "mcpx": {"prefix": "w_"}}}`
+
+func TestAuthBlock(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "CI_TOKEN" {
+			return "0123456789abcdef-ci", true
+		}
+		return "", false
+	}
+	sum := auth.TokenHash("another-token-0123")
+	c, err := Parse("f.json", []byte(`{`+twoServers+`, "mcpx": {"auth": {
+		"resource": "https://mcp.example.com/mcp", "scopes": ["mcp"],
+		"tokens": [{"name": "ci", "token": "${CI_TOKEN}"}, {"name": "ops", "sha256": "`+hexOf(sum)+`", "scopes": ["mcp"]}],
+		"jwt": {"issuer": "https://issuer.example"}},
+		"access": [{"principals": ["group:dev", "token:ci"], "namespaces": ["files", "web"], "tools": ["x__*"]}]}}`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Auth
+	if a == nil || a.Resource != "https://mcp.example.com/mcp" || len(a.Tokens) != 2 || a.JWT == nil || a.JWT.Issuer != "https://issuer.example" {
+		t.Fatalf("auth %+v", a)
+	}
+	if a.Tokens[0].SHA256 != auth.TokenHash("0123456789abcdef-ci") || a.Tokens[1].SHA256 != sum {
+		t.Error("token hashes")
+	}
+	r := c.Access.Rules[0]
+	if strings.Join(r.Tools, " ") != "x__* files__* w_*" || strings.Join(r.Resources, " ") != "mcpx://files/* mcpx://web/*" {
+		t.Errorf("rule %+v", r)
+	}
+}
+
+func hexOf(b [32]byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 64)
+	for i, c := range b {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&15]
+	}
+	return string(out)
+}
+
+func TestAuthProblems(t *testing.T) {
+	for _, c := range []struct{ mcpx, want string }{
+		{`{"auth": {}}`, "/mcpx/auth: accepts no one"},
+		{`{"auth": {"tokens": [{"name": "a", "token": "short"}]}}`, "at least 16"},
+		{`{"auth": {"tokens": [{"name": "a"}]}}`, "exactly one of"},
+		{`{"auth": {"tokens": [{"name": "a", "token": "${NOPE}"}]}}`, "environment variable NOPE is not set"},
+		{`{"auth": {"tokens": [{"name": "a", "token": "0123456789abcdefg"}, {"name": "a", "token": "0123456789abcdefh"}]}}`, "also the name"},
+		{`{"auth": {"tokens": [{"name": "a", "sha256": "xyz"}]}}`, "/mcpx/auth/tokens/0/sha256"},
+		{`{"access": [{"principals": ["*"], "tools": ["*"]}]}`, "set mcpx.auth too"},
+		{`{"auth": {"jwt": {"issuer": "https://i"}}, "access": [{"principals": ["alice"]}]}`, "write sub:<subject>"},
+		{`{"auth": {"jwt": {"issuer": "https://i"}}, "access": [{"principals": ["*"], "namespaces": ["nope"]}]}`, "not a server"},
+		{`{"auth": {"jwt": {"issuer": "https://i"}}, "access": [{"principals": ["*"], "tools": ["[a"]}]}`, "not a valid pattern"},
+		{`{"auth": {"jwt": {"issuer": "https://i"}}, "access": [{"principals": []}]}`, "names no one"},
+	} {
+		_, err := Parse("f.json", []byte(`{`+twoServers+`, "mcpx": `+c.mcpx+`}`), func(string) (string, bool) { return "", false })
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.mcpx, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "short") && strings.Contains(c.mcpx, "short") {
+			t.Errorf("the token itself is in the message: %v", err)
+		}
+	}
+}
