@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 )
@@ -151,4 +152,39 @@ func validPrincipal(s string) bool {
 		}
 	}
 	return false
+}
+
+// OAuth is a server's "mcpx.oauth": the client credentials grant mcpx
+// uses to get its own token for the server.
+type OAuth struct {
+	TokenURL     string   `json:"tokenUrl"`
+	ClientID     string   `json:"clientId"`
+	ClientSecret string   `json:"clientSecret"`
+	Scopes       []string `json:"scopes"`
+	Resource     string   `json:"resource"`
+}
+
+func (p *parser) oauth(path, server string, r *raw) *OAuth {
+	o := r.MCPX.OAuth
+	if o == nil {
+		return nil
+	}
+	if r.URL == "" {
+		p.add(path, "only a remote server (one with \"url\") takes this")
+		return nil
+	}
+	if _, ok := r.Headers["Authorization"]; ok {
+		p.add(path, "the server's headers set Authorization too; use one of them")
+	}
+	out := &OAuth{
+		TokenURL:     p.expand(path+"/tokenUrl", server, o.TokenURL),
+		ClientID:     p.expand(path+"/clientId", server, o.ClientID),
+		ClientSecret: p.expand(path+"/clientSecret", server, o.ClientSecret),
+		Scopes:       o.Scopes,
+		Resource:     p.expand(path+"/resource", server, o.Resource),
+	}
+	if !strings.HasPrefix(out.TokenURL, "https://") && !strings.HasPrefix(out.TokenURL, "http://") {
+		p.add(path+"/tokenUrl", "must be an http:// or https:// URL")
+	}
+	return out
 }

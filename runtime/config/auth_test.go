@@ -70,3 +70,25 @@ func TestAuthProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestServerOAuth(t *testing.T) {
+	env := func(k string) (string, bool) { return map[string]string{"SECRET": "s3"}[k], k == "SECRET" }
+	c, err := Parse("f.json", []byte(`{"mcpServers": {"web": {"url": "https://h/mcp", "mcpx": {"oauth": {
+		"tokenUrl": "https://as.example/token", "clientId": "mcpx", "clientSecret": "${SECRET}", "scopes": ["a"]}}}}}`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.Servers[0].OAuth; o == nil || o.ClientSecret != "s3" || o.TokenURL != "https://as.example/token" || o.Scopes[0] != "a" {
+		t.Fatalf("%+v", c.Servers[0].OAuth)
+	}
+	for _, bad := range []struct{ server, want string }{
+		{`{"command": "x", "mcpx": {"oauth": {"tokenUrl": "https://t", "clientId": "a", "clientSecret": "b"}}}`, "only a remote server"},
+		{`{"url": "https://h", "headers": {"Authorization": "Bearer x"}, "mcpx": {"oauth": {"tokenUrl": "https://t", "clientId": "a", "clientSecret": "b"}}}`, "use one of them"},
+		{`{"url": "https://h", "mcpx": {"oauth": {"tokenUrl": "https://t", "clientId": "a"}}}`, "clientSecret"},
+	} {
+		_, err := Parse("f.json", []byte(`{"mcpServers": {"web": `+bad.server+`}}`), env)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.server, err, bad.want)
+		}
+	}
+}

@@ -163,6 +163,9 @@ type Server struct {
 	URL string
 	// Headers are sent with every request to URL, ${VAR} expanded.
 	Headers map[string]string
+	// OAuth, when set, is how mcpx gets its own token for a remote
+	// server ("mcpx.oauth"), every value ${VAR} expanded.
+	OAuth *OAuth
 	// Transport is "stdio" for a local server, "http" (Streamable HTTP) or
 	// "sse" (the 2024-11-05 HTTP+SSE transport) for a remote one: VS Code's
 	// "type", else "stdio" for a command and "http" for a url. mcpx reaches
@@ -309,6 +312,7 @@ type raw struct {
 		Session       string `json:"session"`
 		PerClientMax  int    `json:"perClientMax"`
 		PerClientIdle string `json:"perClientIdle"`
+		OAuth         *OAuth `json:"oauth"`
 	} `json:"mcpx"`
 }
 
@@ -523,6 +527,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 		Setup:       r.MCPX.Setup,
 	}
 	s.PerClient, s.PerClientMax = r.MCPX.Session == "per-client", r.MCPX.PerClientMax
+	s.OAuth = p.oauth(path+"/mcpx/oauth", name, r)
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)
 	if r.URL != "" {

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	hub "github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/auth"
+	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
@@ -329,5 +332,55 @@ func TestGoSDKClientWithBearerToken(t *testing.T) {
 	bare := &mcp.StreamableClientTransport{Endpoint: url}
 	if _, err := client.Connect(ctx, bare, nil); err == nil {
 		t.Error("connected without a token")
+	}
+}
+
+// TestUpstreamClientCredentials: a remote server that wants a bearer
+// token is reached with mcpx's own, from the client credentials grant of
+// its mcpx.oauth block: fetched once, sent on every request.
+func TestUpstreamClientCredentials(t *testing.T) {
+	var hits atomic.Int32
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		id, secret, _ := r.BasicAuth()
+		if id != "mcpx" || secret != "the-secret" {
+			w.WriteHeader(401)
+			return
+		}
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"`+bobToken+`","token_type":"Bearer","expires_in":3600}`)
+	}))
+	defer tokens.Close()
+	up := serveWithAuth(t) // bob's token is the one the upstream accepts for everything
+	cfg, err := config.Parse("f.json", []byte(`{"mcpServers": {"up": {"url": "`+up+`", "mcpx": {"oauth": {
+		"tokenUrl": "`+tokens.URL+`", "clientId": "mcpx", "clientSecret": "${SECRET}"}}}}}`),
+		func(k string) (string, bool) { return "the-secret", k == "SECRET" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	g, err := host.Gateway(ctx, cfg, hub.Implementation{Name: "mcpx", Version: "test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	tools, err := g.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "up__add") {
+		t.Fatalf("tools through the upstream: %v", names)
+	}
+	if _, err := g.CallTool(ctx, &hub.CallToolRequestParams{Name: "up__add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("%d token requests, want 1", n)
 	}
 }

@@ -42,6 +42,11 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
 			Setup: s.Setup,
 		}
+		if o := s.OAuth; o != nil {
+			spec.Transport = upstream.CredentialsTransport(upstream.ClientCredentials{
+				TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, Resource: o.Resource,
+			}, nil)
+		}
 		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
 		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}
