@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,8 +49,8 @@ const (
 // jwtVerifier checks access tokens against an issuer's keys, fetched when
 // first needed and again when stale or when a token names a key id not in
 // the set (the issuer rotated), no more often than keysMinInterval.
-// Verified tokens are remembered until they expire, by their SHA-256, so
-// the hot path pays one hash and one map lookup.
+// Verified tokens are remembered until they expire (at most verifiedMax
+// of them), so the hot path pays one map lookup.
 type jwtVerifier struct {
 	c      JWTConfig
 	client *http.Client
@@ -61,7 +60,7 @@ type jwtVerifier struct {
 	fetched time.Time // when keys were fetched, zero before
 	jwksURL string    // resolved by discovery
 
-	verified sync.Map // [32]byte -> *Principal
+	verified sync.Map // token -> verifiedToken
 	count    int      // entries in verified, under mu
 }
 
@@ -84,16 +83,16 @@ func (v *jwtVerifier) verify(ctx context.Context, token, aud string, now time.Ti
 	if v.c.Audience != "" {
 		aud = v.c.Audience
 	}
-	// The audience is part of the key: a token verified for one resource
-	// URL is not thereby good for another.
-	sum := sha256.Sum256([]byte(aud + "\x00" + token))
-	if p, ok := v.verified.Load(sum); ok {
-		pr := p.(*Principal)
-		if now.Before(pr.Expires) {
-			return pr, nil
+	if e, ok := v.verified.Load(token); ok {
+		// The audience is part of the check: a token verified for one
+		// resource URL is not thereby good for another.
+		if e := e.(verifiedToken); e.aud == aud {
+			if now.Before(e.p.Expires) {
+				return e.p, nil
+			}
+			v.forget(token)
+			return nil, errors.New("the token has expired")
 		}
-		v.forget(sum)
-		return nil, errors.New("the token has expired")
 	}
 	keys, err := v.keySet(ctx, now, kidOf(token))
 	if err != nil {
@@ -128,7 +127,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token, aud string, now time.Ti
 			}
 		}
 	}
-	v.remember(sum, p)
+	v.remember(token, verifiedToken{aud, p})
 	return p, nil
 }
 
@@ -162,7 +161,13 @@ func kidOf(token string) string {
 	return kid
 }
 
-func (v *jwtVerifier) remember(sum [32]byte, p *Principal) {
+// verifiedToken is a token that verified for aud.
+type verifiedToken struct {
+	aud string
+	p   *Principal
+}
+
+func (v *jwtVerifier) remember(token string, e verifiedToken) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.count >= verifiedMax {
@@ -171,15 +176,15 @@ func (v *jwtVerifier) remember(sum [32]byte, p *Principal) {
 		v.verified.Clear()
 		v.count = 0
 	}
-	if _, loaded := v.verified.LoadOrStore(sum, p); !loaded {
+	if _, loaded := v.verified.LoadOrStore(token, e); !loaded {
 		v.count++
 	}
 }
 
-func (v *jwtVerifier) forget(sum [32]byte) {
+func (v *jwtVerifier) forget(token string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if _, ok := v.verified.LoadAndDelete(sum); ok {
+	if _, ok := v.verified.LoadAndDelete(token); ok {
 		v.count--
 	}
 }
