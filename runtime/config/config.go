@@ -128,6 +128,13 @@ type Config struct {
 	// MaxParked is "mcpx.maxParked": how many calls may be parked at
 	// once; 0 when not set (the gateway's default).
 	MaxParked int
+
+	// OpenAPI are "mcpx.openapi", sorted by namespace: tools mcpx makes
+	// from OpenAPI documents.
+	OpenAPI []OpenAPISource
+	// Commands are "mcpx.commands", sorted by namespace: tools mcpx makes
+	// from command-line programs.
+	Commands []CommandSet
 }
 
 // Server is one upstream server and how mcpx fronts it.
@@ -258,6 +265,18 @@ func Load(path string) (*Config, error) {
 			s.Cwd = filepath.Join(dir, s.Cwd)
 		}
 	}
+	for i := range c.OpenAPI {
+		if d := &c.OpenAPI[i].Document; !strings.Contains(*d, "://") && !filepath.IsAbs(*d) {
+			*d = filepath.Join(dir, *d)
+		}
+	}
+	for i := range c.Commands {
+		for j := range c.Commands[i].Tools {
+			if d := &c.Commands[i].Tools[j].Cwd; *d != "" && !filepath.IsAbs(*d) {
+				*d = filepath.Join(dir, *d)
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -378,9 +397,11 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Servers    map[string]json.RawMessage `json:"servers"`
 		MCPX       struct {
-			StateKey    *string `json:"stateKey"`
-			ParkTimeout string  `json:"parkTimeout"`
-			MaxParked   int     `json:"maxParked"`
+			StateKey    *string                  `json:"stateKey"`
+			ParkTimeout string                   `json:"parkTimeout"`
+			MaxParked   int                      `json:"maxParked"`
+			OpenAPI     map[string]rawOpenAPI    `json:"openapi"`
+			Commands    map[string]rawCommandSet `json:"commands"`
 		} `json:"mcpx"`
 	}
 	if err := json.Unmarshal(std, &file); err != nil {
@@ -425,6 +446,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	}
 	sort.Slice(c.Servers, func(i, j int) bool { return c.Servers[i].Name < c.Servers[j].Name })
 	p.across(key, c.Servers)
+	p.contributed(c, file.MCPX.OpenAPI, file.MCPX.Commands)
 	if len(p.problems) > 0 {
 		return nil, p.fail()
 	}
