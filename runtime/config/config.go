@@ -129,6 +129,9 @@ type Config struct {
 	// once; 0 when not set (the gateway's default).
 	MaxParked int
 
+	// Discovery is "mcpx.discovery": offer the discovery tools even when
+	// no server is lazy.
+	Discovery bool
 	// OpenAPI are "mcpx.openapi", sorted by namespace: tools mcpx makes
 	// from OpenAPI documents.
 	OpenAPI []OpenAPISource
@@ -204,6 +207,9 @@ type Server struct {
 	// Setup is "mcpx.setup": what to install or run so that the server
 	// can start, said with the reason when it cannot.
 	Setup string
+	// Lazy is "mcpx.expose": "lazy": the server's tools are left out of
+	// tools/list, found and called through mcpx's discovery tools.
+	Lazy bool
 }
 
 // Error is every problem found in a configuration file.
@@ -320,6 +326,7 @@ type raw struct {
 		Session       string `json:"session"`
 		PerClientMax  int    `json:"perClientMax"`
 		PerClientIdle string `json:"perClientIdle"`
+		Expose        string `json:"expose"`
 	} `json:"mcpx"`
 }
 
@@ -400,6 +407,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 			StateKey    *string                  `json:"stateKey"`
 			ParkTimeout string                   `json:"parkTimeout"`
 			MaxParked   int                      `json:"maxParked"`
+			Discovery   bool                     `json:"discovery"`
 			OpenAPI     map[string]rawOpenAPI    `json:"openapi"`
 			Commands    map[string]rawCommandSet `json:"commands"`
 		} `json:"mcpx"`
@@ -447,6 +455,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	sort.Slice(c.Servers, func(i, j int) bool { return c.Servers[i].Name < c.Servers[j].Name })
 	p.across(key, c.Servers)
 	p.contributed(c, file.MCPX.OpenAPI, file.MCPX.Commands)
+	c.Discovery = file.MCPX.Discovery
 	if len(p.problems) > 0 {
 		return nil, p.fail()
 	}
@@ -533,6 +542,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 		Setup:       r.MCPX.Setup,
 	}
 	s.PerClient, s.PerClientMax = r.MCPX.Session == "per-client", r.MCPX.PerClientMax
+	s.Lazy = r.MCPX.Expose == "lazy"
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)
 	if r.URL != "" {

@@ -25,6 +25,8 @@ type OpenAPISource struct {
 	Timeout time.Duration
 	// MaxResponse bounds a response body in bytes; 0 means the default.
 	MaxResponse int64
+	// Lazy is "expose": "lazy" (see Server.Lazy).
+	Lazy bool
 }
 
 // CommandSet is one entry of "mcpx.commands": the command tools of a
@@ -57,6 +59,7 @@ type rawOpenAPI struct {
 	Headers     map[string]string `json:"headers"`
 	Timeout     string            `json:"timeout"`
 	MaxResponse int64             `json:"maxResponse"`
+	Expose      string            `json:"expose"`
 }
 
 type rawCommandSet struct {
@@ -115,6 +118,7 @@ func (p *parser) contributed(c *Config, oa map[string]rawOpenAPI, cmds map[strin
 			Headers:     p.expandMap(path+"/headers", ns, r.Headers),
 			Timeout:     p.duration(path+"/timeout", r.Timeout),
 			MaxResponse: r.MaxResponse,
+			Lazy:        r.Expose == "lazy",
 		}
 		if r.BaseURL != "" {
 			src.BaseURL = p.expand(path+"/baseUrl", ns, r.BaseURL)

@@ -142,3 +142,51 @@ func gatewayError(t *testing.T, doc string) error {
 	}
 	return err
 }
+
+// TestLazyExposure: a lazy source's tools are out of tools/list and found,
+// described and called through mcpx's discovery tools, for a client of
+// every revision the Go SDK speaks; the eager one stays listed.
+func TestLazyExposure(t *testing.T) {
+	api := weatherAPI(t)
+	doc := `{"mcpServers": {}, "mcpx": {
+		"openapi": {"weather": {"document": "` + api + `/openapi.json", "baseUrl": "` + api + `", "expose": "lazy"}},
+		"commands": {"sh": {"tools": {"say": {"description": "Prints its text.", "command": "printf", "args": ["%s", "{text}"],
+			"inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}}}}}}`
+	gw, _ := readyGateway(t, "lazy.json", doc, "", nil)
+	for _, rev := range revisionsOf(clientPeers[goSDK]) {
+		t.Run(rev, func(t *testing.T) {
+			url, hc := serveHTTP(t, gw, rev)
+			s := connect(t, goSDK, rev, connection{url: url, http: hc})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			names, err := s.tools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The fixed tools first in their written order, then the rest.
+			if want := []string{"mcpx_search", "mcpx_describe", "mcpx_call", "sh__say"}; !slices.Equal(names, want) {
+				t.Fatalf("tools %v, want %v", names, want)
+			}
+			text, isErr, err := s.call(ctx, "mcpx_search", map[string]any{"query": "forecast city"})
+			if err != nil || isErr || !strings.HasPrefix(text, "weather__forecast: The forecast for a city") {
+				t.Errorf("search: %q %v %v", text, isErr, err)
+			}
+			text, isErr, err = s.call(ctx, "mcpx_describe", map[string]any{"name": "weather__forecast"})
+			if err != nil || isErr || !strings.Contains(text, `"inputSchema"`) || !strings.Contains(text, `"days"`) {
+				t.Errorf("describe: %q %v %v", text, isErr, err)
+			}
+			text, isErr, err = s.call(ctx, "mcpx_call", map[string]any{"name": "weather__forecast", "arguments": map[string]any{"city": "Paris", "days": 2}})
+			if err != nil || isErr || !strings.Contains(text, `"days":2`) {
+				t.Errorf("call: %q %v %v", text, isErr, err)
+			}
+			// The same checks as a direct call: arguments the schema refuses.
+			text, isErr, err = s.call(ctx, "mcpx_call", map[string]any{"name": "weather__forecast", "arguments": map[string]any{"city": "Paris", "days": 99}})
+			if err != nil || !isErr || !strings.Contains(text, "invalid arguments") {
+				t.Errorf("call with bad arguments: %q %v %v", text, isErr, err)
+			}
+			if _, _, err := s.call(ctx, "mcpx_call", map[string]any{"name": "nope__nothing"}); err == nil {
+				t.Error("mcpx_call of an unknown tool did not fail as a direct call does")
+			}
+		})
+	}
+}

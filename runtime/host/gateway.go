@@ -9,6 +9,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/command"
 	"github.com/mcpx-dev/mcpx/runtime/config"
+	"github.com/mcpx-dev/mcpx/runtime/discovery"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/openapi"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
@@ -38,6 +39,11 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	g := gateway.New(log)
 	g.States = states
 	g.ParkTimeout, g.MaxParked = cfg.ParkTimeout, cfg.MaxParked
+	if wantsDiscovery(cfg) {
+		if err := g.AddFixed(discovery.Catalog(g)); err != nil {
+			return nil, err
+		}
+	}
 	for _, s := range cfg.Servers {
 		spec := upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
@@ -46,7 +52,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		}
 		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
-		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}
+		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy}
 		if s.PerClient {
 			// Each client session's own upstream is the same server, started
 			// on its first request (upstream.New connects on first use).
@@ -86,7 +92,9 @@ func addContributed(ctx context.Context, g *gateway.Gateway, cfg *config.Config,
 		if err != nil {
 			return err
 		}
-		if err := g.Add(gateway.Local(s.Namespace, cat), contributedOptions(s.Namespace)); err != nil {
+		opt := contributedOptions(s.Namespace)
+		opt.Hidden = s.Lazy
+		if err := g.Add(gateway.Local(s.Namespace, cat), opt); err != nil {
 			return err
 		}
 	}
@@ -105,6 +113,25 @@ func addContributed(ctx context.Context, g *gateway.Gateway, cfg *config.Config,
 		}
 	}
 	return nil
+}
+
+// wantsDiscovery: mcpx_search, mcpx_describe and mcpx_call are offered
+// when a server is lazy (else its tools could not be found), or asked for.
+func wantsDiscovery(cfg *config.Config) bool {
+	if cfg.Discovery {
+		return true
+	}
+	for _, s := range cfg.Servers {
+		if s.Lazy {
+			return true
+		}
+	}
+	for _, s := range cfg.OpenAPI {
+		if s.Lazy {
+			return true
+		}
+	}
+	return false
 }
 
 func contributedOptions(ns string) gateway.Options {
