@@ -190,3 +190,32 @@ func TestLazyExposure(t *testing.T) {
 		})
 	}
 }
+
+// TestLazyExposureShrinksToolsList measures the tools/list answer for the
+// example config's two servers (server-everything and the conformance
+// fixture), all exposed against both lazy, and reports its size in bytes
+// and in tokens (estimated at 4 bytes a token, the usual rule of thumb for
+// JSON and English with cl100k-style tokenizers).
+func TestLazyExposureShrinksToolsList(t *testing.T) {
+	node, index := everything(t)
+	size := func(expose string) int {
+		doc := `{"mcpServers": {
+			"everything": {"command": "` + node + `", "args": ["` + index + `", "stdio"], "mcpx": {"prefix": "ev_", "expose": "` + expose + `"}},
+			"fixture": {"command": "` + fixtureBin + `", "mcpx": {"expose": "` + expose + `"}}}}`
+		gw, _ := readyGateway(t, "example-"+expose+".json", doc, "", nil)
+		url, hc := serveHTTP(t, gw, "2025-11-25")
+		s := connect(t, goSDK, "2025-11-25", connection{url: url, http: hc}).(goSDKSession)
+		res, err := s.cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(res)
+		t.Logf("expose %s: %d tools, %d bytes, ~%d tokens", expose, len(res.Tools), len(raw), len(raw)/4)
+		return len(raw)
+	}
+	all, lazy := size("all"), size("lazy")
+	t.Logf("lazy exposure: %.1f%% of the tools/list answer", 100*float64(lazy)/float64(all))
+	if lazy*4 > all {
+		t.Errorf("lazy exposure's tools/list is %d bytes of %d: not much smaller", lazy, all)
+	}
+}
