@@ -134,33 +134,43 @@ var _ server.Namespace = (*Catalog)(nil)
 // an input or output schema that is not a compilable JSON Schema object with
 // "type": "object" (the specification requires both to describe objects).
 func (c *Catalog) AddTool(t mcp.Tool, handler ToolHandler) {
-	defer c.version.Add(1)
+	if err := c.TryAddTool(t, handler); err != nil {
+		panic(err.Error())
+	}
+}
+
+// TryAddTool is AddTool for tools built at run time (from an OpenAPI
+// document, a command's description): what AddTool panics on is an error
+// saying why, and the catalog is left unchanged.
+func (c *Catalog) TryAddTool(t mcp.Tool, handler ToolHandler) error {
 	if t.Name == "" {
-		panic("catalog: tool without a name")
+		return errors.New("catalog: tool without a name")
 	}
 	if handler == nil {
-		panic(fmt.Sprintf("catalog: tool %q: nil handler", t.Name))
+		return fmt.Errorf("catalog: tool %q: nil handler", t.Name)
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	schema, err := compileObjectSchema("input", t.Name, t.InputSchema)
 	if err != nil {
-		panic(fmt.Sprintf("catalog: tool %q: %v", t.Name, err))
+		return fmt.Errorf("catalog: tool %q: %v", t.Name, err)
 	}
 	if len(t.OutputSchema) > 0 {
 		if _, err := compileObjectSchema("output", t.Name, t.OutputSchema); err != nil {
-			panic(fmt.Sprintf("catalog: tool %q: %v", t.Name, err))
+			return fmt.Errorf("catalog: tool %q: %v", t.Name, err)
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.toolIndex[t.Name]; dup {
-		panic(fmt.Sprintf("catalog: duplicate tool %q", t.Name))
+		return fmt.Errorf("catalog: duplicate tool %q", t.Name)
 	}
 	tl := &tool{def: t, schema: schema, run: handler}
 	c.tools = append(c.tools, tl)
 	c.toolIndex[t.Name] = tl
+	c.version.Add(1)
+	return nil
 }
 
 // AddResource adds a resource with a fixed URI. It panics on an empty URI or

@@ -136,6 +136,15 @@ type Config struct {
 	// Access is "mcpx.access": what each principal may use; nil when not
 	// set (everything).
 	Access *auth.Policy
+	// Discovery is "mcpx.discovery": offer the discovery tools even when
+	// no server is lazy.
+	Discovery bool
+	// OpenAPI are "mcpx.openapi", sorted by namespace: tools mcpx makes
+	// from OpenAPI documents.
+	OpenAPI []OpenAPISource
+	// Commands are "mcpx.commands", sorted by namespace: tools mcpx makes
+	// from command-line programs.
+	Commands []CommandSet
 }
 
 // Server is one upstream server and how mcpx fronts it.
@@ -208,6 +217,9 @@ type Server struct {
 	// Setup is "mcpx.setup": what to install or run so that the server
 	// can start, said with the reason when it cannot.
 	Setup string
+	// Lazy is "mcpx.expose": "lazy": the server's tools are left out of
+	// tools/list, found and called through mcpx's discovery tools.
+	Lazy bool
 }
 
 // Error is every problem found in a configuration file.
@@ -269,6 +281,18 @@ func Load(path string) (*Config, error) {
 			s.Cwd = filepath.Join(dir, s.Cwd)
 		}
 	}
+	for i := range c.OpenAPI {
+		if d := &c.OpenAPI[i].Document; !strings.Contains(*d, "://") && !filepath.IsAbs(*d) {
+			*d = filepath.Join(dir, *d)
+		}
+	}
+	for i := range c.Commands {
+		for j := range c.Commands[i].Tools {
+			if d := &c.Commands[i].Tools[j].Cwd; *d != "" && !filepath.IsAbs(*d) {
+				*d = filepath.Join(dir, *d)
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -313,6 +337,7 @@ type raw struct {
 		PerClientMax  int    `json:"perClientMax"`
 		PerClientIdle string `json:"perClientIdle"`
 		OAuth         *OAuth `json:"oauth"`
+		Expose        string `json:"expose"`
 	} `json:"mcpx"`
 }
 
@@ -390,11 +415,14 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Servers    map[string]json.RawMessage `json:"servers"`
 		MCPX       struct {
-			StateKey    *string   `json:"stateKey"`
-			ParkTimeout string    `json:"parkTimeout"`
-			MaxParked   int       `json:"maxParked"`
-			Auth        *rawAuth  `json:"auth"`
-			Access      []rawRule `json:"access"`
+			StateKey    *string                  `json:"stateKey"`
+			ParkTimeout string                   `json:"parkTimeout"`
+			MaxParked   int                      `json:"maxParked"`
+			Auth        *rawAuth                 `json:"auth"`
+			Access      []rawRule                `json:"access"`
+			Discovery   bool                     `json:"discovery"`
+			OpenAPI     map[string]rawOpenAPI    `json:"openapi"`
+			Commands    map[string]rawCommandSet `json:"commands"`
 		} `json:"mcpx"`
 	}
 	if err := json.Unmarshal(std, &file); err != nil {
@@ -441,6 +469,8 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	p.across(key, c.Servers)
 	c.Auth = p.auth(file.MCPX.Auth)
 	c.Access = p.access(file.MCPX.Access, c.Auth != nil, c.Servers)
+	p.contributed(c, file.MCPX.OpenAPI, file.MCPX.Commands)
+	c.Discovery = file.MCPX.Discovery
 	if len(p.problems) > 0 {
 		return nil, p.fail()
 	}
@@ -528,6 +558,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 	}
 	s.PerClient, s.PerClientMax = r.MCPX.Session == "per-client", r.MCPX.PerClientMax
 	s.OAuth = p.oauth(path+"/mcpx/oauth", name, r)
+	s.Lazy = r.MCPX.Expose == "lazy"
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)
 	if r.URL != "" {

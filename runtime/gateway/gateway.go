@@ -38,6 +38,10 @@ type Options struct {
 	// PerClient, if set, gives each client session an upstream of its own
 	// (config "session": "per-client"; see [PerClient]); nil shares u.
 	PerClient *PerClient
+	// Hidden keeps the upstream's tools out of tools/list (config
+	// "expose": "lazy"): they are still named and called as the others,
+	// and found through [Gateway.AllTools] (mcpx_search).
+	Hidden bool
 }
 
 // Gateway is a [server.Namespace] made of upstream MCP servers, and a
@@ -164,6 +168,7 @@ type member struct {
 	include, exclude map[string]bool
 	ready            chan struct{} // closed after the first load, failed or not
 	lazy             bool
+	hidden           bool          // tools left out of tools/list (Options.Hidden)
 	wake             chan struct{} // closed to start a lazy member's first load; nil once closed, or if not lazy (guarded by Gateway.mu)
 	since            atomic.Int64  // UnixNano of Add, or of waking a lazy member: requests wait for ready until FirstWait after
 	pool             *pool         // per-client upstreams; nil when shared
@@ -188,7 +193,9 @@ type target struct {
 
 // view is the merged lists, rebuilt whenever an upstream's lists change.
 type view struct {
-	tools       []mcp.Tool
+	tools       []mcp.Tool // what tools/list answers
+	all         []mcp.Tool // every tool but the fixed ones, hidden ones too, by name
+	hidden      bool       // some tools are hidden
 	toolIdx     map[string]target
 	prompts     []mcp.Prompt
 	promptIdx   map[string]target
@@ -239,7 +246,7 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	if !validNamespace(name) {
 		return fmt.Errorf("gateway: upstream name %q: want letters, digits, '.', '_', '~' or '-'", name)
 	}
-	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), lazy: opt.Lazy}
+	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), lazy: opt.Lazy, hidden: opt.Hidden}
 	if opt.Lazy {
 		m.wake = make(chan struct{})
 	}
@@ -555,7 +562,12 @@ func (g *Gateway) rebuild() {
 			if name, ok := g.place(taken, m, "tool", t.Name); ok {
 				v.toolIdx[name] = target{m, t.Name}
 				t.Name = name
-				tools = append(tools, t)
+				v.all = append(v.all, t)
+				if m.hidden {
+					v.hidden = true
+				} else {
+					tools = append(tools, t)
+				}
 			}
 		}
 	}
@@ -588,6 +600,7 @@ func (g *Gateway) rebuild() {
 		}
 	}
 	slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(v.all, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(prompts, func(a, b mcp.Prompt) int { return strings.Compare(a.Name, b.Name) })
 	v.tools = append(slices.Clone(g.fixedTools), tools...)
 	v.prompts = prompts

@@ -115,6 +115,18 @@ func (g *Gateway) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	return g.view.tools, nil
 }
 
+// AllTools lists every upstream tool by exposed name, those of hidden
+// upstreams ("expose": "lazy") too, and not mcpx's own (fixed) tools:
+// what progressive discovery searches. The list is shared; only read it.
+func (g *Gateway) AllTools(ctx context.Context) ([]mcp.Tool, error) {
+	if err := g.settle(ctx); err != nil {
+		return nil, err
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.view.all, nil
+}
+
 // CallTool calls the tool behind the exposed name by its upstream name
 // (Forward, route by tool name), the result's URIs exposed.
 func (g *Gateway) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {

@@ -7,8 +7,11 @@ import (
 	"os"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/command"
 	"github.com/mcpx-dev/mcpx/runtime/config"
+	"github.com/mcpx-dev/mcpx/runtime/discovery"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/openapi"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
@@ -36,6 +39,11 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	g := gateway.New(log)
 	g.States = states
 	g.ParkTimeout, g.MaxParked = cfg.ParkTimeout, cfg.MaxParked
+	if wantsDiscovery(cfg) {
+		if err := g.AddFixed(discovery.Catalog(g)); err != nil {
+			return nil, err
+		}
+	}
 	for _, s := range cfg.Servers {
 		spec := upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
@@ -49,7 +57,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		}
 		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
-		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}
+		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy}
 		if s.PerClient {
 			// Each client session's own upstream is the same server, started
 			// on its first request (upstream.New connects on first use).
@@ -69,7 +77,71 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 			}
 		}
 	}
+	if err := addContributed(ctx, g, cfg, log); err != nil {
+		g.Close()
+		return nil, err
+	}
 	return g, nil
+}
+
+// addContributed adds the tools mcpx makes itself, each source a
+// namespace as a server is (gateway.Local): the operations of the
+// config's OpenAPI documents, then its command tools. A document that
+// cannot be read stops the gateway, saying which and why.
+func addContributed(ctx context.Context, g *gateway.Gateway, cfg *config.Config, log *slog.Logger) error {
+	for _, s := range cfg.OpenAPI {
+		cat, err := openapi.Load(ctx, openapi.Source{
+			Document: s.Document, BaseURL: s.BaseURL, Headers: s.Headers,
+			Timeout: s.Timeout, MaxResponse: s.MaxResponse,
+		}, log.With("namespace", s.Namespace))
+		if err != nil {
+			return err
+		}
+		opt := contributedOptions(s.Namespace)
+		opt.Hidden = s.Lazy
+		if err := g.Add(gateway.Local(s.Namespace, cat), opt); err != nil {
+			return err
+		}
+	}
+	for _, set := range cfg.Commands {
+		tools := make([]command.Tool, len(set.Tools))
+		for i, t := range set.Tools {
+			tools[i] = command.Tool{Name: t.Name, Description: t.Description, Command: t.Command, Args: t.Args,
+				InputSchema: t.InputSchema, Timeout: t.Timeout, Cwd: t.Cwd, Env: t.Env, MaxOutput: t.MaxOutput}
+		}
+		cat, err := command.Catalog(tools)
+		if err != nil {
+			return fmt.Errorf("mcpx.commands.%s: %w", set.Namespace, err)
+		}
+		if err := g.Add(gateway.Local(set.Namespace, cat), contributedOptions(set.Namespace)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wantsDiscovery: mcpx_search, mcpx_describe and mcpx_call are offered
+// when a server is lazy (else its tools could not be found), or asked for.
+func wantsDiscovery(cfg *config.Config) bool {
+	if cfg.Discovery {
+		return true
+	}
+	for _, s := range cfg.Servers {
+		if s.Lazy {
+			return true
+		}
+	}
+	for _, s := range cfg.OpenAPI {
+		if s.Lazy {
+			return true
+		}
+	}
+	return false
+}
+
+func contributedOptions(ns string) gateway.Options {
+	prefix := ns + "__"
+	return gateway.Options{Prefix: &prefix}
 }
 
 // lookupEnv reads the environment; a test swaps it.
