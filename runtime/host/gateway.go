@@ -39,7 +39,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	for _, s := range cfg.Servers {
 		spec := upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
+			URL: s.URL, SSE: s.Transport == "sse", Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
 			Setup: s.Setup,
 		}
 		u := upstream.New(spec, info, log)
