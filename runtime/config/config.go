@@ -24,8 +24,8 @@
 //     or remote, with "url" and optional "headers"; it has exactly one of
 //     "command" and "url". VS Code's "type" is accepted: "stdio" for a
 //     command, "http" (Streamable HTTP, the default for a url) or "sse" (the
-//     2024-11-05 HTTP+SSE transport) for a url; mcpx speaks Streamable HTTP
-//     to every url, whatever "type" says. Any other key in a server,
+//     2024-11-05 HTTP+SSE transport, its "url" the event stream's) for a
+//     url. Any other key in a server,
 //     such as VS Code's "envFile" or Cline's "disabled", is an error: mcpx
 //     would not do what it asks.
 //   - An optional "mcpx" block per server holds mcpx's own settings:
@@ -156,9 +156,9 @@ type Server struct {
 	// Headers are sent with every request to URL, ${VAR} expanded.
 	Headers map[string]string
 	// Transport is "stdio" for a local server, "http" (Streamable HTTP) or
-	// "sse" (the 2024-11-05 HTTP+SSE transport) for a remote one: VS Code's
-	// "type", else "stdio" for a command and "http" for a url. mcpx reaches
-	// every remote server over Streamable HTTP; "sse" is accepted, not acted on.
+	// "sse" (the 2024-11-05 HTTP+SSE transport, URL its event stream) for a
+	// remote one: VS Code's "type", else "stdio" for a command and "http"
+	// for a url.
 	Transport string
 
 	// Prefix goes before the server's tool and prompt names: "mcpx.prefix",
