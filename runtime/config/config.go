@@ -30,8 +30,8 @@
 //     would not do what it asks.
 //   - An optional "mcpx" block per server holds mcpx's own settings:
 //     "prefix", "includeTools"/"excludeTools", "timeout", "maxInFlight",
-//     "start", "session" with "perClientMax" and "perClientIdle", and
-//     "root" (see [Server]).
+//     "start", "session" with "perClientMax" and "perClientIdle", "cache",
+//     and "root" (see [Server]).
 //   - Each server name is a namespace and must match ^[a-zA-Z0-9_-]{1,64}$.
 //   - An optional top-level "mcpx" block holds mcpx's settings for the
 //     gateway as a whole: "stateKey" (see [Config]).
@@ -197,6 +197,11 @@ type Server struct {
 	// Setup is "mcpx.setup": what to install or run so that the server
 	// can start, said with the reason when it cannot.
 	Setup string
+	// CacheTTLMs and CacheScope are "mcpx.cache": the caching hints of the
+	// server's lists and reads where its own answers give none; nil and ""
+	// when not set (see the schema's description of "cache").
+	CacheTTLMs *int64
+	CacheScope string
 }
 
 // Error is every problem found in a configuration file.
@@ -301,6 +306,10 @@ type raw struct {
 		Session       string `json:"session"`
 		PerClientMax  int    `json:"perClientMax"`
 		PerClientIdle string `json:"perClientIdle"`
+		Cache         struct {
+			TTLMs *int64 `json:"ttlMs"`
+			Scope string `json:"scope"`
+		} `json:"cache"`
 	} `json:"mcpx"`
 }
 
@@ -511,6 +520,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 		Setup:       r.MCPX.Setup,
 	}
 	s.PerClient, s.PerClientMax = r.MCPX.Session == "per-client", r.MCPX.PerClientMax
+	s.CacheTTLMs, s.CacheScope = r.MCPX.Cache.TTLMs, r.MCPX.Cache.Scope
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)
 	if r.URL != "" {

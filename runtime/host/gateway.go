@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
@@ -44,7 +45,8 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		}
 		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
-		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager}
+		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager,
+			Cache: gateway.Cache{TTLMs: s.CacheTTLMs, Scope: mcp.CacheScope(s.CacheScope), Credentialed: credentialed(s.Headers)}}
 		if s.PerClient {
 			// Each client session's own upstream is the same server, started
 			// on its first request (upstream.New connects on first use).
@@ -65,6 +67,19 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		}
 	}
 	return g, nil
+}
+
+// credentialed reports whether headers carry credentials that may be a
+// user's: an Authorization header. Until mcpx has per-user credentials
+// of its own to tell (the auth issue), every such server is taken to be
+// reached as a user, so its answers are not hinted public (gateway.Cache).
+func credentialed(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // lookupEnv reads the environment; a test swaps it.
