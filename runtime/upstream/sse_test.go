@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 
 	"github.com/mcpx-dev/mcpx/testkit/leakcheck"
 	"github.com/mcpx-dev/mcpx/testkit/revs"
@@ -66,6 +70,7 @@ type fakeSSE struct {
 	refuse    map[string]int // method -> the status its POST gets, with a body
 	pingFirst bool           // before answering tools/call, ask a ping and wait for its reply
 	stall     bool           // never answer tools/call (set under mu)
+	big       bool           // answer tools/call with bigAnswer bytes of text
 
 	mu      sync.Mutex
 	streams int           // GETs served
@@ -162,6 +167,10 @@ func (f *fakeSSE) answer(out chan string, id json.RawMessage, method string) {
 				reply(`{"content":[{"type":"text","text":"no reply to the ping"}],"isError":true}`)
 				return
 			}
+		}
+		if f.big {
+			reply(`{"content":[{"type":"text","text":"` + strings.Repeat("b", bigAnswer) + `"}]}`)
+			return
 		}
 		reply(`{"content":[{"type":"text","text":"echo: again"}]}`)
 	default:
@@ -322,4 +331,50 @@ func TestSSENotAnEventStream(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HTTP 405") || !strings.Contains(err.Error(), `"type" is "http"`) {
 		t.Fatalf("got %v; want HTTP 405 and the hint to use type http", err)
 	}
+}
+
+// TestSSELimits: the limits of the other transports hold on this one: a
+// call the upstream never answers times out naming it, and a large answer
+// the large-message budget has no room for fails its call with -32603
+// (not a hang, not a lost answer), the same call being answered once
+// there is room.
+func TestSSELimits(t *testing.T) {
+	leakcheck.Check(t)
+	t.Run("timeout", func(t *testing.T) {
+		f := &fakeSSE{stall: true}
+		cl, _ := startFakeSSE(t, f, 300*time.Millisecond)
+		err := within(t, 5*time.Second, "a call never answered", func() error { return echo(t.Context(), cl) })
+		if err == nil || !strings.Contains(err.Error(), `upstream "fake" did not answer tools/call within 300ms`) {
+			t.Fatalf("got %v; want the timeout naming the upstream", err)
+		}
+	})
+	t.Run("budget", func(t *testing.T) {
+		b := smallBudget(t)
+		f := &fakeSSE{big: true}
+		cl, _ := startFakeSSE(t, f, 10*time.Second)
+		ctx := context.Background()
+		if err := cl.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		other := b.Hold() // another large message in flight
+		if err := other.Add(ctx, 2<<20+512<<10); err != nil {
+			t.Fatal(err)
+		}
+		call := func() error {
+			_, err := mcp.CallTool(ctx, cl, &mcp.CallToolRequestParams{Name: "echo", Arguments: []byte(`{}`)})
+			return err
+		}
+		err := within(t, 5*time.Second, "a call whose answer the budget has no room for", call)
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.InternalError || !strings.Contains(rpc.Message, "busy with large messages") {
+			t.Fatalf("got %v; want -32603 saying the server is busy with large messages", err)
+		}
+		other.Release()
+		if err := within(t, 5*time.Second, "the call with room", call); err != nil {
+			t.Fatalf("with room in the budget: %v", err)
+		}
+		if n := b.Used(); n != 0 {
+			t.Errorf("%d bytes of the budget still held", n)
+		}
+	})
 }
