@@ -174,7 +174,7 @@ func (s *sseConn) read(ctx context.Context, base *url.URL, body io.Reader, endpo
 				}
 			}
 			event, data, dropped = "", nil, false
-			h.Release() // what the event counted, unless a caller took it
+			h.Release()  // what the event counted, unless a caller took it
 			h = b.Hold() // a caller that took it zeroed it
 		case line[0] == ':': // a comment (keep-alive)
 		default:
