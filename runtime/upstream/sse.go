@@ -90,6 +90,11 @@ func dialSSE(ctx context.Context, spec Spec, log, noisy *slog.Logger, handler ha
 		resp = d.resp
 	case <-ctx.Done():
 		stop()
+		go func() { // a response that comes now is closed, not leaked
+			if d := <-got; d.resp != nil {
+				d.resp.Body.Close()
+			}
+		}()
 		return nil, fmt.Errorf("GET the SSE stream: no answer in time (%w)", ctx.Err())
 	}
 	ct, _, _ := streamhttp.MediaType(resp.Header.Get("Content-Type"))

@@ -70,6 +70,7 @@ type fakeSSE struct {
 	refuse    map[string]int // method -> the status its POST gets, with a body
 	pingFirst bool           // before answering tools/call, ask a ping and wait for its reply
 	stall     bool           // never answer tools/call (set under mu)
+	hang      bool           // never answer the GET
 	big       bool           // answer tools/call with bigAnswer bytes of text
 
 	mu      sync.Mutex
@@ -84,6 +85,8 @@ type fakeSSE struct {
 
 func (f *fakeSSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/sse" && f.hang:
+		<-r.Context().Done() // headers never sent
 	case r.Method == http.MethodGet && r.URL.Path == "/sse":
 		f.mu.Lock()
 		f.streams++
@@ -286,6 +289,7 @@ func TestSSEFailures(t *testing.T) {
 		post bool // whether anything may have been POSTed
 	}{
 		{"no endpoint event, the stream ends", &fakeSSE{noEnd: true, endStream: true}, "SSE stream ended before its endpoint event", false},
+		{"the GET never answered", &fakeSSE{hang: true}, "GET the SSE stream: no answer in time", false},
 		{"no endpoint event in time", &fakeSSE{noEnd: true}, "sent no endpoint event in time", false},
 		{"endpoint on another origin", &fakeSSE{endpoint: "http://127.0.0.2:1/msg?k=secret"}, "not on the SSE url's origin", false},
 		{"endpoint on another scheme", &fakeSSE{endpoint: "https://" + "HOST" + "/msg"}, "not on the SSE url's origin", false},
