@@ -24,14 +24,14 @@
 //     or remote, with "url" and optional "headers"; it has exactly one of
 //     "command" and "url". VS Code's "type" is accepted: "stdio" for a
 //     command, "http" (Streamable HTTP, the default for a url) or "sse" (the
-//     2024-11-05 HTTP+SSE transport) for a url; mcpx speaks Streamable HTTP
-//     to every url, whatever "type" says. Any other key in a server,
+//     2024-11-05 HTTP+SSE transport, its "url" the event stream's) for a
+//     url. Any other key in a server,
 //     such as VS Code's "envFile" or Cline's "disabled", is an error: mcpx
 //     would not do what it asks.
 //   - An optional "mcpx" block per server holds mcpx's own settings:
 //     "prefix", "includeTools"/"excludeTools", "timeout", "maxInFlight",
-//     "start", "session" with "perClientMax" and "perClientIdle", and
-//     "root" (see [Server]).
+//     "start", "session" with "perClientMax" and "perClientIdle", "cache",
+//     and "root" (see [Server]).
 //   - Each server name is a namespace and must match ^[a-zA-Z0-9_-]{1,64}$.
 //   - An optional top-level "mcpx" block holds mcpx's settings for the
 //     gateway as a whole: "stateKey" (see [Config]).
@@ -176,9 +176,9 @@ type Server struct {
 	// server ("mcpx.oauth"), every value ${VAR} expanded.
 	OAuth *OAuth
 	// Transport is "stdio" for a local server, "http" (Streamable HTTP) or
-	// "sse" (the 2024-11-05 HTTP+SSE transport) for a remote one: VS Code's
-	// "type", else "stdio" for a command and "http" for a url. mcpx reaches
-	// every remote server over Streamable HTTP; "sse" is accepted, not acted on.
+	// "sse" (the 2024-11-05 HTTP+SSE transport, URL its event stream) for a
+	// remote one: VS Code's "type", else "stdio" for a command and "http"
+	// for a url.
 	Transport string
 
 	// Prefix goes before the server's tool and prompt names: "mcpx.prefix",
@@ -220,6 +220,11 @@ type Server struct {
 	// Lazy is "mcpx.expose": "lazy": the server's tools are left out of
 	// tools/list, found and called through mcpx's discovery tools.
 	Lazy bool
+	// CacheTTLMs and CacheScope are "mcpx.cache": the caching hints of the
+	// server's lists and reads where its own answers give none; nil and ""
+	// when not set (see the schema's description of "cache").
+	CacheTTLMs *int64
+	CacheScope string
 }
 
 // Error is every problem found in a configuration file.
@@ -338,6 +343,10 @@ type raw struct {
 		PerClientIdle string `json:"perClientIdle"`
 		OAuth         *OAuth `json:"oauth"`
 		Expose        string `json:"expose"`
+		Cache         struct {
+			TTLMs *int64 `json:"ttlMs"`
+			Scope string `json:"scope"`
+		} `json:"cache"`
 	} `json:"mcpx"`
 }
 
@@ -559,6 +568,7 @@ func (p *parser) server(path, name string, r *raw) Server {
 	s.PerClient, s.PerClientMax = r.MCPX.Session == "per-client", r.MCPX.PerClientMax
 	s.OAuth = p.oauth(path+"/mcpx/oauth", name, r)
 	s.Lazy = r.MCPX.Expose == "lazy"
+	s.CacheTTLMs, s.CacheScope = r.MCPX.Cache.TTLMs, r.MCPX.Cache.Scope
 	s.Env = p.expandMap(path+"/env", name, r.Env)
 	s.Headers = p.expandMap(path+"/headers", name, r.Headers)
 	if r.URL != "" {

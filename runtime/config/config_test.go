@@ -258,7 +258,7 @@ func TestParseErrors(t *testing.T) {
 				`mcpx.json: /mcpServers/db/mcpx/root: must be true or false, not a string`,
 				`mcpx.json: /mcpServers/db/mcpx/prefix: must be a string, not a number`,
 				`mcpx.json: /mcpServers/db/mcpx/includeTools: must be an array, not a string`,
-				`mcpx.json: /mcpServers/db/mcpx/exclude: unknown key; expected one of "excludeTools", "expose", "includeTools", "maxInFlight", "oauth", "perClientIdle", "perClientMax", "prefix", "root", "session", "setup", "start", "timeout"`,
+				`mcpx.json: /mcpServers/db/mcpx/exclude: unknown key; expected one of "cache", "excludeTools", "expose", "includeTools", "maxInFlight", "oauth", "perClientIdle", "perClientMax", "prefix", "root", "session", "setup", "start", "timeout"`,
 			},
 		},
 		{

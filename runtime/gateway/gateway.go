@@ -42,6 +42,9 @@ type Options struct {
 	// "expose": "lazy"): they are still named and called as the others,
 	// and found through [Gateway.AllTools] (mcpx_search).
 	Hidden bool
+	// Cache hints the upstream's lists and reads for caching where it
+	// gives no hints of its own (config "cache"; see [Cache]).
+	Cache Cache
 }
 
 // Gateway is a [server.Namespace] made of upstream MCP servers, and a
@@ -172,6 +175,7 @@ type member struct {
 	wake             chan struct{} // closed to start a lazy member's first load; nil once closed, or if not lazy (guarded by Gateway.mu)
 	since            atomic.Int64  // UnixNano of Add, or of waking a lazy member: requests wait for ready until FirstWait after
 	pool             *pool         // per-client upstreams; nil when shared
+	cache            Cache         // its caching hints' fallbacks (cache.go)
 
 	// Guarded by Gateway.mu. Lists hold the upstream's own values (tools
 	// already filtered); down keeps them, for naming the upstream in
@@ -183,6 +187,7 @@ type member struct {
 	prompts   []mcp.Prompt
 	resources []mcp.Resource
 	templates []mcp.ResourceTemplate
+	hints     [hintLists]ownHint // what its last lists said of their caching (cache.go)
 }
 
 // target is where an exposed name goes: m nil is mcpx's own namespace.
@@ -246,7 +251,7 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	if !validNamespace(name) {
 		return fmt.Errorf("gateway: upstream name %q: want letters, digits, '.', '_', '~' or '-'", name)
 	}
-	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), lazy: opt.Lazy, hidden: opt.Hidden}
+	m := &member{u: u, name: name, root: opt.Root, ready: make(chan struct{}), lazy: opt.Lazy, hidden: opt.Hidden, cache: opt.Cache}
 	if opt.Lazy {
 		m.wake = make(chan struct{})
 	}

@@ -109,6 +109,7 @@ func (g *Gateway) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	if len(g.fixedTools) == 0 && !g.has(hasTools) {
 		return nil, server.ErrUnsupported
 	}
+	g.reportListHints(ctx, hintTools)
 	// A view is replaced whole, never changed in place, and callers only
 	// read a list (server.Namespace), so it is shared, not copied: a copy
 	// per page of a 10,000-tool list was 160 MB per listing.
@@ -144,6 +145,7 @@ func (g *Gateway) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 	if !g.has(hasResources) {
 		return nil, server.ErrUnsupported
 	}
+	g.reportListHints(ctx, hintResources)
 	out := []mcp.Resource{}
 	for _, m := range g.members {
 		if m.down {
@@ -167,6 +169,7 @@ func (g *Gateway) ListResourceTemplates(ctx context.Context) ([]mcp.ResourceTemp
 	if !g.has(hasResources) {
 		return nil, server.ErrUnsupported
 	}
+	g.reportListHints(ctx, hintTemplates)
 	out := []mcp.ResourceTemplate{}
 	for _, m := range g.members {
 		if m.down {
@@ -206,7 +209,11 @@ func (g *Gateway) resolve(uri string) (m *member, upstreamURI string, ok bool) {
 // failure is an error carrying the upstream's message.
 func (g *Gateway) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestParams) (*mcp.ReadResourceResult, error) {
 	v, err := g.Forward(ctx, mcp.MethodResourcesRead, p)
-	return forwarded[mcp.ReadResourceResult](mcp.MethodResourcesRead, v, err)
+	r, err := forwarded[mcp.ReadResourceResult](mcp.MethodResourcesRead, v, err)
+	if err == nil {
+		g.reportReadHint(ctx, p.URI, r) // cache.go
+	}
+	return r, err
 }
 
 // ListPrompts returns every upstream's prompts, sorted by exposed name.
@@ -219,6 +226,7 @@ func (g *Gateway) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
 	if !g.has(hasPrompts) {
 		return nil, server.ErrUnsupported
 	}
+	g.reportListHints(ctx, hintPrompts)
 	out := g.view.prompts // shared, as in ListTools
 	if out == nil {
 		out = []mcp.Prompt{}

@@ -182,6 +182,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 		prompts   []mcp.Prompt
 		resources []mcp.Resource
 		templates []mcp.ResourceTemplate
+		hints     [hintLists]ownHint // what the lists said of their caching
 		err       error
 	)
 	if want&kTools != 0 && caps.Tools != nil {
@@ -190,6 +191,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "tools/list")
 			}
+			hints[hintTools].add(r.TTLMs, r.CacheScope)
 			return r.Tools, r.NextCursor, nil
 		})
 		if err != nil {
@@ -203,6 +205,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "prompts/list")
 			}
+			hints[hintPrompts].add(r.TTLMs, r.CacheScope)
 			return r.Prompts, r.NextCursor, nil
 		})
 		if err != nil {
@@ -215,6 +218,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "resources/list")
 			}
+			hints[hintResources].add(r.TTLMs, r.CacheScope)
 			return r.Resources, r.NextCursor, nil
 		})
 		if err != nil {
@@ -225,6 +229,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 			if err != nil || r == nil {
 				return nil, "", orNil(err, "resources/templates/list")
 			}
+			hints[hintTemplates].add(r.TTLMs, r.CacheScope)
 			return r.ResourceTemplates, r.NextCursor, nil
 		})
 		if err != nil {
@@ -242,12 +247,15 @@ func (g *Gateway) load(m *member, want kinds) error {
 	m.caps = &caps
 	if want&kTools != 0 {
 		m.tools = tools
+		m.hints[hintTools] = hints[hintTools]
 	}
 	if want&kPrompts != 0 {
 		m.prompts = prompts
+		m.hints[hintPrompts] = hints[hintPrompts]
 	}
 	if want&kResources != 0 {
 		m.resources, m.templates = resources, templates
+		m.hints[hintResources], m.hints[hintTemplates] = hints[hintResources], hints[hintTemplates]
 	}
 	g.rebuild()
 	if wasDown {

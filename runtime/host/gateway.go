@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/command"
@@ -47,7 +48,7 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	for _, s := range cfg.Servers {
 		spec := upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
+			URL: s.URL, SSE: s.Transport == "sse", Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
 			Setup: s.Setup,
 		}
 		if o := s.OAuth; o != nil {
@@ -57,7 +58,8 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		}
 		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
-		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy}
+		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy,
+			Cache: gateway.Cache{TTLMs: s.CacheTTLMs, Scope: mcp.CacheScope(s.CacheScope), Credentialed: credentialed(s.Headers)}}
 		if s.PerClient {
 			// Each client session's own upstream is the same server, started
 			// on its first request (upstream.New connects on first use).
@@ -133,6 +135,19 @@ func wantsDiscovery(cfg *config.Config) bool {
 	}
 	for _, s := range cfg.OpenAPI {
 		if s.Lazy {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialed reports whether headers carry credentials that may be a
+// user's: an Authorization header. Until mcpx has per-user credentials
+// of its own to tell (the auth issue), every such server is taken to be
+// reached as a user, so its answers are not hinted public (gateway.Cache).
+func credentialed(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
 			return true
 		}
 	}

@@ -19,9 +19,9 @@ type Server struct {
 	Instructions string
 	// PageSize is how many items a list page holds; 0 means 100.
 	PageSize int
-	// TTLMs is the caching hint for 2026-07-28 list results and reads; the
-	// namespace's content is static unless it says otherwise. 0 means
-	// immediately stale.
+	// TTLMs is the caching hint for 2026-07-28 list results and reads,
+	// with cacheScope public, unless the namespace reports its own
+	// ([ReportCacheHint]). 0 means immediately stale.
 	TTLMs int64
 	// Access, when set, is what each request may see and use (the
 	// config's access rules for its principal); nil allows everything.
@@ -71,6 +71,7 @@ func cursorOf(p *mcp.PaginatedRequestParams) string {
 
 // ListTools answers tools/list.
 func (s *Server) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+	ctx, hs := withCacheHints(ctx)
 	all, err := s.NS.ListTools(ctx)
 	if err != nil {
 		return nil, err
@@ -80,7 +81,8 @@ func (s *Server) ListTools(ctx context.Context, p *mcp.PaginatedRequestParams) (
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListToolsResult{Tools: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+	ttl, scope, _ := s.hint(hs) // every page the same scope, as the caching page requires
+	return &mcp.ListToolsResult{Tools: items, NextCursor: next, TTLMs: ttl, CacheScope: scope}, nil
 }
 
 // CallTool answers tools/call.
@@ -93,6 +95,7 @@ func (s *Server) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*m
 
 // ListResources answers resources/list.
 func (s *Server) ListResources(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+	ctx, hs := withCacheHints(ctx)
 	all, err := s.NS.ListResources(ctx)
 	if err != nil {
 		return nil, err
@@ -102,11 +105,13 @@ func (s *Server) ListResources(ctx context.Context, p *mcp.PaginatedRequestParam
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourcesResult{Resources: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+	ttl, scope, _ := s.hint(hs) // every page the same scope, as the caching page requires
+	return &mcp.ListResourcesResult{Resources: items, NextCursor: next, TTLMs: ttl, CacheScope: scope}, nil
 }
 
 // ListResourceTemplates answers resources/templates/list.
 func (s *Server) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+	ctx, hs := withCacheHints(ctx)
 	all, err := s.NS.ListResourceTemplates(ctx)
 	if err != nil {
 		return nil, err
@@ -116,7 +121,8 @@ func (s *Server) ListResourceTemplates(ctx context.Context, p *mcp.PaginatedRequ
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+	ttl, scope, _ := s.hint(hs) // every page the same scope, as the caching page requires
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next, TTLMs: ttl, CacheScope: scope}, nil
 }
 
 // ReadResource answers resources/read. A namespace must never answer a
@@ -126,6 +132,7 @@ func (s *Server) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPar
 	if a := s.AccessOf(ctx); a != nil && !a.Resource(p.URI) {
 		return nil, &ResourceNotFoundError{URI: p.URI}
 	}
+	ctx, hs := withCacheHints(ctx)
 	r, err := s.NS.ReadResource(ctx, p)
 	if err != nil {
 		return nil, err
@@ -133,12 +140,17 @@ func (s *Server) ReadResource(ctx context.Context, p *mcp.ReadResourceRequestPar
 	if r == nil || len(r.Contents) == 0 {
 		return nil, &ResourceNotFoundError{URI: p.URI}
 	}
-	r.TTLMs, r.CacheScope = s.TTLMs, mcp.CacheScopePublic
+	// The namespace's report, else the hints its result carries, else
+	// the server's defaults.
+	if ttl, scope, ok := s.hint(hs); ok || r.CacheScope == "" {
+		r.TTLMs, r.CacheScope = ttl, scope
+	}
 	return r, nil
 }
 
 // ListPrompts answers prompts/list.
 func (s *Server) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+	ctx, hs := withCacheHints(ctx)
 	all, err := s.NS.ListPrompts(ctx)
 	if err != nil {
 		return nil, err
@@ -148,7 +160,8 @@ func (s *Server) ListPrompts(ctx context.Context, p *mcp.PaginatedRequestParams)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListPromptsResult{Prompts: items, NextCursor: next, TTLMs: s.TTLMs, CacheScope: mcp.CacheScopePublic}, nil
+	ttl, scope, _ := s.hint(hs) // every page the same scope, as the caching page requires
+	return &mcp.ListPromptsResult{Prompts: items, NextCursor: next, TTLMs: ttl, CacheScope: scope}, nil
 }
 
 // GetPrompt answers prompts/get.

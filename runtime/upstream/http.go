@@ -44,16 +44,22 @@ type httpConn struct {
 	streams sync.WaitGroup // the GET stream, waited for by close
 }
 
-func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
-	// Its own transport: the default keeps 2 idle connections per host,
-	// so 32 concurrent calls to one upstream would dial most of the time.
+// httpClient is the client an HTTP upstream (either transport) is reached
+// with: spec.Transport, else its own transport, since the default keeps 2
+// idle connections per host, so 32 concurrent calls to one upstream would
+// dial most of the time.
+func httpClient(spec Spec) *http.Client {
 	tr := spec.Transport
 	if tr == nil {
 		own := http.DefaultTransport.(*http.Transport).Clone()
 		own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 		tr = own
 	}
-	h := &httpConn{spec: spec, client: &http.Client{Transport: tr}, log: log, handler: handler, gone: make(chan struct{})}
+	return &http.Client{Transport: tr}
+}
+
+func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
+	h := &httpConn{spec: spec, client: httpClient(spec), log: log, handler: handler, gone: make(chan struct{})}
 	h.out = newOutbox(h.notify, noisy, spec.sendWait)
 	return h, nil
 }

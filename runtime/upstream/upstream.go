@@ -1,5 +1,6 @@
 // Package upstream is mcpx as a client of one upstream MCP server: it
-// starts the server (a process on stdio) or reaches it (Streamable HTTP),
+// starts the server (a process on stdio) or reaches it (Streamable HTTP, or
+// the 2024-11-05 HTTP+SSE transport: sse.go),
 // finds its era and revision through the edge's [edge.Negotiate], and
 // serves the gateway's Upstream interface in hub types (runtime/host
 // hands it to the gateway, which checks that it fits). A process that dies
@@ -46,7 +47,10 @@ type Spec struct {
 	Cwd     string            // "" is mcpx's working directory
 	Setup   string            // what to install or run when it cannot start ("mcpx.setup")
 
-	URL     string            // Streamable HTTP endpoint
+	URL string // Streamable HTTP endpoint, or with SSE the SSE stream's URL
+	// SSE: URL is a server on the 2024-11-05 HTTP+SSE transport (config
+	// "type": "sse"): a GET stream and the POST endpoint it names.
+	SSE     bool
 	Headers map[string]string // sent with every request
 	// Transport carries the HTTP requests; nil is mcpx's own, a clone of
 	// http.DefaultTransport that keeps up to 256 idle connections.
@@ -306,6 +310,11 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 	switch {
 	case c.spec.Command != "":
 		cn, err = startProcess(c.spec, c.log, c.noisy, c.handle)
+	case c.spec.URL != "" && c.spec.SSE:
+		// The endpoint event is waited for like a handshake's answer.
+		dctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
+		cn, err = dialSSE(dctx, c.spec, c.log, c.noisy, c.handle)
+		cancel()
 	case c.spec.URL != "":
 		cn, err = dialHTTP(c.spec, c.log, c.noisy, c.handle)
 	default:
