@@ -142,7 +142,9 @@ func (a *asker) downgrade(method, who string, params any) (any, error) {
 // elicitation page); tool-enabled sampling without sampling.tools -32602
 // (the client MUST return an error; invalid params is the one that fits).
 // A capability missing altogether is the method not existing for that
-// client: -32601. A form the client's revision (tab) cannot carry as
+// client: -32601. Sampling content the client's revision cannot carry
+// (tool blocks, audio; samplingCarried) is -32602. A form the client's
+// revision (tab) cannot carry as
 // written is fitted to it (fitForm), or refused -32602; the params to
 // send are returned.
 func mayAsk(tab *revision.Table, caps *mcp.ClientCapabilities, method string, params any, who string) (any, error) {
@@ -160,6 +162,11 @@ func mayAsk(tab *revision.Table, caps *mcp.ClientCapabilities, method string, pa
 		}
 		if p, ok := params.(*mcp.CreateMessageRequestParams); ok && (len(p.Tools) > 0 || p.ToolChoice != nil) && len(caps.Sampling.Tools) == 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare sampling.tools; a sampling request with tools cannot be sent to it", who)
+		}
+		if p, ok := params.(*mcp.CreateMessageRequestParams); ok {
+			if err := samplingCarried(tab, p, who); err != nil {
+				return nil, err
+			}
 		}
 	case mcp.MethodElicitationCreate:
 		el := caps.Elicitation

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,18 +82,29 @@ func hasKind(u askUpstream, k matrixKind) bool {
 // of the kind> asks key "q" that question under its own state, and its
 // retry answers the raw inputResponses["q"] as its text.
 func matrixModern(t *testing.T) string {
-	questions := map[string]string{
+	return modernAsker(t, map[string]string{
 		"q_elicit":     askName,
 		"q_elicit_url": askURL,
 		"q_sample":     askSampling,
 		"q_roots":      askRoots,
+	})
+}
+
+// modernAsker is a 2026-07-28 upstream whose tool name asks key "q"
+// questions[name] (an inputRequests entry as written) under its own state,
+// and whose retry answers the raw inputResponses["q"] as its text.
+func modernAsker(t *testing.T, questions map[string]string) string {
+	names := make([]string, 0, len(questions))
+	for n := range questions {
+		names = append(names, n)
 	}
+	slices.Sort(names)
 	return rawModernUpstream(t, func(_ *http.Request, m *rawCall, reply rawReply) {
 		switch {
 		case m.Method == "server/discover":
 			reply.result(discoverResult("raw-matrix", `{"tools":{}}`))
 		case m.Method == "tools/list":
-			reply.result(toolsResult("q_elicit", "q_elicit_url", "q_sample", "q_roots"))
+			reply.result(toolsResult(names...))
 		case m.Method == "tools/call" && questions[m.Params.Name] != "":
 			switch got := m.Params.InputResponses["q"]; {
 			case m.Params.RequestState == nil:
