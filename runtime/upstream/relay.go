@@ -31,6 +31,13 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 		c.log.Warn("upstream request not relayed to a client", "method", m.Method, "id", truncate(m.ID, 64), "why", why)
 		cn.send(jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.InternalError, nil, "mcpx cannot relay %s: %s", m.Method, why)))
 	}
+	// A question that is not one (its params do not decode, or break its
+	// schema) is refused as such, wherever it belongs.
+	params, err := d.ServerRequest(m.Method, m.Params)
+	if err != nil {
+		cn.send(d.Reply(m.ID, m.Method, nil, err))
+		return
+	}
 	key, target, why := c.askTarget(related)
 	var known *mcp.ListRootsResult
 	if target == nil && related == nil && m.Method == mcp.MethodRootsList {
@@ -44,11 +51,6 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 	}
 	if target == nil && known == nil {
 		refuse(why)
-		return
-	}
-	params, err := d.ServerRequest(m.Method, m.Params)
-	if err != nil {
-		cn.send(d.Reply(m.ID, m.Method, nil, err))
 		return
 	}
 	if known != nil {
