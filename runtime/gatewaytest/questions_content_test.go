@@ -6,14 +6,18 @@ package gatewaytest
 // that decodes but breaks its own schema is refused -32602 to the
 // upstream that asked (bridges 1, 2) or -32603 to the client (bridges 3,
 // 4, where the upstream's input_required result is what is wrong), and no
-// client is asked it. Over both client transports, from legacy upstreams
-// over stdio and HTTP and a 2026-07-28 upstream.
+// client is asked it. Over both client transports, from legacy and
+// 2026-07-28 upstreams over stdio and HTTP.
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
 )
 
 const (
@@ -28,8 +32,8 @@ const (
 )
 
 // contentQuestions are the extra questions (params as written) the legacy
-// asker upstream asks (moreAskerQuestions), and the 2026-07-28 one too
-// (modernContentUpstream), by tool.
+// asker upstream asks (moreAskerQuestions), and the 2026-07-28 ones too
+// (modernContentGateway), by tool.
 var contentQuestions = map[string]struct{ method, params string }{
 	// Content and capabilities.
 	"sample_tool_use": {"sampling/createMessage", `{"maxTokens":10,"messages":` + toolLoop + `}`},
@@ -80,12 +84,23 @@ func moreAskerTools() []string {
 	return names
 }
 
-func modernContentUpstream(t *testing.T) string {
+// modernContentGateway fronts 2026-07-28 upstreams asking
+// contentQuestions: "m" over HTTP, "ms" over stdio (serveModernAsker).
+func modernContentGateway(t *testing.T) *gateway.Gateway {
+	t.Helper()
 	qs := map[string]string{}
 	for tool, q := range contentQuestions {
 		qs[tool] = `{"method":"` + q.method + `","params":` + q.params + `}`
 	}
-	return modernAsker(t, qs)
+	rec := filepath.Join(t.TempDir(), "ms.in")
+	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"m":  map[string]any{"url": modernAsker(t, qs)},
+		"ms": map[string]any{"command": os.Args[0], "env": map[string]string{envUpstream: "modernasker", envRecord: rec}},
+	}})
+	gw, _ := readyGateway(t, "content.json", string(doc), upSecret, func() {
+		checkUpstreamWire(t, upstream{ns: "ms", rev: "2026-07-28", record: rec})
+	})
+	return gw
 }
 
 // legacyContentUpstreams are 2025-11-25 askers (the revision that can
@@ -103,13 +118,13 @@ const samplingTools = `{"sampling":{"tools":{}},"elicitation":{"form":{},"url":{
 // client), over both client transports.
 func TestQuestionContentRefused(t *testing.T) {
 	legacyGW, _ := askGateway(t, legacyContentUpstreams...)
-	modernGW, _ := readyGateway(t, "content.json", `{"mcpServers": {"m": {"url": "`+modernContentUpstream(t)+`"}}}`, upSecret, nil)
-	tools := []string{"s__", "h__", "m__"} // bridges 1 (stdio, HTTP upstream) and 3
+	modernGW := modernContentGateway(t)
+	tools := []string{"s__", "h__", "m__", "ms__"} // bridges 1 and 3 (stdio, HTTP upstreams)
 	for _, tr := range []string{"http", "stdio"} {
 		t.Run("legacy-client/"+tr, func(t *testing.T) {
 			for _, pre := range tools {
 				gw := legacyGW
-				if pre == "m__" {
+				if strings.HasPrefix(pre, "m") {
 					gw = modernGW
 				}
 				old := b3Client(t, gw, tr, "2025-06-18", `{"sampling":{}}`)
@@ -158,14 +173,16 @@ func TestQuestionContentRefused(t *testing.T) {
 				}
 			}
 			// Bridge 4: -32021 naming sampling.tools.
-			for _, tool := range []string{"sample_tools", "sample_choice"} {
-				a := newModernClient(t, modernGW, tr).callWith(`{"sampling":{}}`, "m__"+tool, "")
-				if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(a.raw, `"requiredCapabilities":{"sampling":{"tools":{}}}`) {
-					t.Errorf("bridge 4 m__%s without sampling.tools: %s, want -32021 requiring sampling.tools", tool, a.raw)
-				}
-				b, _ := modernRound(t, newModernClient(t, modernGW, tr), samplingTools, "m__"+tool, "sampling/createMessage")
-				if !strings.Contains(text(b), "sampled hi") {
-					t.Errorf("bridge 4 m__%s with sampling.tools: %s", tool, b.raw)
+			for _, pre := range []string{"m__", "ms__"} {
+				for _, tool := range []string{"sample_tools", "sample_choice"} {
+					a := newModernClient(t, modernGW, tr).callWith(`{"sampling":{}}`, pre+tool, "")
+					if a.Error == nil || a.Error.Code != -32021 || !strings.Contains(a.raw, `"requiredCapabilities":{"sampling":{"tools":{}}}`) {
+						t.Errorf("bridge 4 %s%s without sampling.tools: %s, want -32021 requiring sampling.tools", pre, tool, a.raw)
+					}
+					b, _ := modernRound(t, newModernClient(t, modernGW, tr), samplingTools, pre+tool, "sampling/createMessage")
+					if !strings.Contains(text(b), "sampled hi") {
+						t.Errorf("bridge 4 %s%s with sampling.tools: %s", pre, tool, b.raw)
+					}
 				}
 			}
 		})
@@ -181,7 +198,7 @@ func TestQuestionContentRefused(t *testing.T) {
 // -32603 saying which input request is wrong. No client is asked.
 func TestQuestionBreakingItsSchemaRefused(t *testing.T) {
 	legacyGW, _ := askGateway(t, legacyContentUpstreams...)
-	modernGW, _ := readyGateway(t, "invalid.json", `{"mcpServers": {"m": {"url": "`+modernContentUpstream(t)+`"}}}`, upSecret, nil)
+	modernGW := modernContentGateway(t)
 	tools := make([]string, 0, len(invalidQuestions))
 	for tool := range invalidQuestions {
 		tools = append(tools, tool)
@@ -205,16 +222,18 @@ func TestQuestionBreakingItsSchemaRefused(t *testing.T) {
 						t.Errorf("bridge 2 %s%s: %s, want the upstream's result carrying -32602 saying %q", pre, tool, a.raw, want)
 					}
 				}
-				c := b3Client(t, modernGW, tr, "2025-11-25", samplingTools) // bridge 3
-				if got := c.call("m__" + tool); !strings.HasPrefix(got, "error -32603: ") || !strings.Contains(got, `inputRequests["q"]`) || !strings.Contains(got, want) {
-					t.Errorf("bridge 3 m__%s: %q, want -32603 naming the input request and saying %q", tool, got, want)
-				}
-				if q := c.asked(); len(q) != 0 {
-					t.Errorf("bridge 3 m__%s: the client was asked %+v", tool, q)
-				}
-				a := newModernClient(t, modernGW, tr).callWith(samplingTools, "m__"+tool, "") // bridge 4
-				if a.Error == nil || a.Error.Code != -32603 || !strings.Contains(a.Error.Message, want) || a.Result != nil {
-					t.Errorf("bridge 4 m__%s: %s, want -32603 saying %q, and no question", tool, a.raw, want)
+				for _, pre := range []string{"m__", "ms__"} {
+					c := b3Client(t, modernGW, tr, "2025-11-25", samplingTools) // bridge 3
+					if got := c.call(pre + tool); !strings.HasPrefix(got, "error -32603: ") || !strings.Contains(got, `inputRequests["q"]`) || !strings.Contains(got, want) {
+						t.Errorf("bridge 3 %s%s: %q, want -32603 naming the input request and saying %q", pre, tool, got, want)
+					}
+					if q := c.asked(); len(q) != 0 {
+						t.Errorf("bridge 3 %s%s: the client was asked %+v", pre, tool, q)
+					}
+					a := newModernClient(t, modernGW, tr).callWith(samplingTools, pre+tool, "") // bridge 4
+					if a.Error == nil || a.Error.Code != -32603 || !strings.Contains(a.Error.Message, want) || a.Result != nil {
+						t.Errorf("bridge 4 %s%s: %s, want -32603 saying %q, and no question", pre, tool, a.raw, want)
+					}
 				}
 			})
 		}

@@ -16,16 +16,21 @@ package gatewaytest
 // Bridges 1 and 2 run against the hand-written legacy askers of
 // questions_test.go (2025-06-18 and 2025-11-25, each over stdio and
 // Streamable HTTP; URL mode only from 2025-11-25, the first revision that
-// has it); bridges 3 and 4 against a hand-written 2026-07-28 Streamable
-// HTTP upstream (matrixModern): mcpx speaks 2026-07-28 to HTTP upstreams
-// only. Bridges 1 and 3 use a 2025-11-25 legacy client (askingClient),
+// has it); bridges 3 and 4 against a hand-written 2026-07-28 upstream
+// (modernAskerServe) over Streamable HTTP and stdio. Bridges 1 and 3 use a 2025-11-25 legacy client (askingClient),
 // bridges 2 and 4 a 2026-07-28 one (modernClient); everything mcpx sends
 // either side is validated closed-world by the helpers.
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -78,28 +83,36 @@ func hasKind(u askUpstream, k matrixKind) bool {
 	return k.name != "elicitation-url" || u.rev >= "2025-11-25"
 }
 
-// matrixModern is the 2026-07-28 upstream of bridges 3 and 4: tool q_<tool
-// of the kind> asks key "q" that question under its own state, and its
-// retry answers the raw inputResponses["q"] as its text.
-func matrixModern(t *testing.T) string {
-	return modernAsker(t, map[string]string{
-		"q_elicit":     askName,
-		"q_elicit_url": askURL,
-		"q_sample":     askSampling,
-		"q_roots":      askRoots,
-	})
+// matrixQuestions are what matrixModern's tools ask (inputRequests
+// entries as written), by tool.
+var matrixQuestions = map[string]string{
+	"q_elicit":     askName,
+	"q_elicit_url": askURL,
+	"q_sample":     askSampling,
+	"q_roots":      askRoots,
 }
 
-// modernAsker is a 2026-07-28 upstream whose tool name asks key "q"
+// matrixModern is the 2026-07-28 upstream of bridges 3 and 4 over HTTP:
+// tool q_<tool of the kind> asks key "q" that question under its own
+// state, and its retry answers the raw inputResponses["q"] as its text.
+func matrixModern(t *testing.T) string {
+	return modernAsker(t, matrixQuestions)
+}
+
+// modernAsker is a 2026-07-28 HTTP upstream whose tool name asks key "q"
 // questions[name] (an inputRequests entry as written) under its own state,
 // and whose retry answers the raw inputResponses["q"] as its text.
 func modernAsker(t *testing.T, questions map[string]string) string {
+	return rawModernUpstream(t, modernAskerServe(questions))
+}
+
+func modernAskerServe(questions map[string]string) func(*http.Request, *rawCall, rawReply) {
 	names := make([]string, 0, len(questions))
 	for n := range questions {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return rawModernUpstream(t, func(_ *http.Request, m *rawCall, reply rawReply) {
+	return func(_ *http.Request, m *rawCall, reply rawReply) {
 		switch {
 		case m.Method == "server/discover":
 			reply.result(discoverResult("raw-matrix", `{"tools":{}}`))
@@ -120,7 +133,33 @@ func modernAsker(t *testing.T, questions map[string]string) string {
 		default:
 			reply.error(-32601, "no "+m.Method+" here")
 		}
-	})
+	}
+}
+
+// serveModernAsker is modernAskerServe over stdio (mode modernasker), with
+// the matrix's questions and questions_content_test.go's.
+func serveModernAsker() int {
+	questions := maps.Clone(matrixQuestions)
+	for tool, q := range contentQuestions {
+		questions[tool] = `{"method":"` + q.method + `","params":` + q.params + `}`
+	}
+	serve := modernAskerServe(questions)
+	out := bufio.NewWriter(os.Stdout)
+	sc := bufio.NewScanner(recordedStdin(nil))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m rawCall
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || m.Method == "" {
+			continue
+		}
+		rec := httptest.NewRecorder()
+		serve(nil, &m, rawReply{w: rec, id: m.ID})
+		out.Write(append(bytes.TrimSpace(rec.Body.Bytes()), '\n'))
+		if out.Flush() != nil {
+			return 1
+		}
+	}
+	return 0
 }
 
 // modernMetaWith is modernMeta declaring caps instead.
@@ -168,10 +207,25 @@ func modernRound(t *testing.T, c *modernClient, caps, tool, method string) (mrtr
 	return b, q
 }
 
+// modernMatrixGateway fronts the 2026-07-28 askers: "m" over HTTP
+// (matrixModern), "ms" over stdio (serveModernAsker, what mcpx sent it
+// checked closed-world when the test ends).
+func modernMatrixGateway(t *testing.T) *gateway.Gateway {
+	t.Helper()
+	rec := filepath.Join(t.TempDir(), "ms.in")
+	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"m":  map[string]any{"url": matrixModern(t)},
+		"ms": map[string]any{"command": os.Args[0], "env": map[string]string{envUpstream: "modernasker", envRecord: rec}},
+	}})
+	gw, _ := readyGateway(t, "matrix.json", string(doc), upSecret, func() {
+		checkUpstreamWire(t, upstream{ns: "ms", rev: "2026-07-28", record: rec})
+	})
+	return gw
+}
+
 func TestQuestionMatrix(t *testing.T) {
 	legacyGW, _ := askGateway(t, matrixLegacy...)
-	url := matrixModern(t)
-	modernGW, _ := readyGateway(t, "matrix.json", `{"mcpServers": {"m": {"url": "`+url+`"}}}`, upSecret, nil)
+	modernGW := modernMatrixGateway(t)
 	transports := []string{"http", "stdio"}
 	legacyClient := func(t *testing.T, gw *gateway.Gateway, tr, caps string) *askingClient {
 		return b3Client(t, gw, tr, "2025-11-25", caps)
@@ -248,12 +302,15 @@ func TestQuestionMatrix(t *testing.T) {
 					byResult(t, legacyGW, tr, u.ns+"__"+k.tool, k, k.code)
 				})
 			}
-			t.Run("bridge3/"+k.name+"/"+tr+"/up-2026-07-28-http", func(t *testing.T) {
-				byRequest(t, modernGW, tr, "m__q_"+k.tool, k)
-			})
-			t.Run("bridge4/"+k.name+"/"+tr+"/up-2026-07-28-http", func(t *testing.T) {
-				byResult(t, modernGW, tr, "m__q_"+k.tool, k, -32021)
-			})
+			for _, up := range []string{"http", "stdio"} {
+				ns := map[string]string{"http": "m", "stdio": "ms"}[up]
+				t.Run("bridge3/"+k.name+"/"+tr+"/up-2026-07-28-"+up, func(t *testing.T) {
+					byRequest(t, modernGW, tr, ns+"__q_"+k.tool, k)
+				})
+				t.Run("bridge4/"+k.name+"/"+tr+"/up-2026-07-28-"+up, func(t *testing.T) {
+					byResult(t, modernGW, tr, ns+"__q_"+k.tool, k, -32021)
+				})
+			}
 		}
 	}
 }
