@@ -14,9 +14,9 @@ package gatewaytest
 // an elicitation mode not declared; -32021 for a 2026-07-28 client).
 //
 // Bridges 1 and 2 run against the hand-written legacy askers of
-// questions_test.go (2025-06-18 and 2025-11-25, each over stdio and
-// Streamable HTTP; URL mode only from 2025-11-25, the first revision that
-// has it); bridges 3 and 4 against a hand-written 2026-07-28 upstream
+// questions_test.go (2024-11-05 over stdio, 2025-03-26 over Streamable
+// HTTP: sampling and roots only; 2025-06-18 and 2025-11-25 over both;
+// URL mode only from 2025-11-25, the first revision that has it); bridges 3 and 4 against a hand-written 2026-07-28 upstream
 // (modernAskerServe) over Streamable HTTP and stdio. Bridges 1 and 3 use a 2025-11-25 legacy client (askingClient),
 // bridges 2 and 4 a 2026-07-28 one (modernClient); everything mcpx sends
 // either side is validated closed-world by the helpers.
@@ -35,6 +35,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 )
 
@@ -65,6 +67,8 @@ var matrixKinds = []matrixKind{
 
 // matrixLegacy are the legacy upstreams of bridges 1 and 2, as namespaces.
 var matrixLegacy = []askUpstream{
+	{ns: "s1105", rev: "2024-11-05"},
+	{ns: "h0326", rev: "2025-03-26", http: true},
 	{ns: "s0618", rev: "2025-06-18"},
 	{ns: "h0618", rev: "2025-06-18", http: true},
 	{ns: "s1125", rev: "2025-11-25"},
@@ -78,9 +82,14 @@ func upName(u askUpstream) string {
 	return "up-" + u.rev + "-stdio"
 }
 
-// hasKind reports whether u's revision can ask k: URL mode is 2025-11-25's.
+// hasKind reports whether u's revision can ask k, from its tables:
+// elicitation from 2025-06-18, its URL mode from 2025-11-25.
 func hasKind(u askUpstream, k matrixKind) bool {
-	return k.name != "elicitation-url" || u.rev >= "2025-11-25"
+	tab := revision.Lookup(mcp.Revision(u.rev))
+	if _, ok := tab.Method(k.method); !ok {
+		return false
+	}
+	return k.name != "elicitation-url" || slices.Contains(tab.ClientCapabilities, "elicitation.url")
 }
 
 // matrixQuestions are what matrixModern's tools ask (inputRequests
