@@ -215,6 +215,7 @@ type call struct {
 	params any // pointer to the hub params type, or nil
 	id     json.RawMessage
 	sink   Sink
+	asks   askCount // its questions in flight (ask.go)
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -274,6 +275,8 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
 	result, err := h(e, c)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
+		// Its questions' notifications/cancelled go before its stream ends.
+		c.settleAsks()
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
 	}
 	if err != nil {

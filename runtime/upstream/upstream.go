@@ -342,6 +342,10 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 		}
 		return nil, nil, err
 	}
+	// A question the upstream asks right after initialized (before this
+	// returns) is handled in the negotiated revision, not refused as
+	// arriving before the handshake.
+	c.dialect.Store(d)
 	cn.setDialect(d)
 	if n := d.Initialized(); n != nil {
 		nctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
@@ -685,6 +689,11 @@ func mirroredName(params any) string {
 // through it. A method the upstream's revision lacks is -32601 naming the
 // upstream and its revision, without a round trip.
 func (c *Client) Call(ctx context.Context, method string, params any) (any, error) {
+	if n := server.Client(ctx); n != 0 && server.CanAsk(ctx) {
+		// From here, connecting included: a roots/list the upstream asks
+		// before it has the call is this session's (rootsout.go).
+		defer c.rootsClients.calling(n, ctx)()
+	}
 	_, d, err := c.ensure(ctx)
 	if err != nil {
 		return nil, err
