@@ -10,6 +10,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
@@ -56,5 +57,5 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	}
 	h := streamhttp.New(e, opt)
 	defer h.Close()
-	return streamhttp.ListenAndServe(ctx, addr, h, ready)
+	return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(h), ready) // trace context from the headers
 }
