@@ -121,7 +121,9 @@ func startGateway(t *testing.T) *gatewayRig {
 		t.Fatal(err)
 	}
 	urls, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- host.HTTP(ctx, host.Config{NS: g, Info: info, Log: discard()}, "127.0.0.1:0", func(u string) { urls <- u }) }()
+	go func() {
+		done <- host.HTTP(ctx, host.Config{NS: g, Info: info, Log: discard()}, "127.0.0.1:0", func(u string) { urls <- u })
+	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -323,14 +325,13 @@ func TestTraceJoinsClientMcpxUpstream(t *testing.T) {
 	rig := startGateway(t)
 
 	t.Run("meta", func(t *testing.T) {
-		ctx, cs := tr.Start(context.Background(), "client", trace.WithSpanKind(trace.SpanKindClient))
+		_, cs := tr.Start(context.Background(), "client", trace.WithSpanKind(trace.SpanKindClient))
 		defer cs.End()
 		c := newClient(t, rig.url, "2026-07-28")
 		params := addMeta(t, `{"name":"`+rig.modernT+`","arguments":{}}`, map[string]any{"traceparent": traceparent(cs.SpanContext()), "tracestate": "k=v"})
 		if r := c.post(t, 1, "tools/call", params, nil); r["error"] != nil {
 			t.Fatalf("tools/call: %s", r["error"])
 		}
-		_ = ctx
 		got := rig.modern.last(t)
 		if got.metaSt != "k=v" || got.rev != "2026-07-28" {
 			t.Errorf("the upstream received tracestate %q at %s, want the client's k=v at 2026-07-28", got.metaSt, got.rev)

@@ -113,14 +113,23 @@ func StartRequest(ctx context.Context, method, rev string, id json.RawMessage, m
 	if c, ok := metaCarrierOf(meta); ok {
 		ctx = st.prop.Extract(ctx, &c) // an invalid traceparent leaves ctx as it was
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, attrMethod.String(method), attrRevision.String(rev))
-	if len(id) > 0 {
-		attrs = append(attrs, attrRequestID.String(rawID(id)))
+	// Attributes are set only on a span that records: an unsampled one
+	// would drop them, after they cost their slice.
+	ctx, s := st.tracer.Start(ctx, method, serverKind)
+	if s.IsRecording() {
+		s.SetAttributes(attrMethod.String(method), attrRevision.String(rev))
+		if len(id) > 0 {
+			s.SetAttributes(attrRequestID.String(rawID(id)))
+		}
 	}
-	ctx, s := st.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	return ctx, &Span{s}
 }
+
+// The span kinds as start options, made once.
+var (
+	serverKind = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind = trace.WithSpanKind(trace.SpanKindClient)
+)
 
 // Target records what a request's hub params name: the tool, prompt or
 // resource URI; the span is named "method target" for a tool or prompt,
@@ -186,21 +195,22 @@ func StartUpstream(ctx context.Context, upstream, rev, method, target string) (c
 	if st == nil {
 		return ctx, nil
 	}
-	name := method
-	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, attrMethod.String(method), attrRevision.String(rev), attrUpstream.String(upstream))
+	ctx, s := st.tracer.Start(ctx, method, clientKind)
+	if !s.IsRecording() {
+		return ctx, &Span{s}
+	}
+	s.SetAttributes(attrMethod.String(method), attrRevision.String(rev), attrUpstream.String(upstream))
 	switch {
 	case target == "":
 	case method == mcp.MethodToolsCall:
-		name += " " + target
-		attrs = append(attrs, attrTool.String(target), attrOperation.String("execute_tool"))
+		s.SetName(method + " " + target)
+		s.SetAttributes(attrTool.String(target), attrOperation.String("execute_tool"))
 	case method == mcp.MethodPromptsGet:
-		name += " " + target
-		attrs = append(attrs, attrPrompt.String(target))
+		s.SetName(method + " " + target)
+		s.SetAttributes(attrPrompt.String(target))
 	default:
-		attrs = append(attrs, attrURI.String(target))
+		s.SetAttributes(attrURI.String(target))
 	}
-	ctx, s := st.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return ctx, &Span{s}
 }
 
@@ -254,7 +264,7 @@ func InjectMeta(ctx context.Context, params any) (restore func()) {
 	for k, v := range saved {
 		m[k] = v
 	}
-	m[ParentKey] = jsonString(c.parent)
+	m[ParentKey] = json.RawMessage(`"` + c.parent + `"`) // hex and dashes only: nothing to escape
 	if c.state != "" {
 		m[StateKey] = jsonString(c.state)
 	} else {
@@ -270,7 +280,24 @@ func nothing() {}
 // request to an upstream from ctx's span. Off, it changes nothing.
 func InjectHeaders(ctx context.Context, h http.Header) {
 	if st := cur.Load(); st != nil {
-		st.prop.Inject(ctx, propagation.HeaderCarrier(h))
+		st.prop.Inject(ctx, headerCarrier(h))
+	}
+}
+
+// headerCarrier sets the trace context headers under their canonical
+// names directly (http.Header.Set canonicalizes each key anew).
+type headerCarrier http.Header
+
+func (h headerCarrier) Get(key string) string { return http.Header(h).Get(key) }
+func (h headerCarrier) Keys() []string        { return []string{ParentKey, StateKey} }
+func (h headerCarrier) Set(key, value string) {
+	switch key {
+	case ParentKey:
+		h["Traceparent"] = []string{value}
+	case StateKey:
+		h["Tracestate"] = []string{value}
+	default:
+		http.Header(h).Set(key, value)
 	}
 }
 
