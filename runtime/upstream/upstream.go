@@ -482,7 +482,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (res any, 
 	if err != nil {
 		return nil, err
 	}
-	ctx, span := tracing.StartUpstream(ctx, c.spec.Name, string(d.Revision()), method, mirroredName(params)) // nil when tracing is off
+	ctx, span := d.TraceCall(ctx, c.spec.Name, method, mirroredName(params)) // nil when tracing is off
 	if span != nil {
 		defer func() { span.EndCall(err) }()
 	}
