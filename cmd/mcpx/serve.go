@@ -22,12 +22,17 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
 // version is mcpx's own version, reported as serverInfo.
 const version = "0.1.0"
+
+// tracingFlushTimeout bounds how long mcpx waits on exit for the spans
+// still queued to reach the OTLP collector.
+const tracingFlushTimeout = 5 * time.Second
 
 // builtins are the namespaces mcpx can serve without a config file.
 // Each seals the requestState of its input_required rounds with the key
@@ -104,6 +109,20 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		defer stop()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
+	// Tracing (OTEL_* variables; off when none is set) is flushed last,
+	// after the upstreams are closed, so their calls' spans go out too.
+	stopTracing, err := tracing.Setup(context.Background(), os.LookupEnv, version, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpx %s: tracing: %v\n", cmd, err)
+		return 1
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			log.Warn("flushing the traces", "err", err)
+		}
+	}()
 	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
 	// The first SIGINT or SIGTERM shuts down: requests still running get
 	// streamhttp's ShutdownGrace (2 s), then a JSON-RPC error saying the
@@ -156,7 +175,6 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		c.NS = newNS(states)
 	}
-	var err error
 	if cmd == "stdio" {
 		err = host.Stdio(ctx, c, stdin, stdout)
 	} else {

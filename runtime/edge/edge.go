@@ -35,6 +35,7 @@ import (
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // Headerless is assumed for a Streamable HTTP request with no
@@ -220,7 +221,7 @@ type call struct {
 
 // Handle serves one message from a client on sess. sink may be nil when
 // the transport cannot deliver notifications for this request.
-func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Reply {
+func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) (reply Reply) {
 	m := in.Msg
 	switch {
 	case m.IsResponse():
@@ -235,6 +236,10 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 		cl = Classify(m, Seen{Default: in.Default})
 	}
 	rev, meta := cl.Revision(sess), cl.meta
+	ctx, span := tracing.StartRequest(ctx, m.Method, string(rev), m.ID, meta) // nil when tracing is off
+	if span != nil {
+		defer func() { span.End(reply.Msg) }()
+	}
 	if cl.err != nil {
 		return e.fail(m.ID, rev, cl.err)
 	}
@@ -257,6 +262,7 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	if err != nil {
 		return e.fail(m.ID, rev, err)
 	}
+	span.Target(m.Method, params)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if !sess.track(string(m.ID), func() { cancel(errCancelled) }) {

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // clientMethod finds a request in the generated tables; a test swaps it to
@@ -51,6 +52,7 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		}
 		return nil, err
 	}
+	tracing.Namespace(ctx, m.name)
 	up, parked, err := g.resume(ctx, method, params, m, cm.WithKey(params, own.(string)))
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
@@ -70,10 +71,11 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 		if !loopback(addr) {
 			c.log().Warn("mcpx serves without authentication beyond loopback: anyone who reaches " + addr + " may use every tool; set mcpx.auth in the config")
 		}
-		return streamhttp.ListenAndServe(ctx, addr, h, ready)
+		return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(h), ready) // trace context from the headers
 	}
 	md := c.Auth.Metadata()
-	return streamhttp.ListenAndServe(ctx, addr, closer{c.Auth.Middleware(h), h.Close}, ready,
+	// Traced outermost, so a refused request is a span too.
+	return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(closer{c.Auth.Middleware(h), h.Close}), ready,
 		streamhttp.Mount{Pattern: auth.WellKnown, Handler: md},
 		streamhttp.Mount{Pattern: auth.WellKnown + "/", Handler: md})
 }

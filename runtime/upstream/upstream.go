@@ -35,6 +35,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // Spec says how to reach one upstream. Exactly one of Command and URL is set.
@@ -489,10 +490,14 @@ func (c *Client) logTarget(related json.RawMessage) context.Context {
 }
 
 // call sends method with hub params and decodes the hub result.
-func (c *Client) call(ctx context.Context, method string, params any) (any, error) {
+func (c *Client) call(ctx context.Context, method string, params any) (res any, err error) {
 	cn, d, err := c.ensure(ctx)
 	if err != nil {
 		return nil, err
+	}
+	ctx, span := d.TraceCall(ctx, c.spec.Name, method, mirroredName(params)) // nil when tracing is off
+	if span != nil {
+		defer func() { span.EndCall(err) }()
 	}
 	// The call's clock: Timeout from the start or from the upstream's
 	// last progress notification for the call's token, never more than
@@ -509,7 +514,9 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	}
 	// A modern upstream is told what the client behind the call can be
 	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
+	restore := tracing.InjectMeta(ctx, params) // the upstream's parent is this call's span
 	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), server.RelayedCapabilities(ctx))
+	restore()
 	if err != nil {
 		return nil, err
 	}
