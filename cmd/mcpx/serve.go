@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -43,10 +42,13 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
+	logFormat := fs.String("log-format", "text", "mcpx's own log on standard error: text or json")
+	logLevel := fs.String("log-level", "info", "the least level logged: debug, info, warn or error (at info: one line per upstream event, none per successful call)")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
-	listen := ""
+	listen, adminAddr := "", ""
 	var limits streamhttp.Options
 	if cmd == "serve" {
+		fs.StringVar(&adminAddr, "admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ at `ADDR`, apart from /mcp (a bare port is on 127.0.0.1); off unless given")
 		fs.StringVar(&listen, "listen", streamhttp.DefaultAddr, "address to listen on; the endpoint is http://ADDR/mcp")
 		fs.IntVar(&limits.MaxInFlight, "max-in-flight", 0, "requests in progress at once; one more is answered 503 (0: 1024)")
 		fs.IntVar(&limits.MaxSessions, "max-sessions", 0, "legacy sessions held at once (0: 1024)")
@@ -102,7 +104,11 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		defer stop()
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
+	log, err := newLogger(stderr, *logFormat, *logLevel) // stdout carries only protocol
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+		return 2
+	}
 	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
 	// The first SIGINT or SIGTERM shuts down: requests still running get
 	// streamhttp's ShutdownGrace (2 s), then a JSON-RPC error saying the
@@ -114,22 +120,39 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	context.AfterFunc(ctx, stop)
 	c := host.Config{Info: info, TTLMs: 60_000, Log: log, HTTP: limits}
 	what := "the " + *builtin + " namespace"
+	var cfg *config.Config
 	if *configFile != "" {
-		cfg, err := config.Load(*configFile)
-		if err != nil {
+		if cfg, err = config.Load(*configFile); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
+	}
+	var adm *adminListener
+	if adminAddr != "" {
+		if adm, err = startAdmin(ctx, adminAddr, cfg, log); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 1
+		}
+		c.Metrics = adm.m
+	}
+	if cfg != nil {
 		// An upstream's descendant that leaves its process group and
 		// loses its parent is adopted by mcpx (Linux), to be killed with
 		// its upstream or at exit.
 		if err := upstream.Subreaper(); err != nil {
 			log.Warn("mcpx cannot adopt the orphaned descendants of upstreams; one that leaves its process group may outlive mcpx", "err", err)
 		}
-		g, err := host.Gateway(ctx, cfg, info, log)
+		var gopt host.GatewayOptions
+		if c.Metrics != nil {
+			gopt.Observer = c.Metrics
+		}
+		g, ups, err := host.GatewayWith(ctx, cfg, info, log, gopt)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
 			return 1
+		}
+		if adm != nil {
+			adm.built(g, ups)
 		}
 		defer func() {
 			if err := g.Close(); err != nil { // stops every upstream, in parallel, within gateway.CloseTimeout
@@ -147,8 +170,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			return 1
 		}
 		c.NS = newNS(states)
+		if adm != nil {
+			adm.builtin()
+		}
 	}
-	var err error
 	if cmd == "stdio" {
 		err = host.Stdio(ctx, c, stdin, stdout)
 	} else {

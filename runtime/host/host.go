@@ -6,9 +6,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/metrics"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
@@ -24,12 +27,23 @@ type Config struct {
 	// HTTP holds the Streamable HTTP endpoint's limits; its zero fields
 	// take streamhttp's defaults, and a nil Logger is Log.
 	HTTP streamhttp.Options
+	// Metrics, if set, observes every client request, counts the bytes
+	// clients send and receive, and reads the endpoint's sessions and
+	// streams when scraped.
+	Metrics *metrics.Metrics
+	// Observer, if set, is told of every client request too (traces).
+	Observer observe.Observer
 }
 
 func (c Config) edge() *edge.Edge {
+	var m observe.Observer
+	if c.Metrics != nil {
+		m = c.Metrics
+	}
 	return &edge.Edge{
-		Server: &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs},
-		Log:    c.Log,
+		Server:   &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs},
+		Log:      c.Log,
+		Observer: observe.Tee(m, c.Observer),
 	}
 }
 
@@ -39,6 +53,9 @@ func Stdio(ctx context.Context, c Config, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go e.WatchChanges(ctx)
+	if c.Metrics != nil {
+		r, w = c.Metrics.CountStdio(r, w)
+	}
 	return stdio.Serve(ctx, e, r, w, stdio.Options{})
 }
 
@@ -56,5 +73,10 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	}
 	h := streamhttp.New(e, opt)
 	defer h.Close()
-	return streamhttp.ListenAndServe(ctx, addr, h, ready)
+	var served http.Handler = h
+	if c.Metrics != nil {
+		c.Metrics.WatchSessions(func() int { return h.Stats().Sessions }, func() int { return h.Stats().Streams })
+		served = c.Metrics.CountHTTP(h)
+	}
+	return streamhttp.ListenAndServe(ctx, addr, served, ready)
 }
