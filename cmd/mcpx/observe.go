@@ -12,7 +12,6 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/metrics"
-	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
 // newLogger is mcpx's own log on w (standard error), as --log-format and
@@ -76,33 +75,7 @@ func startAdmin(ctx context.Context, addr string, cfg *config.Config, log *slog.
 // built is told what the config built: readiness and the upstream
 // metrics read the upstreams from now on.
 func (a *adminListener) built(g *gateway.Gateway, ups []host.Upstream) {
-	a.m.WatchParked(g.ParkedNow)
-	a.m.WatchUpstreams(upstream.States, func() []metrics.UpstreamStatus {
-		out := make([]metrics.UpstreamStatus, len(ups))
-		for i, u := range ups {
-			st := u.Client.Status()
-			out[i] = metrics.UpstreamStatus{Name: u.Name, State: st.State, Restarts: st.Restarts}
-		}
-		return out
-	})
-	a.srv.SetReady(func() admin.Readiness { return readiness(ups) })
-}
-
-// readiness is ready when every eager upstream is up; a lazy one starts
-// with a client's first contact and is not waited for.
-func readiness(ups []host.Upstream) admin.Readiness {
-	rd := admin.Readiness{Ready: true, Upstreams: map[string]admin.UpstreamReadiness{}}
-	for _, u := range ups {
-		if !u.Eager {
-			continue
-		}
-		st := u.Client.Status()
-		rd.Upstreams[u.Name] = admin.UpstreamReadiness{State: st.State, Reason: st.Reason}
-		if st.State != upstream.StateUp {
-			rd.Ready = false
-		}
-	}
-	return rd
+	host.Watch(a.srv, a.m, g, ups)
 }
 
 // builtin is told a built-in namespace is served: ready at once.
