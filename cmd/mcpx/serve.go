@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/admin"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
@@ -90,6 +91,12 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	if limits.SessionIdle < 0 || limits.BodyTimeout < 0 || limits.WriteTimeout < 0 {
 		fmt.Fprintf(stderr, "mcpx %s: --session-idle, --body-timeout and --write-timeout must be positive, or 0 for their defaults\n", cmd)
 		return 2
+	}
+	if adminAddr != "" {
+		if _, err := admin.Addr(adminAddr); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 2
+		}
 	}
 	newNS, ok := builtins[*builtin]
 	if !ok {
