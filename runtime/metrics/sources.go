@@ -113,11 +113,19 @@ type countingHandler struct {
 	in, out prometheus.Counter
 }
 
+// counted is a request's body and writer, counting, in one allocation.
+type counted struct {
+	body countingBody
+	w    countingWriter
+}
+
 func (c countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cn := &counted{w: countingWriter{w, c.out}}
 	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = &countingBody{r.Body, c.in}
+		cn.body = countingBody{r.Body, c.in}
+		r.Body = &cn.body
 	}
-	c.h.ServeHTTP(&countingWriter{w, c.out}, r)
+	c.h.ServeHTTP(&cn.w, r)
 }
 
 // Close passes on to h (streamhttp's Handler ends its held streams).
