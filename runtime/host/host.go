@@ -27,9 +27,9 @@ type Config struct {
 	// HTTP holds the Streamable HTTP endpoint's limits; its zero fields
 	// take streamhttp's defaults, and a nil Logger is Log.
 	HTTP streamhttp.Options
-	// Metrics, if set, observes every client request, counts the bytes
-	// clients send and receive, and reads the endpoint's sessions and
-	// streams when scraped.
+	// Metrics, if set, observes every client request; over HTTP it also
+	// counts the bytes clients send and receive and reads the endpoint's
+	// sessions and streams when scraped.
 	Metrics *metrics.Metrics
 	// Observer, if set, is told of every client request too (traces).
 	Observer observe.Observer
@@ -53,9 +53,6 @@ func Stdio(ctx context.Context, c Config, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go e.WatchChanges(ctx)
-	if c.Metrics != nil {
-		r, w = c.Metrics.CountStdio(r, w)
-	}
 	return stdio.Serve(ctx, e, r, w, stdio.Options{})
 }
 

@@ -50,8 +50,8 @@ type Metrics struct {
 	inFlight    prometheus.Gauge
 	calls       *prometheus.CounterVec
 	callLatency *prometheus.HistogramVec
-	bytesIn     map[string]prometheus.Counter // by transport
-	bytesOut    map[string]prometheus.Counter
+	bytesIn     prometheus.Counter // Streamable HTTP; mcpx stdio has no admin listener
+	bytesOut    prometheus.Counter
 
 	methods  map[string]uint64 // method -> index+1; 0 is Other
 	methodOf []string
@@ -73,11 +73,8 @@ type reqChild struct {
 
 type callChild = reqChild
 
-// Transports whose bytes are counted.
-const (
-	HTTP  = "http"
-	Stdio = "stdio"
-)
+// HTTP is the transport whose bytes are counted.
+const HTTP = "http"
 
 // New returns metrics for a gateway of the namespaces named (the config's
 // servers, in order; the first MaxNamespaces count).
@@ -134,12 +131,9 @@ func New(namespaces []string) *Metrics {
 	}, []string{"upstream"})
 	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcpx_client_bytes_total",
-		Help: "Bytes read from clients (direction in) and written to them (out), message bodies and lines, by transport.",
+		Help: "Bytes read from clients (direction in: request bodies) and written to them (out: response bodies and SSE streams), by transport.",
 	}, []string{"transport", "direction"})
-	m.bytesIn, m.bytesOut = map[string]prometheus.Counter{}, map[string]prometheus.Counter{}
-	for _, t := range []string{HTTP, Stdio} {
-		m.bytesIn[t], m.bytesOut[t] = bytes.WithLabelValues(t, "in"), bytes.WithLabelValues(t, "out")
-	}
+	m.bytesIn, m.bytesOut = bytes.WithLabelValues(HTTP, "in"), bytes.WithLabelValues(HTTP, "out")
 	m.reg.MustRegister(m.requests, m.latency, m.inFlight, m.calls, m.callLatency, bytes)
 	m.sources.register(m.reg)
 	return m

@@ -104,8 +104,7 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 // CountHTTP counts the bytes of h's request bodies read and responses
 // written (headers aside).
 func (m *Metrics) CountHTTP(h http.Handler) http.Handler {
-	in, out := m.bytesIn[HTTP], m.bytesOut[HTTP]
-	return countingHandler{h, in, out}
+	return countingHandler{h, m.bytesIn, m.bytesOut}
 }
 
 type countingHandler struct {
@@ -170,35 +169,4 @@ func (w *countingWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-// CountStdio counts the bytes read from r and written to w (mcpx stdio).
-func (m *Metrics) CountStdio(r io.Reader, w io.Writer) (io.Reader, io.Writer) {
-	return countingReader{r, m.bytesIn[Stdio]}, countingWriterTo{w, m.bytesOut[Stdio]}
-}
-
-type countingReader struct {
-	r io.Reader
-	n prometheus.Counter
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if n > 0 {
-		c.n.Add(float64(n))
-	}
-	return n, err
-}
-
-type countingWriterTo struct {
-	w io.Writer
-	n prometheus.Counter
-}
-
-func (c countingWriterTo) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	if n > 0 {
-		c.n.Add(float64(n))
-	}
-	return n, err
 }
