@@ -5,7 +5,7 @@
 // global one, served by [Metrics.Handler] (the admin listener's /metrics).
 //
 // Labels stay bounded: a method is one of the generated method table's
-// (else "other"), a revision one of mcp.Revisions, a namespace or upstream
+// (else "other"), a revision one mcpx serves, a namespace or upstream
 // one the config names (else "other"), an outcome "ok", "cancelled",
 // "timeout", "error" or a JSON-RPC code mcpx itself sends (else "other").
 // No tool names, no ids. The hot path finds its counter and histogram in a
@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/observe"
 )
@@ -94,9 +95,9 @@ func New(namespaces []string) *Metrics {
 		m.methods[mcp.MethodInitialize] = uint64(len(m.methodOf) - 1)
 	}
 	m.revs, m.revOf = map[string]uint64{}, []string{""}
-	for _, r := range mcp.Revisions {
-		m.revOf = append(m.revOf, string(r))
-		m.revs[string(r)] = uint64(len(m.revOf) - 1)
+	for _, r := range edge.RevisionLabels() {
+		m.revOf = append(m.revOf, r)
+		m.revs[r] = uint64(len(m.revOf) - 1)
 	}
 	m.nss, m.nsOf = map[string]uint64{}, []string{"", Other}
 	for _, n := range namespaces {

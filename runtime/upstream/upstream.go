@@ -497,7 +497,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	if c.spec.Observer == nil {
 		return c.callOn(ctx, cn, d, method, params)
 	}
-	ctx, oc := observe.StartCall(ctx, c.spec.Observer, c.spec.Name, method, string(d.Revision()))
+	ctx, oc := observe.StartCall(ctx, c.spec.Observer, c.spec.Name, method, d.RevisionLabel())
 	res, err := c.callOn(ctx, cn, d, method, params)
 	oc.End(ctx, callOutcome(ctx, err))
 	return res, err
