@@ -506,11 +506,12 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 // callOutcome is a call's outcome for its observer: the upstream's
 // JSON-RPC code, or why it got no answer.
 func callOutcome(ctx context.Context, err error) int64 {
+	if err == nil {
+		return observe.OK // before the targets of errors.As, which escape
+	}
 	var je *jsonrpc.Error
 	var te *timeoutError
 	switch {
-	case err == nil:
-		return observe.OK
 	case errors.As(err, &je):
 		return je.Code
 	case errors.As(err, &te):
