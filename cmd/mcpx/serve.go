@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/admin"
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/config"
@@ -49,10 +49,13 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
+	logFormat := fs.String("log-format", "text", "mcpx's own log on standard error: text or json")
+	logLevel := fs.String("log-level", "info", "the least level logged: debug, info, warn or error (at info: one line per upstream event, none per successful call)")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
-	listen := ""
+	listen, adminAddr := "", ""
 	var limits streamhttp.Options
 	if cmd == "serve" {
+		fs.StringVar(&adminAddr, "admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ at `ADDR`, apart from /mcp (a bare port is on 127.0.0.1); off unless given")
 		fs.StringVar(&listen, "listen", streamhttp.DefaultAddr, "address to listen on; the endpoint is http://ADDR/mcp")
 		fs.IntVar(&limits.MaxInFlight, "max-in-flight", 0, "requests in progress at once; one more is answered 503 (0: 1024)")
 		fs.IntVar(&limits.MaxSessions, "max-sessions", 0, "legacy sessions held at once (0: 1024)")
@@ -95,6 +98,12 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "mcpx %s: --session-idle, --body-timeout and --write-timeout must be positive, or 0 for their defaults\n", cmd)
 		return 2
 	}
+	if adminAddr != "" {
+		if _, err := admin.Addr(adminAddr); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 2
+		}
+	}
 	newNS, ok := builtins[*builtin]
 	if !ok {
 		fmt.Fprintf(stderr, "mcpx %s: unknown --builtin %q (want demo or fixture)\n", cmd, *builtin)
@@ -108,7 +117,11 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		defer stop()
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
+	log, err := newLogger(stderr, *logFormat, *logLevel) // stdout carries only protocol
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+		return 2
+	}
 	// Tracing (OTEL_* variables; off when none is set) is flushed last,
 	// after the upstreams are closed, so their calls' spans go out too.
 	stopTracing, err := tracing.Setup(context.Background(), os.LookupEnv, version, log)
@@ -134,22 +147,39 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	context.AfterFunc(ctx, stop)
 	c := host.Config{Info: info, TTLMs: 60_000, Log: log, HTTP: limits}
 	what := "the " + *builtin + " namespace"
+	var cfg *config.Config
 	if *configFile != "" {
-		cfg, err := config.Load(*configFile)
-		if err != nil {
+		if cfg, err = config.Load(*configFile); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
+	}
+	var adm *adminListener
+	if adminAddr != "" {
+		if adm, err = startAdmin(ctx, adminAddr, cfg, log); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 1
+		}
+		c.Metrics = adm.m
+	}
+	if cfg != nil {
 		// An upstream's descendant that leaves its process group and
 		// loses its parent is adopted by mcpx (Linux), to be killed with
 		// its upstream or at exit.
 		if err := upstream.Subreaper(); err != nil {
 			log.Warn("mcpx cannot adopt the orphaned descendants of upstreams; one that leaves its process group may outlive mcpx", "err", err)
 		}
-		g, err := host.Gateway(ctx, cfg, info, log)
+		var gopt host.GatewayOptions
+		if c.Metrics != nil {
+			gopt.Observer = c.Metrics
+		}
+		g, ups, err := host.GatewayWith(ctx, cfg, info, log, gopt)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
 			return 1
+		}
+		if adm != nil {
+			adm.built(g, ups)
 		}
 		defer func() {
 			if err := g.Close(); err != nil { // stops every upstream, in parallel, within gateway.CloseTimeout
@@ -174,6 +204,9 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			return 1
 		}
 		c.NS = newNS(states)
+		if adm != nil {
+			adm.builtin()
+		}
 	}
 	if cmd == "stdio" {
 		err = host.Stdio(ctx, c, stdin, stdout)

@@ -34,6 +34,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
@@ -98,6 +99,10 @@ type Edge struct {
 	// AskTimeout bounds how long a question put to a client (see
 	// [server.Ask]) waits for its answer; 0 means DefaultAskTimeout.
 	AskTimeout time.Duration
+
+	// Observer is told of every client request (metrics, traces); nil
+	// observes nothing. Set it before serving.
+	Observer observe.Observer
 
 	lists     listCache
 	params    paramCache
@@ -221,7 +226,24 @@ type call struct {
 
 // Handle serves one message from a client on sess. sink may be nil when
 // the transport cannot deliver notifications for this request.
-func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) (reply Reply) {
+func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Reply {
+	if e.Observer == nil || !in.Msg.IsRequest() {
+		return e.handle(ctx, sess, in, sink)
+	}
+	ctx, r := observe.StartRequest(ctx, e.Observer, in.Msg.Method)
+	rep := e.handle(ctx, sess, in, sink)
+	r.Revision, r.Code = string(rep.Rev), observe.OK
+	switch {
+	case rep.Msg == nil:
+		r.Code = observe.Cancelled
+	case rep.Msg.Error != nil:
+		r.Code = rep.Msg.Error.Code
+	}
+	r.End(ctx)
+	return rep
+}
+
+func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (reply Reply) {
 	m := in.Msg
 	switch {
 	case m.IsResponse():

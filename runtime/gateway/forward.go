@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
@@ -46,6 +47,9 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		return nil, server.InvalidParams("%s: the params name nothing to route by", method)
 	}
 	m, own, err := g.route(ctx, cm, key)
+	if m != nil {
+		observe.Route(ctx, m.name, key.Value) // the request's namespace, for metrics and traces
+	}
 	if err != nil || m == nil {
 		if err == nil { // mcpx's own tool
 			return mcp.Dispatch(ctx, own, method, params)

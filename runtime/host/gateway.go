@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/discovery"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/openapi"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
@@ -27,12 +28,32 @@ import (
 // bad $MCPX_STATE_KEY is an error saying why (the config's is checked when
 // it is read). The caller closes the gateway, which stops every upstream.
 func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, log *slog.Logger) (*gateway.Gateway, error) {
+	g, _, err := GatewayWith(ctx, cfg, info, log, GatewayOptions{})
+	return g, err
+}
+
+// GatewayOptions are what [GatewayWith] adds to [Gateway].
+type GatewayOptions struct {
+	// Observer is told of every call to an upstream (metrics, traces).
+	Observer observe.Observer
+}
+
+// Upstream is one server of the config, as [GatewayWith] built it.
+type Upstream struct {
+	Name   string
+	Eager  bool
+	Client *upstream.Client // the shared one (a per-client server's lists come from it)
+}
+
+// GatewayWith is [Gateway], observed as opt says; it also returns the
+// upstreams, in the config's order, for readiness and metrics.
+func GatewayWith(ctx context.Context, cfg *config.Config, info mcp.Implementation, log *slog.Logger, opt GatewayOptions) (*gateway.Gateway, []Upstream, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	states, src, err := requeststate.Load(cfg.StateKey, lookupEnv)
 	if err != nil {
-		return nil, fmt.Errorf("the requestState key: %w", err)
+		return nil, nil, fmt.Errorf("the requestState key: %w", err)
 	}
 	if src == requeststate.FromRandom {
 		log.Debug("requestState is sealed under a key of this process's own: rounds do not survive a restart or span replicas (set mcpx.stateKey or " + requeststate.EnvKey + " to share one)")
@@ -42,14 +63,15 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	g.ParkTimeout, g.MaxParked = cfg.ParkTimeout, cfg.MaxParked
 	if wantsDiscovery(cfg) {
 		if err := g.AddFixed(discovery.Catalog(g)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	var ups []Upstream
 	for _, s := range cfg.Servers {
 		spec := upstream.Spec{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, SSE: s.Transport == "sse", Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
-			Setup: s.Setup,
+			Setup: s.Setup, Observer: opt.Observer,
 		}
 		if o := s.OAuth; o != nil {
 			spec.Transport = upstream.CredentialsTransport(upstream.ClientCredentials{
@@ -58,21 +80,22 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 		}
 		u := upstream.New(spec, info, log)
 		prefix := s.Prefix
-		opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy,
+		gopt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy,
 			Cache: gateway.Cache{TTLMs: s.CacheTTLMs, Scope: mcp.CacheScope(s.CacheScope), Credentialed: credentialed(s.Headers)}}
 		if s.PerClient {
 			// Each client session's own upstream is the same server, started
 			// on its first request (upstream.New connects on first use).
-			opt.PerClient = &gateway.PerClient{
+			gopt.PerClient = &gateway.PerClient{
 				New: func() gateway.Upstream { return upstream.New(spec, info, log) },
 				Max: s.PerClientMax, Idle: s.PerClientIdle,
 			}
 		}
-		if err := g.Add(u, opt); err != nil {
+		if err := g.Add(u, gopt); err != nil {
 			u.Close()
 			g.Close()
-			return nil, err
+			return nil, nil, err
 		}
+		ups = append(ups, Upstream{Name: s.Name, Eager: s.Eager, Client: u})
 		if s.Eager {
 			if err := u.Start(ctx); err != nil {
 				log.Warn("an eager upstream did not start; mcpx retries it", "upstream", s.Name, "err", err)
@@ -81,9 +104,9 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	}
 	if err := addContributed(ctx, g, cfg, log); err != nil {
 		g.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return g, nil
+	return g, ups, nil
 }
 
 // addContributed adds the tools mcpx makes itself, each source a
