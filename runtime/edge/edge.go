@@ -98,6 +98,9 @@ type Edge struct {
 	// [server.Ask]) waits for its answer; 0 means DefaultAskTimeout.
 	AskTimeout time.Duration
 
+	// Tasks are the task settings (tasks.go).
+	Tasks TaskOptions
+
 	lists     listCache
 	params    paramCache
 	listeners listeners
