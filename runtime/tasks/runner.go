@@ -33,7 +33,12 @@ type Runner struct {
 	// changed, when set, hears every change of a task (for status
 	// notifications); called without locks held.
 	changed func(*Record)
+	swept   time.Time // when Start last removed the expired tasks
 }
+
+// sweepEvery is how often Start removes the expired tasks (and cancels
+// their calls), so that no janitor goroutine is needed.
+const sweepEvery = time.Minute
 
 // Defaults of a [Runner].
 const (
@@ -108,6 +113,15 @@ func (r *Runner) Start(ctx context.Context, owner string, ttl time.Duration, can
 		poll = DefaultPollInterval
 	}
 	now := r.now().UTC()
+	r.mu.Lock()
+	sweep := now.Sub(r.swept) >= sweepEvery
+	if sweep {
+		r.swept = now
+	}
+	r.mu.Unlock()
+	if sweep {
+		_ = r.Expire(ctx)
+	}
 	rec := &Record{ID: NewID(), Owner: owner, Status: mcp.TaskStatusWorking, CreatedAt: now, LastUpdatedAt: now, TTL: ttl, PollInterval: poll}
 	r.mu.Lock()
 	r.live[rec.ID] = &running{cancel: cancel}
