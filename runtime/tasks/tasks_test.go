@@ -184,7 +184,9 @@ func TestRunnerAskAnswer(t *testing.T) {
 		t.Fatal("timed out")
 		return nil
 	}
-	waitFor(func(rec *Record) bool { return rec.Status == mcp.TaskStatusInputRequired && len(rec.InputRequests) == 2 })
+	waitFor(func(rec *Record) bool {
+		return rec.Status == mcp.TaskStatusInputRequired && len(rec.InputRequests) == 2
+	})
 	if err := r.Answer(ctx, task.ID, "", map[string]json.RawMessage{"a": json.RawMessage(`1`), "zzz": json.RawMessage(`9`)}); err != nil {
 		t.Fatal(err)
 	}
