@@ -1,0 +1,167 @@
+package edge_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
+)
+
+func validLegacy(t *testing.T, def string, raw json.RawMessage) {
+	t.Helper()
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate("2025-11-25", def, raw); err != nil {
+		t.Errorf("%s %s:\n%v", def, raw, err)
+	}
+}
+
+// TestLegacyTaskLifecycle (2025-11-25, client-directed): a task field on
+// tools/call returns {task} at once, in that revision's spelling (ttl,
+// pollInterval); tasks/get has no payload; the blocking tasks/result
+// answers what the call would have, tagged related-task; tasks/list
+// lists it; cancelling a finished task is -32602, a running one answers
+// the task, cancelled. A call without the task field is answered
+// directly, however long it takes.
+func TestLegacyTaskLifecycle(t *testing.T) {
+	c := newTaskClient(t)
+	c.initialize("2025-11-25")
+	start := time.Now()
+	r := c.do(mcp.MethodToolsCall, `{"name":"must","arguments":{},"task":{"ttl":60000}}`)
+	if took := time.Since(start); took > pastAll/2 {
+		t.Fatalf("the {task} answer waited %v for the call", took)
+	}
+	res := result(t, r)
+	validLegacy(t, "CreateTaskResult", r.Msg.Result)
+	task, _ := res["task"].(map[string]any)
+	if task == nil || task["ttl"] != float64(60000) || task["status"] != "working" || res["resultType"] != nil || task["ttlMs"] != nil {
+		t.Fatalf("{task}: %s", r.Msg.Result)
+	}
+	id := task["taskId"].(string)
+	g := c.do(mcp.MethodTasksGet, `{"taskId":"`+id+`"}`)
+	validLegacy(t, "GetTaskResult", g.Msg.Result)
+	if got := result(t, g); got["taskId"] != id || got["result"] != nil {
+		t.Fatalf("tasks/get: %v", got)
+	}
+	p := c.do(mcp.MethodTasksResult, `{"taskId":"`+id+`"}`)
+	payload := result(t, p)
+	meta, _ := payload["_meta"].(map[string]any)
+	rt, _ := meta["io.modelcontextprotocol/related-task"].(map[string]any)
+	if rt["taskId"] != id || payload["content"] == nil || time.Since(start) < pastAll {
+		t.Fatalf("tasks/result (after %v): %s", time.Since(start), p.Msg.Result)
+	}
+	l := c.do(mcp.MethodTasksList, `{}`)
+	validLegacy(t, "ListTasksResult", l.Msg.Result)
+	if list, _ := result(t, l)["tasks"].([]any); len(list) != 1 {
+		t.Fatalf("tasks/list: %s", l.Msg.Result)
+	}
+	if e := rpcError(t, c.do(mcp.MethodTasksCancel, `{"taskId":"`+id+`"}`)); e.Code != jsonrpc.InvalidParams {
+		t.Fatalf("cancel of a completed task: %d %s", e.Code, e.Message)
+	}
+	slow := result(t, c.do(mcp.MethodToolsCall, `{"name":"slow","arguments":{},"task":{}}`))["task"].(map[string]any)
+	cr := c.do(mcp.MethodTasksCancel, `{"taskId":"`+slow["taskId"].(string)+`"}`)
+	validLegacy(t, "CancelTaskResult", cr.Msg.Result)
+	if got := result(t, cr); got["status"] != "cancelled" {
+		t.Fatalf("cancel of a running task: %v", got)
+	}
+	if got := result(t, c.do(mcp.MethodToolsCall, `{"name":"must","arguments":{}}`)); got["task"] != nil || got["content"] == nil {
+		t.Fatalf("a call without task: %v", got)
+	}
+}
+
+// httpSession is one legacy client over Streamable HTTP.
+type httpSession struct {
+	t   *testing.T
+	url string
+	id  string
+	n   int
+}
+
+func (s *httpSession) post(method, params string) *jsonrpc.Message {
+	s.t.Helper()
+	s.n++
+	body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(s.n) + `,"method":"` + method + `","params":` + params + `}`
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		s.id = id
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The response is the last data line of the stream.
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		for sc.Scan() {
+			if line := sc.Text(); strings.HasPrefix(line, "data:") {
+				raw = []byte(strings.TrimSpace(strings.TrimPrefix(line, "data:")))
+			}
+		}
+	}
+	var m jsonrpc.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		s.t.Fatalf("%s: %v in %q", method, err, raw)
+	}
+	return &m
+}
+
+// TestLegacyTaskIsolationHTTP: a task started on one legacy session is
+// that session's: another session cannot list it, and gets not-found
+// (-32602) for its id on tasks/get, tasks/result and tasks/cancel, while
+// the owner reads it.
+func TestLegacyTaskIsolationHTTP(t *testing.T) {
+	c := newTaskClient(t)
+	h := streamhttp.New(c.e, streamhttp.Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	url := srv.URL + "/mcp"
+	alice, bob := &httpSession{t: t, url: url}, &httpSession{t: t, url: url}
+	for _, s := range []*httpSession{alice, bob} {
+		m := s.post("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+		if m.Error != nil || s.id == "" {
+			t.Fatalf("initialize: %+v, session %q", m.Error, s.id)
+		}
+	}
+	m := alice.post(mcp.MethodToolsCall, `{"name":"slow","arguments":{},"task":{}}`)
+	var created struct{ Task struct{ TaskID string } }
+	if m.Error != nil || json.Unmarshal(m.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("alice's task: %+v %s", m.Error, m.Result)
+	}
+	id := created.Task.TaskID
+	if m := bob.post(mcp.MethodTasksList, `{}`); m.Error != nil || strings.Contains(string(m.Result), id) {
+		t.Fatalf("bob's tasks/list: %+v %s", m.Error, m.Result)
+	}
+	for _, method := range []string{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
+		if m := bob.post(method, `{"taskId":"`+id+`"}`); m.Error == nil || m.Error.Code != jsonrpc.InvalidParams {
+			t.Errorf("bob's %s of alice's task: %+v %s", method, m.Error, m.Result)
+		}
+	}
+	if m := alice.post(mcp.MethodTasksList, `{}`); m.Error != nil || !strings.Contains(string(m.Result), id) {
+		t.Fatalf("alice's tasks/list: %+v %s", m.Error, m.Result)
+	}
+	if m := alice.post(mcp.MethodTasksCancel, `{"taskId":"`+id+`"}`); m.Error != nil || !strings.Contains(string(m.Result), `"cancelled"`) {
+		t.Fatalf("alice's cancel: %+v %s", m.Error, m.Result)
+	}
+}
