@@ -138,6 +138,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			upstream.KillAdopted(time.Second) // what left their groups: no orphans
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
+		c.Tasks = host.TaskOptions(cfg.Tasks)
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;
 		// a bad key is refused at startup, as with a config.

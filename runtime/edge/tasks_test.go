@@ -411,3 +411,26 @@ func TestTaskExtensionAdvertised(t *testing.T) {
 		t.Fatalf("2025-06-18 capabilities: %s", r.Msg.Result)
 	}
 }
+
+// TestTaskStoreFull: with the store full no task is evicted: a
+// 2026-07-28 call that would become a task is answered when it ends, and
+// a 2025-11-25 client asking for a task is told the store is full.
+func TestTaskStoreFull(t *testing.T) {
+	c := newTaskClient(t)
+	c.e.Tasks.Runner = &tasks.Runner{Store: &tasks.Memory{Max: 1}}
+	first := handle(t, c.call(extCaps, "slow", ""))
+	res := result(t, c.call(extCaps, "must", ""))
+	if res["resultType"] != "complete" || res["taskId"] != nil {
+		t.Fatalf("a call past the window with the store full: %v", res)
+	}
+	if got := result(t, c.taskDo(mcp.MethodTasksGet, extCaps, first, "")); got["status"] != "working" {
+		t.Fatalf("the live task: %v", got)
+	}
+	l := &taskClient{client: newClient(t), ns: c.ns}
+	l.e = c.e
+	l.initialize("2025-11-25")
+	e := rpcError(t, l.do(mcp.MethodToolsCall, `{"name":"must","arguments":{},"task":{}}`))
+	if e.Code != jsonrpc.InternalError || !strings.Contains(e.Message, "full") {
+		t.Fatalf("a 2025-11-25 task with the store full: %d %s", e.Code, e.Message)
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tasks"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
@@ -24,12 +26,15 @@ type Config struct {
 	// HTTP holds the Streamable HTTP endpoint's limits; its zero fields
 	// take streamhttp's defaults, and a nil Logger is Log.
 	HTTP streamhttp.Options
+	// Tasks are how the edge holds tasks (zero: its defaults).
+	Tasks edge.TaskOptions
 }
 
 func (c Config) edge() *edge.Edge {
 	return &edge.Edge{
 		Server: &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs},
 		Log:    c.Log,
+		Tasks:  c.Tasks,
 	}
 }
 
@@ -57,4 +62,12 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	h := streamhttp.New(e, opt)
 	defer h.Close()
 	return streamhttp.ListenAndServe(ctx, addr, h, ready)
+}
+
+// TaskOptions are the edge's task settings from a config's mcpx block.
+func TaskOptions(t config.TaskSettings) edge.TaskOptions {
+	return edge.TaskOptions{
+		Runner: &tasks.Runner{Store: &tasks.Memory{Max: t.Max}, TTL: t.TTL},
+		Eager:  t.Eager, After: t.After,
+	}
 }
