@@ -597,6 +597,8 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	cp := *p
 	cp.Task = nil
 	d.params = &cp
+	e.taskSessions().m.Store(rec.ID, c.sess)
+	d.sink = e.sessionSink(c.sess, rec.ID)
 	done := make(chan outcome, 1)
 	go func() {
 		r, err := inner(e, d)

@@ -3,7 +3,9 @@ package edge_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/testkit/closedworld"
@@ -164,4 +167,64 @@ func TestLegacyTaskIsolationHTTP(t *testing.T) {
 	if m := alice.post(mcp.MethodTasksCancel, `{"taskId":"`+id+`"}`); m.Error != nil || !strings.Contains(string(m.Result), `"cancelled"`) {
 		t.Fatalf("alice's cancel: %+v %s", m.Error, m.Result)
 	}
+}
+
+// TestLegacyTaskStreamQuestions: a 2025-11-25 task's question goes on the
+// session's unasked stream tagged with related-task (the call's own
+// stream ended with {task}); the answer reaches the call, and each status
+// change is told there as notifications/tasks/status, closed-world valid.
+func TestLegacyTaskStreamQuestions(t *testing.T) {
+	c := newTaskClient(t)
+	r := c.do("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`)
+	if r.Msg.Error != nil {
+		t.Fatal(r.Msg.Error)
+	}
+	got := make(chan *jsonrpc.Message, 16)
+	defer c.e.Attach(c.sess, func(m *jsonrpc.Message) { got <- m })()
+	res := result(t, c.do(mcp.MethodToolsCall, `{"name":"asks_legacy","arguments":{},"task":{}}`))
+	id := res["task"].(map[string]any)["taskId"].(string)
+	var statuses []string
+	deadline := time.After(5 * time.Second)
+	for done := false; !done; {
+		select {
+		case m := <-got:
+			switch {
+			case m.IsRequest():
+				var p struct {
+					Meta map[string]struct{ TaskID string } `json:"_meta"`
+				}
+				_ = json.Unmarshal(m.Params, &p)
+				if m.Method != mcp.MethodElicitationCreate || p.Meta["io.modelcontextprotocol/related-task"].TaskID != id {
+					t.Fatalf("question on the stream: %s %s", m.Method, m.Params)
+				}
+				c.e.Handle(context.Background(), c.sess, edge.In{Msg: &jsonrpc.Message{JSONRPC: "2.0", ID: m.ID, Result: json.RawMessage(`{"action":"accept","content":{"ok":true}}`)}}, nil)
+			case m.Method == mcp.MethodNotificationsTasksStatus:
+				validLegacy(t, "TaskStatusNotification", mustMarshal(t, m))
+				var p struct{ TaskID, Status string }
+				_ = json.Unmarshal(m.Params, &p)
+				if p.TaskID == id {
+					statuses = append(statuses, p.Status)
+					done = p.Status == "completed" || p.Status == "failed"
+				}
+			}
+		case <-deadline:
+			t.Fatalf("no end; statuses %v", statuses)
+		}
+	}
+	if statuses[len(statuses)-1] != "completed" {
+		t.Fatalf("statuses %v", statuses)
+	}
+	payload := result(t, c.do(mcp.MethodTasksResult, `{"taskId":"`+id+`"}`))
+	if !strings.Contains(fmt.Sprint(payload["content"]), "legacy answered accept") {
+		t.Fatalf("tasks/result: %v", payload)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

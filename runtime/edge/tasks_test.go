@@ -46,6 +46,7 @@ func (n *taskToolsNS) ListTools(context.Context) ([]mcp.Tool, error) {
 		tool("quick", mcp.TaskSupportOptional), tool("slow", mcp.TaskSupportOptional), tool("must", mcp.TaskSupportRequired),
 		tool("plain", ""), tool("never", mcp.TaskSupportForbidden), tool("tool_error", mcp.TaskSupportOptional),
 		tool("rpc_error", mcp.TaskSupportOptional), tool("asks_early", mcp.TaskSupportOptional), tool("asks_late", mcp.TaskSupportOptional),
+		tool("asks_legacy", mcp.TaskSupportOptional),
 	}, nil
 }
 
@@ -109,6 +110,13 @@ func (n *taskToolsNS) CallTool(ctx context.Context, p *mcp.CallToolRequestParams
 			return nil, err
 		}
 		return text("early answered"), nil
+	case "asks_legacy":
+		r, err := server.Ask(ctx, mcp.MethodElicitationCreate, &mcp.ElicitRequestParams{Value: &mcp.ElicitRequestFormParams{
+			Message: "ok?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)}})
+		if err != nil {
+			return nil, err
+		}
+		return text("legacy answered " + string(r.(*mcp.ElicitResult).Action)), nil
 	case "asks_late":
 		if err := pause(ctx, pastAll); err != nil {
 			return nil, err
