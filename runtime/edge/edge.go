@@ -216,6 +216,7 @@ type call struct {
 	rev    mcp.Revision
 	meta   requestMeta
 	params any // pointer to the hub params type, or nil
+	raw    json.RawMessage // the params as sent, for what the hub type does not hold
 	id     json.RawMessage
 	sink   Sink
 }
@@ -274,7 +275,7 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
 		}
 	}
-	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
+	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink}
 	result, err := h(e, c)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it

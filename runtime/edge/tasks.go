@@ -607,3 +607,27 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	go e.follow(inner, d, rec.ID, done, cancel)
 	return taskHandle(rec), nil
 }
+
+// listenTasks refuses a subscriptions/listen that asks for task
+// notifications from a client that did not declare the extension on it
+// (SEP-2663: -32021, MUST). The hub's filter does not hold the
+// extension's member, so it is read from the params as sent, under both
+// the SEP's name (taskIds) and the extension schema's (tasksStatus).
+func (c *call) listenTasks() error {
+	var p struct {
+		Notifications map[string]json.RawMessage `json:"notifications"`
+	}
+	if json.Unmarshal(c.raw, &p) != nil {
+		return nil
+	}
+	asks := false
+	for _, k := range []string{"taskIds", "tasksStatus"} {
+		if v, ok := p.Notifications[k]; ok && string(v) != "null" && string(v) != "[]" {
+			asks = true
+		}
+	}
+	if !asks || c.declaresTasks() {
+		return nil
+	}
+	return errTasksUndeclared("a subscription to task notifications")
+}

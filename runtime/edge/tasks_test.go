@@ -442,3 +442,36 @@ func TestTaskStoreFull(t *testing.T) {
 		t.Fatalf("a 2025-11-25 task with the store full: %d %s", e.Code, e.Message)
 	}
 }
+
+// TestTaskListenUndeclared: a subscriptions/listen asking for task
+// notifications (taskIds, or the extension schema's tasksStatus) without
+// the extension on the request is -32021 before any stream opens; with
+// it, the listen is acknowledged.
+func TestTaskListenUndeclared(t *testing.T) {
+	c := newTaskClient(t)
+	for _, f := range []string{`"taskIds":["t1"]`, `"tasksStatus":["t1"]`} {
+		r := c.do(mcp.MethodSubscriptionsListen, `{`+modernMeta+`,"notifications":{`+f+`}}`)
+		if e := rpcError(t, r); e.Code != jsonrpc.MissingRequiredClientCapability || r.Status != http.StatusBadRequest {
+			t.Errorf("listen with %s: %d %s", f, e.Code, e.Message)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	acked := make(chan *jsonrpc.Message, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`"L"`), Method: mcp.MethodSubscriptionsListen,
+			Params: json.RawMessage(`{` + metaWith(extCaps) + `,"notifications":{"taskIds":["t1"]}}`)}
+		c.e.Handle(ctx, new(edge.Session), edge.In{Msg: m}, func(m *jsonrpc.Message) { acked <- m })
+	}()
+	select {
+	case m := <-acked:
+		if m.Method != mcp.MethodNotificationsSubscriptionsAcknowledged {
+			t.Fatalf("with the extension: %s", m.Method)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no acknowledgement")
+	}
+	cancel()
+	<-done
+}
