@@ -215,7 +215,7 @@ type call struct {
 	sess   *Session
 	rev    mcp.Revision
 	meta   requestMeta
-	params any // pointer to the hub params type, or nil
+	params any             // pointer to the hub params type, or nil
 	raw    json.RawMessage // the params as sent, for what the hub type does not hold
 	id     json.RawMessage
 	sink   Sink
