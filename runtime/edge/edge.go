@@ -100,6 +100,7 @@ type Edge struct {
 
 	// Tasks are the task settings (tasks.go).
 	Tasks TaskOptions
+	tasks taskState
 
 	lists     listCache
 	params    paramCache

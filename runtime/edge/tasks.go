@@ -53,14 +53,23 @@ const (
 	DefaultTaskAfter = 10 * time.Second
 )
 
-var defaultRunners sync.Map // *Edge -> *tasks.Runner, for an Edge whose Tasks.Runner is nil
+// taskState is what the edge keeps of tasks besides the runner's
+// records: the runner made for a zero TaskOptions, and the legacy tasks'
+// sessions (tasks_legacy.go).
+type taskState struct {
+	once     sync.Once
+	runner   *tasks.Runner
+	sessions taskSessions
+}
 
 func (e *Edge) runner() *tasks.Runner {
-	if e.Tasks.Runner != nil {
-		return e.Tasks.Runner
-	}
-	r, _ := defaultRunners.LoadOrStore(e, &tasks.Runner{})
-	return r.(*tasks.Runner)
+	e.tasks.once.Do(func() {
+		e.tasks.runner = e.Tasks.Runner
+		if e.tasks.runner == nil {
+			e.tasks.runner = &tasks.Runner{}
+		}
+	})
+	return e.tasks.runner
 }
 
 func (e *Edge) eager() time.Duration {

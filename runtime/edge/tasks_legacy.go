@@ -22,11 +22,8 @@ type taskSessions struct {
 	m    sync.Map // task id -> *Session
 }
 
-var legacyTaskSessions sync.Map // *Edge -> *taskSessions
-
 func (e *Edge) taskSessions() *taskSessions {
-	v, _ := legacyTaskSessions.LoadOrStore(e, &taskSessions{})
-	ts := v.(*taskSessions)
+	ts := &e.tasks.sessions
 	ts.once.Do(func() { e.runner().OnChange(e.taskChanged) })
 	return ts
 }
