@@ -60,6 +60,12 @@ type taskState struct {
 	once     sync.Once
 	runner   *tasks.Runner
 	sessions taskSessions
+
+	// The tools' task support by name, for one version of the tool list.
+	mu             sync.Mutex
+	support        map[string]mcp.TaskSupport
+	supportVersion uint64
+	supportOK      bool
 }
 
 func (e *Edge) runner() *tasks.Runner {
@@ -145,21 +151,51 @@ func errTasksUndeclared(what string) error {
 
 // taskSupport is the tool's execution.taskSupport as the namespace lists
 // it; "" when the tool declares none or is not listed (the call then says
-// what is wrong).
+// what is wrong). A namespace that reports its version has its tool list
+// read once per version, in the same listing as the Mcp-Param headers
+// (params.go).
 func (e *Edge) taskSupport(ctx context.Context, name string) mcp.TaskSupport {
+	if v, versioned := e.Server.NS.(server.Versioned); versioned {
+		for range 2 { // a list that changed meanwhile is read again once
+			version := v.Version()
+			st := &e.tasks
+			st.mu.Lock()
+			byTool, ok := st.support, st.supportOK && st.supportVersion == version
+			st.mu.Unlock()
+			if ok {
+				return byTool[name]
+			}
+			e.ParamHeaders(ctx, name) // lists the tools and notes their support
+		}
+	}
 	tools, err := e.Server.NS.ListTools(ctx)
 	if err != nil {
 		return ""
 	}
+	return supportByTool(tools)[name]
+}
+
+// supportByTool is each listed tool's execution.taskSupport.
+func supportByTool(tools []mcp.Tool) map[string]mcp.TaskSupport {
+	byTool := map[string]mcp.TaskSupport{}
 	for i := range tools {
-		if tools[i].Name == name {
-			if x := tools[i].Execution; x != nil {
-				return x.TaskSupport
-			}
-			return ""
+		if x := tools[i].Execution; x != nil && x.TaskSupport != "" {
+			byTool[tools[i].Name] = x.TaskSupport
+		} else {
+			delete(byTool, tools[i].Name) // a later tool of the same name declares none
 		}
 	}
-	return ""
+	return byTool
+}
+
+// noteTaskSupport keeps the tools' task support of this version of the
+// tool list (ParamHeaders calls it with each listing it makes).
+func (e *Edge) noteTaskSupport(version uint64, tools []mcp.Tool) {
+	byTool := supportByTool(tools)
+	st := &e.tasks
+	st.mu.Lock()
+	st.support, st.supportVersion, st.supportOK = byTool, version, true
+	st.mu.Unlock()
 }
 
 // owner is who a task started by c belongs to: the legacy session, or
