@@ -29,9 +29,9 @@ type taskToolsNS struct {
 }
 
 const (
-	testEager = 40 * time.Millisecond
-	testAfter = 150 * time.Millisecond
-	pastAll   = 400 * time.Millisecond // longer than either window
+	testEager = 200 * time.Millisecond
+	testAfter = 500 * time.Millisecond
+	pastAll   = time.Second // longer than either window
 )
 
 func (n *taskToolsNS) ListTools(context.Context) ([]mcp.Tool, error) {
