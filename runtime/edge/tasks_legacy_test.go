@@ -228,3 +228,58 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 	}
 	return b
 }
+
+// TestTaskMcpNameHTTP: over Streamable HTTP, tasks/get's Mcp-Name mirrors
+// params.taskId: a contradicting one is -32020 (HTTP 400), a matching one
+// or none is served.
+func TestTaskMcpNameHTTP(t *testing.T) {
+	c := newTaskClient(t)
+	h := streamhttp.New(c.e, streamhttp.Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	send := func(method, name, params string) (int, *jsonrpc.Message) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", bytes.NewBufferString(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			sc := bufio.NewScanner(bytes.NewReader(raw))
+			for sc.Scan() {
+				if line := sc.Text(); strings.HasPrefix(line, "data:") {
+					raw = []byte(strings.TrimSpace(strings.TrimPrefix(line, "data:")))
+				}
+			}
+		}
+		var m jsonrpc.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: %v in %q", method, err, raw)
+		}
+		return resp.StatusCode, &m
+	}
+	_, m := send(mcp.MethodToolsCall, "must", `{`+metaWith(extCaps)+`,"name":"must","arguments":{}}`)
+	var h2 struct{ TaskID string }
+	if m.Error != nil || json.Unmarshal(m.Result, &h2) != nil || h2.TaskID == "" {
+		t.Fatalf("task: %+v %s", m.Error, m.Result)
+	}
+	get := `{` + metaWith(extCaps) + `,"taskId":"` + h2.TaskID + `"}`
+	if status, m := send(mcp.MethodTasksGet, "someone-else", get); status != http.StatusBadRequest || m.Error == nil || m.Error.Code != jsonrpc.HeaderMismatch {
+		t.Fatalf("contradicting Mcp-Name: %d %+v", status, m.Error)
+	}
+	for _, name := range []string{h2.TaskID, ""} {
+		if status, m := send(mcp.MethodTasksGet, name, get); status != http.StatusOK || m.Error != nil {
+			t.Fatalf("Mcp-Name %q: %d %+v", name, status, m.Error)
+		}
+	}
+}
