@@ -84,6 +84,9 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 	}
 	defer c.sess.forget(id)
 	c.sink(jsonrpc.Request(id, method, raw))
+	if c.asking != nil {
+		defer c.asking()()
+	}
 
 	t := time.NewTimer(e.askTimeout())
 	defer t.Stop()

@@ -218,6 +218,10 @@ type call struct {
 	meta   requestMeta
 	params any             // pointer to the hub params type, or nil
 	raw    json.RawMessage // the params as sent, for what the hub type does not hold
+	// asking, when set, is told a question to the client is waiting for
+	// its answer, and the function it returns when it no longer is (a
+	// 2025-11-25 task shows input_required meanwhile: tasks_legacy.go).
+	asking func() func()
 	id     json.RawMessage
 	sink   Sink
 }

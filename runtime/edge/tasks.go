@@ -644,6 +644,12 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	d.params = &cp
 	e.taskSessions().m.Store(rec.ID, c.sess)
 	d.sink = e.sessionSink(c.sess, rec.ID)
+	id := rec.ID
+	d.asking = func() func() {
+		ctx := context.WithoutCancel(d.ctx)
+		e.runner().Waiting(ctx, id, true)
+		return func() { e.runner().Waiting(ctx, id, false) }
+	}
 	done := make(chan outcome, 1)
 	go func() {
 		r, err := inner(e, d)

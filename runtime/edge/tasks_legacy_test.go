@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,7 +173,9 @@ func TestLegacyTaskIsolationHTTP(t *testing.T) {
 // TestLegacyTaskStreamQuestions: a 2025-11-25 task's question goes on the
 // session's unasked stream tagged with related-task (the call's own
 // stream ended with {task}); the answer reaches the call, and each status
-// change is told there as notifications/tasks/status, closed-world valid.
+// change (input_required while the question waits, working again, then
+// completed) is told there as notifications/tasks/status, closed-world
+// valid.
 func TestLegacyTaskStreamQuestions(t *testing.T) {
 	c := newTaskClient(t)
 	r := c.do("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`)
@@ -211,8 +214,8 @@ func TestLegacyTaskStreamQuestions(t *testing.T) {
 			t.Fatalf("no end; statuses %v", statuses)
 		}
 	}
-	if statuses[len(statuses)-1] != "completed" {
-		t.Fatalf("statuses %v", statuses)
+	if want := []string{"input_required", "working", "completed"}; len(statuses) < 3 || !slices.Equal(statuses[len(statuses)-3:], want) {
+		t.Fatalf("statuses %v, want them to end %v", statuses, want)
 	}
 	payload := result(t, c.do(mcp.MethodTasksResult, `{"taskId":"`+id+`"}`))
 	if !strings.Contains(fmt.Sprint(payload["content"]), "legacy answered accept") {
@@ -281,5 +284,23 @@ func TestTaskMcpNameHTTP(t *testing.T) {
 		if status, m := send(mcp.MethodTasksGet, name, get); status != http.StatusOK || m.Error != nil {
 			t.Fatalf("Mcp-Name %q: %d %+v", name, status, m.Error)
 		}
+	}
+}
+
+// TestTaskNoFlavour: a client of a revision without tasks (2025-06-18)
+// calling a tool that supports them, even one that requires them, is
+// answered when the call ends; a 2026-07-28 client's legacy task member
+// on a sync-only tool is ignored (SEP-2663: MUST).
+func TestTaskNoFlavour(t *testing.T) {
+	c := newTaskClient(t)
+	c.initialize("2025-06-18")
+	r := c.do(mcp.MethodToolsCall, `{"name":"must","arguments":{},"task":{"ttl":1000}}`)
+	if res := result(t, r); res["task"] != nil || res["content"] == nil {
+		t.Fatalf("2025-06-18: %s", r.Msg.Result)
+	}
+	m := newTaskClient(t)
+	res := result(t, m.call(extCaps, "never", `,"task":{"ttl":60000}`))
+	if res["resultType"] != "complete" || res["taskId"] != nil {
+		t.Fatalf("2026-07-28 with a task member: %v", res)
 	}
 }

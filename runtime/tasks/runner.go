@@ -377,3 +377,24 @@ func (r *Runner) Expire(ctx context.Context) error {
 	}
 	return err
 }
+
+// Waiting marks a task whose call waits for an answer it asked for
+// outside the runner (a 2025-11-25 client's question, sent as a request):
+// input_required while waiting, working again after; a task that ended
+// stays as it is.
+func (r *Runner) Waiting(ctx context.Context, id string, waiting bool) {
+	status := mcp.TaskStatusWorking
+	if waiting {
+		status = mcp.TaskStatusInputRequired
+	}
+	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
+		if rec.Terminal() || rec.Status == status {
+			return ErrTerminal // nothing to change
+		}
+		rec.Status, rec.LastUpdatedAt = status, r.now().UTC()
+		return nil
+	})
+	if err == nil {
+		r.notify(rec)
+	}
+}
