@@ -34,7 +34,7 @@ type Entry struct {
 }
 
 // OverlayKinds lists the kinds of entry overlay.json may hold.
-var OverlayKinds = []string{"open", "meta-key", "rename", "removed", "nest", "fallback", "keep-if", "add-meta", "route"}
+var OverlayKinds = []string{"open", "meta-key", "rename", "removed", "nest", "fallback", "keep-if", "add-meta", "add-result-type", "route"}
 
 // ParseOverlay reads and checks an overlay document: every entry has a
 // known kind and a reason.

@@ -52,6 +52,11 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	logFormat := fs.String("log-format", "text", "mcpx's own log on standard error: text or json")
 	logLevel := fs.String("log-level", "info", "the least level logged: debug, info, warn or error (at info: one line per upstream event, none per successful call)")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
+	var taskFlags config.TaskSettings
+	fs.DurationVar(&taskFlags.Eager, "task-eager", 0, "how long a call of a tool that supports tasks may run before a 2026-07-28 client gets a task for it; overrides mcpx.taskEager (0: 250ms)")
+	fs.DurationVar(&taskFlags.After, "task-after", 0, "the same for a tool that declares no task support; overrides mcpx.taskAfter (0: 10s)")
+	fs.DurationVar(&taskFlags.TTL, "task-ttl", 0, "how long a task is kept from its creation; overrides mcpx.taskTTL (0: 1h)")
+	fs.IntVar(&taskFlags.Max, "max-tasks", 0, "tasks held at once; when full none is evicted and new ones are refused; overrides mcpx.maxTasks (0: 1024)")
 	listen, adminAddr := "", ""
 	var limits streamhttp.Options
 	if cmd == "serve" {
@@ -77,6 +82,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcpx %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return 2
+	}
+	if err := checkTaskFlags(taskFlags); err != nil {
+		fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
 		return 2
 	}
 	if *configFile != "" && flagSet(fs, "builtin") {
@@ -148,6 +157,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	c := host.Config{Info: info, TTLMs: 60_000, Log: log, HTTP: limits}
 	what := "the " + *builtin + " namespace"
 	var cfg *config.Config
+	c.Tasks = host.TaskOptions(taskFlags)
 	if *configFile != "" {
 		if cfg, err = config.Load(*configFile); err != nil {
 			fmt.Fprintln(stderr, err)
@@ -195,6 +205,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			}
 			c.Access = cfg.Access
 		}
+		c.Tasks = host.TaskOptions(withTaskFlags(cfg.Tasks, taskFlags))
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;
 		// a bad key is refused at startup, as with a config.
@@ -271,4 +282,37 @@ func startCPUProfile(file string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// checkTaskFlags refuses a task flag below zero (0 is the default).
+func checkTaskFlags(f config.TaskSettings) error {
+	switch {
+	case f.Eager < 0:
+		return fmt.Errorf("--task-eager %v: must be more than zero", f.Eager)
+	case f.After < 0:
+		return fmt.Errorf("--task-after %v: must be more than zero", f.After)
+	case f.TTL < 0:
+		return fmt.Errorf("--task-ttl %v: must be more than zero", f.TTL)
+	case f.Max < 0:
+		return fmt.Errorf("--max-tasks %d: must be at least 1", f.Max)
+	}
+	return nil
+}
+
+// withTaskFlags is the config's task settings with each flag given (not
+// 0) in its place.
+func withTaskFlags(cfg, flags config.TaskSettings) config.TaskSettings {
+	if flags.Eager > 0 {
+		cfg.Eager = flags.Eager
+	}
+	if flags.After > 0 {
+		cfg.After = flags.After
+	}
+	if flags.TTL > 0 {
+		cfg.TTL = flags.TTL
+	}
+	if flags.Max > 0 {
+		cfg.Max = flags.Max
+	}
+	return cfg
 }

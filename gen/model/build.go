@@ -232,10 +232,22 @@ func (b *builder) object(s *jsonschema.Schema, hint, loc string) *Type {
 	b.types[name] = t
 	b.defs[s] = t
 	b.fields(t, s)
-	if b.overlay.Lookup("add-meta", name, b.rev) != nil && t.Field("_meta") == nil {
+	b.addMembers(t)
+	return t
+}
+
+// addMembers adds the members the overlay says t carries although its
+// schema leaves them out: _meta on request params (add-meta), resultType
+// on a result (add-result-type, the tasks extension's results, which do
+// not extend the core Result).
+func (b *builder) addMembers(t *Type) {
+	if b.overlay.Lookup("add-meta", t.Name, b.rev) != nil && t.Field("_meta") == nil {
 		t.addField(&Field{Wire: "_meta", Name: "Meta", Type: tMeta, Doc: "Request metadata; see the overlay entry for why the schema lacks it."})
 	}
-	return t
+	if b.overlay.Lookup("add-result-type", t.Name, b.rev) != nil && t.Field("resultType") == nil {
+		t.addField(&Field{Wire: "resultType", Name: "ResultType", Type: tString, Required: true,
+			Doc: "Indicates how the client is to parse the result, as the core Result's member does; see the overlay entry for why the schema lacks it."})
+	}
 }
 
 func isEmptySchema(s *jsonschema.Schema) bool {
@@ -296,6 +308,7 @@ func (b *builder) allOf(s *jsonschema.Schema, hint, loc string) *Type {
 		}
 		b.fields(t, br)
 	}
+	b.addMembers(t)
 	return t
 }
 

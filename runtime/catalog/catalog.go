@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -367,7 +368,8 @@ func isProtocolError(err error) bool {
 	var notFound *server.ResourceNotFoundError
 	return errors.Is(err, server.ErrUnsupported) || errors.Is(err, server.ErrUnknownTool) ||
 		errors.Is(err, server.ErrUnknownPrompt) || errors.As(err, &invalid) || errors.As(err, &notFound) ||
-		errors.As(err, new(*server.MissingCapabilityError)) || errors.As(err, new(*server.InputRequired))
+		errors.As(err, new(*server.MissingCapabilityError)) || errors.As(err, new(*server.InputRequired)) ||
+		errors.As(err, new(*jsonrpc.Error)) // a handler's own JSON-RPC error (the fixture's protocol_error_job)
 }
 
 // ListResources returns the fixed resources in the order they were added.

@@ -145,6 +145,25 @@ type Config struct {
 	// Commands are "mcpx.commands", sorted by namespace: tools mcpx makes
 	// from command-line programs.
 	Commands []CommandSet
+	// Tasks are the task settings of the mcpx block (taskEager,
+	// taskAfter, taskTTL, maxTasks); each 0 when not set (the edge's and
+	// the task store's defaults).
+	Tasks TaskSettings
+}
+
+// TaskSettings are how mcpx holds tasks for its clients.
+type TaskSettings struct {
+	// Eager is "mcpx.taskEager": how long a call of a tool that supports
+	// tasks may take to finish, or ask its first question, before a
+	// 2026-07-28 client gets a task for it.
+	Eager time.Duration
+	// After is "mcpx.taskAfter": the same for a tool that declares no
+	// task support.
+	After time.Duration
+	// TTL is "mcpx.taskTTL": how long a task is kept from its creation.
+	TTL time.Duration
+	// Max is "mcpx.maxTasks": how many tasks mcpx holds at once.
+	Max int
 }
 
 // Server is one upstream server and how mcpx fronts it.
@@ -432,6 +451,10 @@ func (p *parser) parse(data []byte) (*Config, error) {
 			Discovery   bool                     `json:"discovery"`
 			OpenAPI     map[string]rawOpenAPI    `json:"openapi"`
 			Commands    map[string]rawCommandSet `json:"commands"`
+			TaskEager   string                   `json:"taskEager"`
+			TaskAfter   string                   `json:"taskAfter"`
+			TaskTTL     string                   `json:"taskTTL"`
+			MaxTasks    int                      `json:"maxTasks"`
 		} `json:"mcpx"`
 	}
 	if err := json.Unmarshal(std, &file); err != nil {
@@ -466,6 +489,28 @@ func (p *parser) parse(data []byte) (*Config, error) {
 		}
 	}
 	c.MaxParked = file.MCPX.MaxParked
+	for _, d := range []struct {
+		key, value string
+		into       *time.Duration
+	}{
+		{"taskEager", file.MCPX.TaskEager, &c.Tasks.Eager},
+		{"taskAfter", file.MCPX.TaskAfter, &c.Tasks.After},
+		{"taskTTL", file.MCPX.TaskTTL, &c.Tasks.TTL},
+	} {
+		if d.value == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.value)
+		switch {
+		case err != nil:
+			p.add("/mcpx/"+d.key, "must be a duration such as \"250ms\", \"10s\" or \"1h\"")
+		case v <= 0:
+			p.add("/mcpx/"+d.key, "must be more than zero")
+		default:
+			*d.into = v
+		}
+	}
+	c.Tasks.Max = file.MCPX.MaxTasks
 	for name, msg := range entries {
 		var r raw
 		if err := json.Unmarshal(msg, &r); err != nil {

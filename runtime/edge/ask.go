@@ -89,6 +89,9 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 	}
 	defer c.sess.forget(id)
 	c.sink(jsonrpc.Request(id, method, raw))
+	if c.asking != nil {
+		defer c.asking()()
+	}
 
 	t := time.NewTimer(e.askTimeout())
 	defer t.Stop()
@@ -297,6 +300,9 @@ type askCount struct {
 
 // begin counts one more question, or reports false once the call settled.
 func (a *askCount) begin() bool {
+	if a == nil {
+		return true
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ended {
@@ -307,6 +313,9 @@ func (a *askCount) begin() bool {
 }
 
 func (a *askCount) end() {
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.n--
@@ -320,7 +329,10 @@ func (a *askCount) end() {
 // call c to have ended (their notifications/cancelled given to its sink);
 // none begins after.
 func (c *call) settleAsks() {
-	a := &c.asks
+	a := c.asks
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	a.ended = true
 	if a.n == 0 {

@@ -78,6 +78,9 @@ func (e *Edge) changes() bool {
 // when the namespace tells of changes (the edge then delivers them).
 func (e *Edge) capabilities() mcp.ServerCapabilities {
 	caps := e.Server.Capabilities()
+	if caps.Tools != nil {
+		caps = taskCapabilities(caps) // tasks.go: mcpx holds tasks for every tool call
+	}
 	if !e.changes() {
 		return caps
 	}

@@ -21,26 +21,24 @@ func (taskNS) GetTask(_ context.Context, p *mcp.GetTaskRequestParams) (*mcp.GetT
 	return &mcp.GetTaskResult{TaskID: p.TaskID, Status: mcp.TaskStatusWorking, CreatedAt: "2026-01-01T00:00:00Z", LastUpdatedAt: "2026-01-01T00:00:00Z", TTLMs: mcp.Ptr(1000.0)}, nil
 }
 
-// TestDispatchToHandlerInterface: a client request goes through the
-// generated dispatch to the namespace's handler for it, with no edge or
-// server code for the method; a namespace without the handler is method
-// not found (-32601, HTTP 404 for 2026-07-28), as for a method mcpx does
-// not know.
-func TestDispatchToHandlerInterface(t *testing.T) {
-	params := `{` + modernMeta + `,"taskId":"t1"}`
+// TestTaskMethodsAreTheEdges: mcpx holds every task a client sees, so
+// tasks/get is the edge's own (route local), never the namespace's: a
+// namespace's GetTask handler is not consulted. Without the extension on
+// the request it is -32021 (HTTP 400); with it, an id mcpx did not hand
+// out is -32602.
+func TestTaskMethodsAreTheEdges(t *testing.T) {
 	c := newClient(t)
-	r := c.do(mcp.MethodTasksGet, params)
-	if e := rpcError(t, r); e.Code != jsonrpc.MethodNotFound || r.Status != http.StatusNotFound || !strings.Contains(e.Message, "not served by mcpx") {
-		t.Fatalf("tasks/get without a handler: %d %q status %d", e.Code, e.Message, r.Status)
-	}
-
-	c = newClient(t)
 	c.e = &edge.Edge{Server: &server.Server{NS: taskNS{}, Info: mcp.Implementation{Name: "mcpx-test", Version: "0.0.1"}}}
-	r = c.do(mcp.MethodTasksGet, params)
-	if got := result(t, r); got["taskId"] != "t1" || got["status"] != "working" {
-		t.Fatalf("tasks/get with a handler: %v", got)
+	r := c.do(mcp.MethodTasksGet, `{`+modernMeta+`,"taskId":"t1"}`)
+	if e := rpcError(t, r); e.Code != jsonrpc.MissingRequiredClientCapability || r.Status != http.StatusBadRequest || !strings.Contains(e.Message, "io.modelcontextprotocol/tasks") {
+		t.Fatalf("tasks/get without the extension: %d %q status %d", e.Code, e.Message, r.Status)
 	}
-	// Not closed-world checked: the 2026-07-28 envelope adds _meta
-	// (serverInfo) to every result, which the tasks extension's
-	// GetTaskResult does not declare; tasks are not served yet.
+	withExt := strings.Replace(modernMeta, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, 1)
+	if withExt == modernMeta {
+		t.Fatal("modernMeta changed shape; fix the test")
+	}
+	r = c.do(mcp.MethodTasksGet, `{`+withExt+`,"taskId":"t1"}`)
+	if e := rpcError(t, r); e.Code != jsonrpc.InvalidParams || !strings.Contains(e.Message, "unknown task") {
+		t.Fatalf("tasks/get of a task the namespace, not mcpx, knows: %d %q", e.Code, e.Message)
+	}
 }

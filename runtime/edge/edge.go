@@ -103,6 +103,9 @@ type Edge struct {
 	// Observer is told of every client request (metrics, traces); nil
 	// observes nothing. Set it before serving.
 	Observer observe.Observer
+	// Tasks are the task settings (tasks.go).
+	Tasks TaskOptions
+	tasks taskState
 
 	lists     listCache
 	params    paramCache
@@ -218,10 +221,15 @@ type call struct {
 	sess   *Session
 	rev    mcp.Revision
 	meta   requestMeta
-	params any // pointer to the hub params type, or nil
+	params any             // pointer to the hub params type, or nil
+	raw    json.RawMessage // the params as sent, for what the hub type does not hold
+	// asking, when set, is told a question to the client is waiting for
+	// its answer, and the function it returns when it no longer is (a
+	// 2025-11-25 task shows input_required meanwhile: tasks_legacy.go).
+	asking func() func()
 	id     json.RawMessage
 	sink   Sink
-	asks   askCount // its questions in flight (ask.go)
+	asks   *askCount // its questions in flight (ask.go); nil counts none
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -300,7 +308,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (rep
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
 		}
 	}
-	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
+	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, asks: new(askCount)}
 	result, err := h(e, c)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		// Its questions' notifications/cancelled go before its stream ends.

@@ -166,6 +166,9 @@ func (e *Edge) listen(c *call) (any, error) {
 	if c.sink == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "this transport cannot hold a subscription stream")
 	}
+	if err := c.listenTasks(); err != nil {
+		return nil, err // tasks.go
+	}
 	p, _ := c.params.(*mcp.SubscriptionsListenRequestParams)
 	if p == nil {
 		p = &mcp.SubscriptionsListenRequestParams{}

@@ -48,6 +48,7 @@ func (e *Edge) ParamHeaders(ctx context.Context, tool string) []ParamHeader {
 	}
 	if versioned {
 		e.params.put(version, byTool)
+		e.noteTaskSupport(version, tools) // tasks.go: one listing serves both
 	}
 	return byTool[tool]
 }

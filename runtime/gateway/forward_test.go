@@ -98,9 +98,10 @@ func TestForwardThroughServer(t *testing.T) {
 			t.Errorf("Handle(%s): %v, want ErrNoHandler", m, err)
 		}
 	}
-	// By task id: declared, not routed yet.
-	if _, err := s.Handle(ctx, mcp.MethodTasksGet, &mcp.GetTaskRequestParams{TaskID: "t"}); !errors.Is(err, server.ErrUnsupported) {
-		t.Errorf("Handle(tasks/get): %v, want ErrUnsupported", err)
+	// The task methods are mcpx's own (route local: the edge holds every
+	// task a client sees), never forwarded.
+	if _, err := s.Handle(ctx, mcp.MethodTasksGet, &mcp.GetTaskRequestParams{TaskID: "t"}); !errors.Is(err, mcp.ErrNoHandler) {
+		t.Errorf("Handle(tasks/get): %v, want ErrNoHandler", err)
 	}
 }
 

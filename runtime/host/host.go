@@ -12,10 +12,12 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/metrics"
 	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tasks"
 	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
@@ -43,6 +45,8 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Observer, if set, is told of every client request too (traces).
 	Observer observe.Observer
+	// Tasks are how the edge holds tasks (zero: its defaults).
+	Tasks edge.TaskOptions
 }
 
 func (c Config) edge() *edge.Edge {
@@ -54,6 +58,7 @@ func (c Config) edge() *edge.Edge {
 		Server:   &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs, Access: c.access()},
 		Log:      c.Log,
 		Observer: observe.Tee(m, c.Observer),
+		Tasks:    c.Tasks,
 	}
 }
 
@@ -144,4 +149,12 @@ func loopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// TaskOptions are the edge's task settings from a config's mcpx block.
+func TaskOptions(t config.TaskSettings) edge.TaskOptions {
+	return edge.TaskOptions{
+		Runner: &tasks.Runner{Store: &tasks.Memory{Max: t.Max}, TTL: t.TTL},
+		Eager:  t.Eager, After: t.After,
+	}
 }

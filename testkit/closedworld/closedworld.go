@@ -172,7 +172,7 @@ func load(dir string, overlay []byte) (*Validator, error) {
 	}
 
 	for _, s := range m.Schemas {
-		d, err := loadDocument(c, dir, s)
+		d, err := loadDocument(c, dir, s, addedResultTypes(ov, s.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +187,7 @@ func load(dir string, overlay []byte) (*Validator, error) {
 				continue
 			}
 			if d == nil {
-				if d, err = loadDocument(c, dir, s); err != nil {
+				if d, err = loadDocument(c, dir, s, addedResultTypes(ov, id)); err != nil {
 					return nil, err
 				}
 			}
@@ -234,8 +234,76 @@ func load(dir string, overlay []byte) (*Validator, error) {
 	return v, nil
 }
 
-// loadDocument reads one verified schema file and registers it with c.
-func loadDocument(c *jsonschema.Compiler, dir string, s schemas.Schema) (*document, error) {
+// addedResultTypes names the definitions an add-result-type entry of the
+// overlay gives resultType in rev.
+func addedResultTypes(ov *schemas.Overlay, rev string) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range ov.Entries {
+		if e.Kind == "add-result-type" && e.Covers(rev) {
+			out[e.At] = true
+		}
+	}
+	return out
+}
+
+// addResultType declares a required string resultType on every object of
+// the definition node (through allOf, anyOf and oneOf, not $refs): the
+// overlay says the tasks extension's results carry it (the core Result's
+// member) although the schema leaves it out. The generator adds the same
+// member to the hub from the same entry. The extension's schema also
+// intersects an open Result base (declaring _meta) with task shapes closed
+// by "additionalProperties": false, which rejects the base's own members;
+// a closed object below an allOf therefore admits what its sibling
+// branches declare, which is what the intersection means.
+func addResultType(node any, siblings map[string]any) {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		if _, has := props["resultType"]; !has {
+			props["resultType"] = map[string]any{"type": "string"}
+		}
+		req, _ := m["required"].([]any)
+		m["required"] = append(req, "resultType")
+		if m["additionalProperties"] == false {
+			for k, v := range siblings {
+				if _, has := props[k]; !has {
+					props[k] = v
+				}
+			}
+		}
+	}
+	if list, ok := m["allOf"].([]any); ok {
+		pooled := map[string]any{}
+		for k, v := range siblings {
+			pooled[k] = v
+		}
+		for _, b := range list {
+			if bm, ok := b.(map[string]any); ok {
+				if props, ok := bm["properties"].(map[string]any); ok {
+					for k, v := range props {
+						pooled[k] = v
+					}
+				}
+			}
+		}
+		for _, b := range list {
+			addResultType(b, pooled)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if list, ok := m[k].([]any); ok {
+			for _, b := range list {
+				addResultType(b, siblings)
+			}
+		}
+	}
+}
+
+// loadDocument reads one verified schema file and registers it with c,
+// with resultType added to the definitions named in resultTypes.
+func loadDocument(c *jsonschema.Compiler, dir string, s schemas.Schema, resultTypes map[string]bool) (*document, error) {
 	b, err := schemas.Read(dir, s)
 	if err != nil {
 		return nil, err
@@ -262,6 +330,13 @@ func loadDocument(c *jsonschema.Compiler, dir string, s schemas.Schema) (*docume
 	}
 	if d.defs, ok = root[d.defsKey].(map[string]any); !ok {
 		return nil, fmt.Errorf("schema %s: no %q object", s.ID, d.defsKey)
+	}
+	for name := range resultTypes {
+		def, ok := d.defs[name]
+		if !ok {
+			continue
+		}
+		addResultType(def, nil)
 	}
 	if err := c.AddResource(d.url, raw); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", s.ID, err)

@@ -177,18 +177,17 @@ func TestValidate(t *testing.T) {
 		same(`{`+taskFields+`,"ttl":null,"pollIntervalMs":500}`), false, "/pollIntervalMs: member not declared")
 
 	add("the tasks extension's Task", modern, "Task", same(`{`+taskFields+`,"ttlMs":60000,"pollIntervalMs":500}`), true, "")
-	add("the tasks extension's CreateTaskResult", modern, "CreateTaskResult", same(`{`+taskFields+`,"ttlMs":null}`), true, "")
+	// The extension's results carry resultType by the overlay
+	// (add-result-type), which the validator reads as the generator does.
+	add("the tasks extension's CreateTaskResult", modern, "CreateTaskResult", same(`{"resultType":"task",`+taskFields+`,"ttlMs":null,"_meta":{"com.example/x":1}}`), true, "")
+	add("the tasks extension's CreateTaskResult needs resultType", modern, "CreateTaskResult", same(`{`+taskFields+`,"ttlMs":null}`), false, "missing property 'resultType'")
 	add("the tasks extension's GetTaskResult (completed)", modern, "GetTaskResult",
-		same(`{`+strings.Replace(taskFields, "working", "completed", 1)+`,"ttlMs":null,"result":{"content":[]}}`), true, "")
+		same(`{"resultType":"complete",`+strings.Replace(taskFields, "working", "completed", 1)+`,"ttlMs":null,"result":{"content":[]}}`), true, "")
+	add("the tasks extension's acknowledgements carry resultType", modern, "UpdateTaskResult", same(`{"resultType":"complete"}`), true, "")
 	add("the tasks extension's Task is closed by its own schema", modern, "Task",
 		same(`{`+taskFields+`,"ttlMs":1,"ttl":1}`), false, "schema-invalid: additional properties 'ttl' not allowed")
-	// Known defect of the pinned extension schema, pinned here so that a new
-	// pin that fixes it is noticed: zod's intersection of the open Result
-	// base with the strict task object puts "additionalProperties": false in
-	// one allOf branch, so "resultType" (which the extension's text says a
-	// server MUST send) and "_meta" are rejected by plain JSON Schema.
-	add("the tasks extension's CreateTaskResult rejects resultType (schema defect)", modern, "CreateTaskResult",
-		same(`{"resultType":"task",`+taskFields+`,"ttlMs":null}`), false, "additional properties 'resultType' not allowed")
+	add("the tasks extension's GetTaskResult is still closed", modern, "GetTaskResult",
+		same(`{"resultType":"complete",`+taskFields+`,"ttlMs":1,"ttl":1}`), false, "additional properties 'ttl' not allowed")
 
 	runChecks(t, v, checks)
 }
@@ -338,6 +337,14 @@ func TestOverlayMatters(t *testing.T) {
 			`{"name":"t","inputSchema":{"type":"object","additionalProperties":false}}`, false, "/inputSchema/additionalProperties: member not declared"},
 		{"without the overlay related-task is unknown", "2025-11-25", "CallToolResult",
 			callToolResult("2025-11-25", `{"io.modelcontextprotocol/related-task":{"taskId":"t"}}`), false, "reserved _meta key not declared"},
+		// Known defect of the pinned extension schema, pinned here so that a
+		// new pin that fixes it is noticed (and the add-result-type entries
+		// can go): zod's intersection of the open Result base with the strict
+		// task object puts "additionalProperties": false in one allOf branch,
+		// so "resultType" (which the extension's text says a server MUST
+		// send) is rejected by plain JSON Schema.
+		{"without the overlay the extension's CreateTaskResult rejects resultType", "2026-07-28", "CreateTaskResult",
+			`{"resultType":"task","taskId":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":null}`, false, "additional properties 'resultType' not allowed"},
 	})
 
 	// 2024-11-05 InitializeRequest.params is an inline object, so its

@@ -155,10 +155,12 @@ func upCancelTaskRequestParams(in *CancelTaskRequestParams, out *mcp.CancelTaskR
 
 func downCancelTaskResult(in *mcp.CancelTaskResult, out *CancelTaskResult) {
 	out.Meta = downMeta(in.Meta)
+	out.ResultType = in.ResultType
 }
 
 func upCancelTaskResult(in *CancelTaskResult, out *mcp.CancelTaskResult) {
 	out.Meta = in.Meta
+	out.ResultType = in.ResultType
 }
 
 func downCancelledNotificationParams(in *mcp.CancelledNotificationParams, out *CancelledNotificationParams) {
@@ -574,6 +576,7 @@ func downCreateTaskResult(in *mcp.CreateTaskResult, out *CreateTaskResult) {
 	out.CreatedAt = in.CreatedAt
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollIntervalMs = in.PollIntervalMs
+	out.ResultType = in.ResultType
 	out.Status = in.Status
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
@@ -585,6 +588,7 @@ func upCreateTaskResult(in *CreateTaskResult, out *mcp.CreateTaskResult) {
 	out.CreatedAt = in.CreatedAt
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollIntervalMs = in.PollIntervalMs
+	out.ResultType = in.ResultType
 	out.Status = in.Status
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
@@ -852,6 +856,7 @@ func downGetTaskResult(in *mcp.GetTaskResult, out *GetTaskResult) {
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollIntervalMs = in.PollIntervalMs
 	out.Result = in.Result
+	out.ResultType = in.ResultType
 	out.Status = in.Status
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
@@ -873,6 +878,7 @@ func upGetTaskResult(in *GetTaskResult, out *mcp.GetTaskResult) {
 	out.LastUpdatedAt = in.LastUpdatedAt
 	out.PollIntervalMs = in.PollIntervalMs
 	out.Result = in.Result
+	out.ResultType = in.ResultType
 	out.Status = in.Status
 	out.StatusMessage = in.StatusMessage
 	out.TaskID = in.TaskID
@@ -2347,10 +2353,12 @@ func upUpdateTaskRequestParams(in *UpdateTaskRequestParams, out *mcp.UpdateTaskR
 
 func downUpdateTaskResult(in *mcp.UpdateTaskResult, out *UpdateTaskResult) {
 	out.Meta = downMeta(in.Meta)
+	out.ResultType = in.ResultType
 }
 
 func upUpdateTaskResult(in *UpdateTaskResult, out *mcp.UpdateTaskResult) {
 	out.Meta = in.Meta
+	out.ResultType = in.ResultType
 }
 
 func downWorkingTask(in *mcp.WorkingTask, out *WorkingTask) {

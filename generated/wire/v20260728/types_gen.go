@@ -167,6 +167,8 @@ type CancelTaskRequestParams struct {
 // Schema: 2026-07-28 #/$defs/CancelTaskResult.
 type CancelTaskResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
+	// ResultType: Indicates how the client is to parse the result, as the core Result's member does; see the overlay entry for why the schema lacks it.
+	ResultType string `json:"resultType"`
 }
 
 // CancelledNotificationParams: Parameters for a `notifications/cancelled` notification.
@@ -565,14 +567,16 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 
 // Schema: 2026-07-28 #/$defs/CreateTaskResult.
 type CreateTaskResult struct {
-	Meta           mcp.Meta       `json:"_meta,omitempty"`
-	CreatedAt      string         `json:"createdAt"`
-	LastUpdatedAt  string         `json:"lastUpdatedAt"`
-	PollIntervalMs *float64       `json:"pollIntervalMs,omitempty"`
-	Status         mcp.TaskStatus `json:"status"`
-	StatusMessage  string         `json:"statusMessage,omitempty"`
-	TaskID         string         `json:"taskId"`
-	TTLMs          *float64       `json:"ttlMs"`
+	Meta           mcp.Meta `json:"_meta,omitempty"`
+	CreatedAt      string   `json:"createdAt"`
+	LastUpdatedAt  string   `json:"lastUpdatedAt"`
+	PollIntervalMs *float64 `json:"pollIntervalMs,omitempty"`
+	// ResultType: Indicates how the client is to parse the result, as the core Result's member does; see the overlay entry for why the schema lacks it.
+	ResultType    string         `json:"resultType"`
+	Status        mcp.TaskStatus `json:"status"`
+	StatusMessage string         `json:"statusMessage,omitempty"`
+	TaskID        string         `json:"taskId"`
+	TTLMs         *float64       `json:"ttlMs"`
 }
 
 // DiscoverResult is the result returned by the server for a server/discover request.
@@ -868,10 +872,12 @@ type GetTaskResult struct {
 	LastUpdatedAt  string                                     `json:"lastUpdatedAt"`
 	PollIntervalMs *float64                                   `json:"pollIntervalMs,omitempty"`
 	Result         json.RawMessage                            `json:"result,omitempty"`
-	Status         mcp.TaskStatus                             `json:"status"`
-	StatusMessage  string                                     `json:"statusMessage,omitempty"`
-	TaskID         string                                     `json:"taskId"`
-	TTLMs          *float64                                   `json:"ttlMs"`
+	// ResultType: Indicates how the client is to parse the result, as the core Result's member does; see the overlay entry for why the schema lacks it.
+	ResultType    string         `json:"resultType"`
+	Status        mcp.TaskStatus `json:"status"`
+	StatusMessage string         `json:"statusMessage,omitempty"`
+	TaskID        string         `json:"taskId"`
+	TTLMs         *float64       `json:"ttlMs"`
 }
 
 // Schema: 2026-07-28 #/$defs/GetTaskResult/allOf/1/anyOf/1/properties/inputRequests/additionalProperties.
@@ -2398,6 +2404,8 @@ type UpdateTaskRequestParams struct {
 // Schema: 2026-07-28 #/$defs/UpdateTaskResult.
 type UpdateTaskResult struct {
 	Meta mcp.Meta `json:"_meta,omitempty"`
+	// ResultType: Indicates how the client is to parse the result, as the core Result's member does; see the overlay entry for why the schema lacks it.
+	ResultType string `json:"resultType"`
 }
 
 // Schema: 2026-07-28 #/$defs/WorkingTask.
