@@ -163,11 +163,12 @@ func (e *Edge) agreeResources(c *call, asked []string) (agreed []string, release
 
 // watchUpdates fans the namespace's resource updates out until ctx ends.
 func (e *Edge) watchUpdates(ctx context.Context, s server.Subscriber) {
+	updates := s.Updates(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case uri, ok := <-s.Updates():
+		case uri, ok := <-updates:
 			if !ok {
 				return
 			}

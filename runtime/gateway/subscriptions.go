@@ -38,11 +38,9 @@ const updatesQueue = 1024
 
 // subscriptions counts the clients per followed upstream URI.
 type subscriptions struct {
-	once    sync.Once
-	updates chan string
-
-	mu sync.Mutex
-	m  map[followKey]*followed
+	mu      sync.Mutex
+	m       map[followKey]*followed
+	readers map[chan string]bool // see Gateway.Updates
 }
 
 type followKey struct {
@@ -59,14 +57,39 @@ type followed struct {
 	gone bool
 }
 
-func (s *subscriptions) ch() chan string {
-	s.once.Do(func() { s.updates = make(chan string, updatesQueue) })
-	return s.updates
+// Updates implements [server.Subscriber]: the exposed URIs the upstreams
+// said were updated, until ctx ends; every caller gets each.
+func (g *Gateway) Updates(ctx context.Context) <-chan string {
+	ch := make(chan string, updatesQueue)
+	g.subs.mu.Lock()
+	if g.subs.readers == nil {
+		g.subs.readers = map[chan string]bool{}
+	}
+	g.subs.readers[ch] = true
+	g.subs.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		g.subs.mu.Lock()
+		delete(g.subs.readers, ch)
+		g.subs.mu.Unlock()
+	})
+	return ch
 }
 
-// Updates implements [server.Subscriber]: the exposed URIs the upstreams
-// said were updated.
-func (g *Gateway) Updates() <-chan string { return g.subs.ch() }
+// publish hands an exposed URI's update to every reader, dropping it
+// (logged) for a reader that is far behind: the upstream's reader never
+// waits on a client.
+func (g *Gateway) publish(m *member, uri string) {
+	exposed := m.outURI(uri)
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	for ch := range g.subs.readers {
+		select {
+		case ch <- exposed:
+		default:
+			g.log.Warn("gateway: a resource update was dropped: too many waiting for the clients", "upstream", m.name, "uri", uri, "queue", updatesQueue)
+		}
+	}
+}
 
 // offersSubscriptions reports whether m's resources can be followed
 // through mcpx, by caps (its last known capabilities): it declared
@@ -107,11 +130,7 @@ func (g *Gateway) followUpdates(m *member) {
 			case <-g.ctx.Done():
 				return
 			case uri := <-updated:
-				select {
-				case g.subs.ch() <- m.outURI(uri):
-				default:
-					g.log.Warn("gateway: a resource update was dropped: too many waiting for the clients", "upstream", m.name, "uri", uri, "queue", updatesQueue)
-				}
+				g.publish(m, uri)
 			}
 		}
 	}()

@@ -12,7 +12,8 @@ import "context"
 //
 // Updates delivers the URIs (as clients name them) whose resource
 // changed; the edge sends notifications/resources/updated to the clients
-// that follow each one.
+// that follow each one. Each caller of Updates gets every update (one
+// namespace may be served by several edges: stdio and HTTP, tests).
 //
 // The edge declares resources.subscribe only when Capabilities does.
 type Subscriber interface {
@@ -22,7 +23,7 @@ type Subscriber interface {
 	Subscribe(ctx context.Context, uri string) error
 	// Unsubscribe ends one client's Subscribe of uri.
 	Unsubscribe(uri string)
-	// Updates delivers updated URIs; it is never closed while clients
-	// may follow them.
-	Updates() <-chan string
+	// Updates delivers updated URIs until ctx ends; the channel is not
+	// closed.
+	Updates(ctx context.Context) <-chan string
 }
