@@ -380,11 +380,7 @@ func newSubClient(t *testing.T, gw *gateway.Gateway, tr, rev string) *subClient 
 	c := &subClient{t: t, rev: rev, modern: rev == "2026-07-28", waiting: map[string]chan wiretest.Frame{}, nextID: 10}
 	e, logs := watchedEdge(t, gw)
 	if tr == "http" {
-		w := recordHTTP(t, rev)
-		c.endpoint = wiretest.ServeHTTP(t, e, w, logs)
-		htr := http.DefaultTransport.(*http.Transport).Clone()
-		t.Cleanup(htr.CloseIdleConnections)
-		c.hc = &http.Client{Transport: htr}
+		c.endpoint, c.hc = watchedHTTP(t, e, logs, rev)
 	} else {
 		c.serveStdio(e, logs)
 	}
@@ -402,9 +398,27 @@ func newSubClient(t *testing.T, gw *gateway.Gateway, tr, rev string) *subClient 
 	return c
 }
 
-// serveStdio serves e on the stdio transport for c, recording both ways.
+// serveStdio serves e on the stdio transport for c.
 func (c *subClient) serveStdio(e *edge.Edge, logs *wiretest.LockedBuffer) {
-	t := c.t
+	toClient, w := watchedStdio(c.t, e, logs, c.rev)
+	c.w = w
+	go func() {
+		sc := bufio.NewScanner(toClient)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var f wiretest.Frame
+			if json.Unmarshal(sc.Bytes(), &f) == nil {
+				c.take(f)
+			}
+		}
+	}()
+}
+
+// watchedStdio serves e in-process on the stdio transport for a client
+// pinned to rev, as serveStdio does (both ways recorded, what mcpx sent
+// validated when the test ends, after the input closed and Serve
+// returned).
+func watchedStdio(t *testing.T, e *edge.Edge, logs *wiretest.LockedBuffer, rev string) (io.ReadCloser, io.WriteCloser) {
 	w := new(wiretest.StdioWire)
 	inR, inW := io.Pipe()
 	toClient := wiretest.NewPipe()
@@ -414,8 +428,9 @@ func (c *subClient) serveStdio(e *edge.Edge, logs *wiretest.LockedBuffer) {
 		toClient.CloseWrite()
 		done <- err
 	}()
+	in := wiretest.TeeWriter{W: inW, Rec: &w.FromClient}
 	t.Cleanup(func() {
-		c.end()
+		in.Close()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -428,23 +443,22 @@ func (c *subClient) serveStdio(e *edge.Edge, logs *wiretest.LockedBuffer) {
 		if err != nil {
 			t.Errorf("reading the recorded stdio wire: %v", err)
 		}
-		wiretest.Validate(t, c.rev, msgs)
+		wiretest.Validate(t, rev, msgs)
 		if t.Failed() || showWire {
 			t.Logf("client to mcpx:\n%s\nmcpx to client:\n%s", w.FromClient.String(), w.FromServer.String())
 		}
 		wiretest.CheckLog(t, "mcpx (stdio)", logs)
 	})
-	c.w = wiretest.TeeWriter{W: inW, Rec: &w.FromClient}
-	go func() {
-		sc := bufio.NewScanner(toClient)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var f wiretest.Frame
-			if json.Unmarshal(sc.Bytes(), &f) == nil {
-				c.take(f)
-			}
-		}
-	}()
+	return toClient, in
+}
+
+// watchedHTTP serves e over Streamable HTTP for a client pinned to rev,
+// as serveHTTP does.
+func watchedHTTP(t *testing.T, e *edge.Edge, logs *wiretest.LockedBuffer, rev string) (string, *http.Client) {
+	u := wiretest.ServeHTTP(t, e, recordHTTP(t, rev), logs)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return u, &http.Client{Transport: tr}
 }
 
 // end ends a stdio client's connection (its session); idempotent.
