@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/testkit/closedworld"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,6 +27,15 @@ import (
 // tool sends notifications/resources/updated for a URI to them with
 // Server.ResourceUpdated.
 func serveGoSDKSubber(rev string) int {
+	s := goSDKSubber(rev)
+	if err := s.Run(context.Background(), &sdk.IOTransport{Reader: recordedStdin(nil), Writer: nopCloser{os.Stdout}}); err != nil && err != io.EOF {
+		fmt.Fprintln(os.Stderr, "gosdksubber:", err)
+	}
+	return 0
+}
+
+// goSDKSubber is the Go SDK server serveGoSDKSubber runs.
+func goSDKSubber(rev string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "gatewaytest-gosdk-subber", Version: "1.0.0"}, &sdk.ServerOptions{
 		SupportedProtocolVersions: []string{rev},
 		SubscribeHandler:          func(context.Context, *sdk.SubscribeRequest) error { return nil },
@@ -42,27 +57,80 @@ func serveGoSDKSubber(rev string) int {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "touched " + in.URI}}}, nil, nil
 		})
-	if err := s.Run(context.Background(), &sdk.IOTransport{Reader: recordedStdin(nil), Writer: nopCloser{os.Stdout}}); err != nil && err != io.EOF {
-		fmt.Fprintln(os.Stderr, "gosdksubber:", err)
+	return s
+}
+
+// goSDKSubberHTTP serves goSDKSubber(rev) over Streamable HTTP and
+// returns its URL and what mcpx POSTed it, each checked closed-world when
+// the test ends.
+func goSDKSubberHTTP(t *testing.T, rev string) (string, func() []string) {
+	v, err := closedworld.Default()
+	if err != nil {
+		t.Fatalf("closed-world validator: %v (run `make schemas`)", err)
 	}
-	return 0
+	s := goSDKSubber(rev)
+	// A 2026-07-28 server has no sessions (as TestMRTRGoSDKUpstream's).
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: rev == "2026-07-28"})
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			bodies = append(bodies, string(b))
+			mu.Unlock()
+			r.Body = io.NopCloser(strings.NewReader(string(b)))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	sent := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(bodies) }
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		for _, b := range sent() {
+			if got, err := checkToUpstream(v, rev, []byte(b)); err != nil {
+				t.Errorf("mcpx sent the Go SDK HTTP upstream (%s): %v in %s", got, err, b)
+			}
+		}
+	})
+	return srv.URL, sent
 }
 
 // TestGoSDKUpstreamsResourceUpdatesReachGoSDKClients: Go SDK servers
-// pinned to 2025-11-25 (legacy: resources/subscribe) and 2026-07-28
-// (modern: subscriptions/listen) behind mcpx, Go SDK clients pinned to
-// the same two over Streamable HTTP and stdio. Every client subscribes to
+// pinned to 2025-11-25 (legacy: resources/subscribe, updates on stdio or
+// the session's GET stream) and 2026-07-28 (modern:
+// subscriptions/listen), on stdio and over Streamable HTTP, behind mcpx;
+// Go SDK clients pinned to the same two over Streamable HTTP and stdio. Every client subscribes to
 // note://a of both upstreams; each touch reaches every client once, its
 // URI exposed, and nothing of note://b, which no one follows. Then every
 // client unsubscribes: mcpx sends the legacy upstream one
 // resources/unsubscribe and ends its listen at the modern one with
 // notifications/cancelled naming it (stdio), and a touch reaches no one.
 func TestGoSDKUpstreamsResourceUpdatesReachGoSDKClients(t *testing.T) {
-	var ups []upstream
-	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
-		ups = append(ups, upstream{ns: "g" + flat(rev), rev: rev, cmd: os.Args[0], env: map[string]string{envUpstream: "gosdksubber:" + rev}})
+	type up struct {
+		ns, rev string
+		sent    func() []string
 	}
-	gw, _ := startGateway(t, ups)
+	var ups []up
+	dir := t.TempDir()
+	servers := map[string]any{}
+	var checks []func()
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		ns, rec := "g"+flat(rev), filepath.Join(dir, "g"+flat(rev)+".in")
+		servers[ns] = map[string]any{"command": os.Args[0], "env": map[string]string{envUpstream: "gosdksubber:" + rev, envRecord: rec,
+			"GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
+		ups = append(ups, up{ns, rev, func() []string { return readRecords(t, rec) }})
+		checks = append(checks, func() { checkUpstreamWire(t, upstream{ns: ns, rev: rev, record: rec}) })
+		url, sent := goSDKSubberHTTP(t, rev)
+		servers["h"+flat(rev)] = map[string]any{"url": url}
+		ups = append(ups, up{"h" + flat(rev), rev, sent})
+	}
+	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	gw, _ := readyGateway(t, "gosdk-subs.json", string(data), "", func() {
+		for _, c := range checks {
+			c()
+		}
+	})
 	type client struct {
 		name    string
 		cs      *sdk.ClientSession
@@ -142,13 +210,19 @@ func TestGoSDKUpstreamsResourceUpdatesReachGoSDKClients(t *testing.T) {
 			}
 		}
 	}
-	legacy, modern := ups[0], ups[1]
-	eventually(t, "mcpx did not unsubscribe the legacy upstream", func() bool {
-		return sentCount(readRecords(t, legacy.record), "resources/unsubscribe", "note://a") == 1
-	})
-	eventually(t, "mcpx did not end its listen at the modern upstream", func() bool {
+	for _, u := range ups {
+		if u.rev != "2026-07-28" {
+			eventually(t, "mcpx did not unsubscribe the legacy upstream "+u.ns, func() bool {
+				return sentCount(u.sent(), "resources/unsubscribe", "note://a") == 1
+			})
+		}
+	}
+	// Over HTTP a listen ends with its stream, which the Go SDK server
+	// frees (the touch below then reaches no one); on stdio by
+	// notifications/cancelled.
+	eventually(t, "mcpx did not end its listen at the modern stdio upstream", func() bool {
 		var listen string
-		for _, r := range readRecords(t, modern.record) {
+		for _, r := range ups[2].sent() { // g20260728
 			var f struct {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
