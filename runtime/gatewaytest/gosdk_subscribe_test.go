@@ -27,7 +27,17 @@ import (
 // tool sends notifications/resources/updated for a URI to them with
 // Server.ResourceUpdated.
 func serveGoSDKSubber(rev string) int {
+	if rec := os.Getenv(envRecord); rec != "" {
+		os.Setenv(envRecord, fmt.Sprintf("%s.%d", rec, os.Getpid())) // a record of each process
+	}
 	s := goSDKSubber(rev)
+	// crash exits at once (the test of restarts): on stdio only, where the
+	// server is a process of its own.
+	sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Exits."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
 	if err := s.Run(context.Background(), &sdk.IOTransport{Reader: recordedStdin(nil), Writer: nopCloser{os.Stdout}}); err != nil && err != io.EOF {
 		fmt.Fprintln(os.Stderr, "gosdksubber:", err)
 	}
@@ -119,8 +129,8 @@ func TestGoSDKUpstreamsResourceUpdatesReachGoSDKClients(t *testing.T) {
 		ns, rec := "g"+flat(rev), filepath.Join(dir, "g"+flat(rev)+".in")
 		servers[ns] = map[string]any{"command": os.Args[0], "env": map[string]string{envUpstream: "gosdksubber:" + rev, envRecord: rec,
 			"GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
-		ups = append(ups, up{ns, rev, func() []string { return readRecords(t, rec) }})
-		checks = append(checks, func() { checkUpstreamWire(t, upstream{ns: ns, rev: rev, record: rec}) })
+		ups = append(ups, up{ns, rev, func() []string { return processRecords(t, rec) }})
+		checks = append(checks, func() { checkProcessWires(t, ns, rev, rec) })
 		url, sent := goSDKSubberHTTP(t, rev)
 		servers["h"+flat(rev)] = map[string]any{"url": url}
 		ups = append(ups, up{"h" + flat(rev), rev, sent})
@@ -252,5 +262,66 @@ func TestGoSDKUpstreamsResourceUpdatesReachGoSDKClients(t *testing.T) {
 			t.Errorf("%s: updates %v after it unsubscribed", c.name, c.updated)
 		}
 		c.mu.Unlock()
+	}
+}
+
+// checkProcessWires checks what mcpx sent each process that recorded to
+// rec (checkUpstreamWire), each a connection of its own.
+func checkProcessWires(t *testing.T, ns, rev, rec string) {
+	t.Helper()
+	files, _ := filepath.Glob(rec + ".*")
+	if len(files) == 0 {
+		t.Errorf("upstream %s: mcpx sent it nothing", ns)
+	}
+	for _, f := range files {
+		checkUpstreamWire(t, upstream{ns: ns, rev: rev, record: f})
+	}
+}
+
+// TestModernUpstreamFollowedAgainAfterRestart: a 2026-07-28 Go SDK
+// upstream on stdio that exits is restarted, and mcpx opens a listen for
+// what its clients still follow there again; the new process's update
+// reaches a legacy client and a 2026-07-28 one.
+func TestModernUpstreamFollowedAgainAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "g.in")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"g": map[string]any{"command": os.Args[0],
+		"env": map[string]string{envUpstream: "gosdksubber:2026-07-28", envRecord: rec, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}}})
+	gw, _ := readyGateway(t, "gosdk-restart.json", string(data), "", func() { checkProcessWires(t, "g", "2026-07-28", rec) })
+	const uri = "mcpx://g/note://a"
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			legacy := newSubClient(t, gw, tr, "2025-11-25")
+			if code, msg := errorOf(legacy.subscribe(uri)); code != 0 {
+				t.Fatalf("subscribe: %d %s", code, msg)
+			}
+			modern := newSubClient(t, gw, tr, "2026-07-28")
+			id, stop, _ := modern.listen(uri)
+			defer stop()
+			listens := func() int { // those following note://a
+				n := 0
+				for _, r := range processRecords(t, rec) {
+					if strings.Contains(r, `"subscriptions/listen"`) && strings.Contains(r, `"note://a"`) {
+						n++
+					}
+				}
+				return n
+			}
+			before := listens()
+			legacy.request("tools/call", `{"name":"g__crash","arguments":{}}`) // fails: the upstream exited
+			eventually(t, "mcpx did not listen again after g restarted", func() bool { return listens() > before })
+			eventually(t, "no update after the restart", func() bool {
+				legacy.request("tools/call", `{"name":"g__touch","arguments":{"uri":"note://a"}}`) // fails while g is down
+				time.Sleep(50 * time.Millisecond)
+				return len(legacy.updates()) > 0 && len(modern.updates()) > 0
+			})
+			for _, c := range []*subClient{legacy, modern} {
+				for _, u := range c.updates() {
+					if want := (update{uri, map[bool]string{true: id}[c.modern]}); u != want {
+						t.Errorf("%s client: update %v, want %v", c.rev, u, want)
+					}
+				}
+			}
+		})
 	}
 }
