@@ -135,7 +135,7 @@ func (c *Client) follow(ctx context.Context, cn conn, d *edge.Dialect, uri strin
 		}
 		return &following{stop: stop}, nil
 	}
-	return nil, fmt.Errorf("upstream %q: its protocol revision %s has neither resources/subscribe nor subscriptions/listen", c.spec.Name, d.Revision())
+	return nil, fmt.Errorf("upstream %q: its protocol revision has neither resources/subscribe nor subscriptions/listen", c.spec.Name)
 }
 
 // listenFor opens a subscriptions/listen on cn naming uri alone, and
