@@ -192,14 +192,24 @@ func TestSubscribeDeclaredOnlyWhenOffered(t *testing.T) {
 // an upstream that does not offer subscriptions, while another does, is
 // -32602 naming the upstream and why (the method is served; this URI
 // cannot be followed); a URI of no upstream is resource not found
-// (-32002 to a legacy client). A 2026-07-28 listen naming such URIs beside
+// (-32002 to a legacy client); one a 2026-07-28 upstream's acknowledgement
+// leaves out is -32602 saying so. A 2026-07-28 listen naming such URIs beside
 // a followable one is acknowledged with the followable one alone, and
 // hears its updates.
 func TestSubscribeRefusedForAnUpstreamWithout(t *testing.T) {
 	for _, tr := range []string{"http", "stdio"} {
 		t.Run(tr, func(t *testing.T) {
-			gw, _, _, _ := subsGateway(t, "2025-03-26")
+			gw, m, _, _ := subsGateway(t, "2025-03-26")
 			legacy := newSubClient(t, gw, tr, "2025-06-18")
+			// A 2026-07-28 upstream whose acknowledgement leaves the URI out:
+			// -32602 saying so, and its listen for it ended.
+			if code, msg := errorOf(legacy.subscribe("mcpx://m/note://nope")); code != -32602 || !strings.Contains(msg, `upstream "m" did not agree to follow it`) {
+				t.Errorf("subscribe to a URI m does not follow: %d %q, want -32602 saying m did not agree", code, msg)
+			}
+			eventually(t, "m's listen for note://nope was not ended", func() bool {
+				open, opened, closed := m.counts("note://nope")
+				return open == 0 && opened == 1 && closed == 1
+			})
 			if code, msg := errorOf(legacy.subscribe("mcpx://n/note://a")); code != -32602 || !strings.Contains(msg, `upstream "n" does not offer resource subscriptions`) {
 				t.Errorf("subscribe to n's resource: %d %q, want -32602 saying n does not offer resource subscriptions", code, msg)
 			}

@@ -129,14 +129,15 @@ type modernSubber struct {
 
 	mu      sync.Mutex
 	listens map[*subberListen]bool
-	opened  map[string]int // listens opened, by URI
-	closed  map[string]int // listens mcpx closed, by URI
+	opened  map[string]int // listens opened, by URI named
+	closed  map[string]int // listens mcpx closed, by URI named
 	bodies  []string       // every message mcpx sent it
 }
 
 type subberListen struct {
-	id   json.RawMessage
-	uris []string
+	id    json.RawMessage
+	asked []string // what the listen named
+	uris  []string // what it agreed to
 	out  chan string // notifications to write on the stream
 }
 
@@ -213,8 +214,14 @@ func newModernSubber(t *testing.T) *modernSubber {
 	return u
 }
 
-func (u *modernSubber) listen(w http.ResponseWriter, r *http.Request, id json.RawMessage, uris []string) {
-	l := &subberListen{id: id, uris: uris, out: make(chan string, 16)}
+func (u *modernSubber) listen(w http.ResponseWriter, r *http.Request, id json.RawMessage, asked []string) {
+	uris := []string{} // the agreed: those of its notes
+	for _, x := range asked {
+		if slices.Contains(subberNotes, x) {
+			uris = append(uris, x)
+		}
+	}
+	l := &subberListen{id: id, asked: asked, uris: uris, out: make(chan string, 16)}
 	ack, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": map[string]any{
 		"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": id}, "notifications": map[string]any{"resourceSubscriptions": uris}}})
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -223,7 +230,7 @@ func (u *modernSubber) listen(w http.ResponseWriter, r *http.Request, id json.Ra
 	w.(http.Flusher).Flush()
 	u.mu.Lock()
 	u.listens[l] = true
-	for _, x := range uris {
+	for _, x := range asked {
 		u.opened[x]++
 	}
 	u.mu.Unlock()
@@ -235,7 +242,7 @@ func (u *modernSubber) listen(w http.ResponseWriter, r *http.Request, id json.Ra
 		case <-r.Context().Done():
 			u.mu.Lock()
 			delete(u.listens, l)
-			for _, x := range uris {
+			for _, x := range asked {
 				u.closed[x]++
 			}
 			u.mu.Unlock()
@@ -260,12 +267,12 @@ func (u *modernSubber) touch(uri string) int {
 	return n
 }
 
-// counts are the listens open for uri now, opened and closed in all.
+// counts are the listens naming uri open now, opened and closed in all.
 func (u *modernSubber) counts(uri string) (open, opened, closed int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for l := range u.listens {
-		if slices.Contains(l.uris, uri) {
+		if slices.Contains(l.asked, uri) {
 			open++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
 // Resource subscriptions, the way the upstream's era has them: a legacy
@@ -198,7 +199,9 @@ func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri st
 	case ack := <-acked:
 		if !slices.Contains(ack.Notifications.ResourceSubscriptions, uri) {
 			stop()
-			return nil, fmt.Errorf("upstream %q did not agree to follow %s (its subscriptions/listen acknowledgement leaves it out)", c.spec.Name, uri)
+			// The upstream would not follow this URI (one it does not
+			// have, most likely): the client's URI is the reason.
+			return nil, server.InvalidParams("cannot subscribe to %s: upstream %q did not agree to follow it (its subscriptions/listen acknowledgement leaves it out)", uri, c.spec.Name)
 		}
 		return stop, nil
 	case err := <-ended:
