@@ -136,9 +136,9 @@ type modernSubber struct {
 
 type subberListen struct {
 	id    json.RawMessage
-	asked []string // what the listen named
-	uris  []string // what it agreed to
-	out  chan string // notifications to write on the stream
+	asked []string    // what the listen named
+	uris  []string    // what it agreed to
+	out   chan string // notifications to write on the stream
 }
 
 func newModernSubber(t *testing.T) *modernSubber {
