@@ -258,3 +258,26 @@ func TestSubscriptionsFollowedAgainAfterRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestModernListenOpenedAgainWhenTheUpstreamEndsIt: a 2026-07-28 HTTP
+// upstream that ends mcpx's listen for a followed resource (restarted
+// behind its URL, say: the connection is not lost, so nothing restarts)
+// gets a new listen for it, and its updates reach the client again.
+func TestModernListenOpenedAgainWhenTheUpstreamEndsIt(t *testing.T) {
+	for _, tr := range []string{"http", "stdio"} {
+		t.Run(tr, func(t *testing.T) {
+			gw, m, _, _ := subsGatewayOf(t, "2025-11-25", "m")
+			c := newSubClient(t, gw, tr, "2025-11-25")
+			if code, msg := errorOf(c.subscribe(mA)); code != 0 {
+				t.Fatalf("subscribe: %d %s", code, msg)
+			}
+			m.dropAll()
+			eventually(t, "mcpx did not listen again", func() bool {
+				open, opened, _ := m.counts("note://a")
+				return open == 1 && opened == 2
+			})
+			c.touch("m__touch", "note://a")
+			awaitUpdates(t, map[*subClient][]update{c: {{mA, ""}}})
+		})
+	}
+}

@@ -136,9 +136,10 @@ type modernSubber struct {
 
 type subberListen struct {
 	id    json.RawMessage
-	asked []string    // what the listen named
-	uris  []string    // what it agreed to
-	out   chan string // notifications to write on the stream
+	asked []string      // what the listen named
+	uris  []string      // what it agreed to
+	out   chan string   // notifications to write on the stream
+	drop  chan struct{} // closed: the upstream ends the stream
 }
 
 func newModernSubber(t *testing.T) *modernSubber {
@@ -221,24 +222,29 @@ func (u *modernSubber) listen(w http.ResponseWriter, r *http.Request, id json.Ra
 			uris = append(uris, x)
 		}
 	}
-	l := &subberListen{id: id, asked: asked, uris: uris, out: make(chan string, 16)}
+	l := &subberListen{id: id, asked: asked, uris: uris, out: make(chan string, 16), drop: make(chan struct{})}
 	ack, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": map[string]any{
 		"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": id}, "notifications": map[string]any{"resourceSubscriptions": uris}}})
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, "data: %s\n\n", ack)
-	w.(http.Flusher).Flush()
-	u.mu.Lock()
+	u.mu.Lock() // open before it is acknowledged: a touch or drop after the ack finds it
 	u.listens[l] = true
 	for _, x := range asked {
 		u.opened[x]++
 	}
 	u.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "data: %s\n\n", ack)
+	w.(http.Flusher).Flush()
 	for {
 		select {
 		case n := <-l.out:
 			fmt.Fprintf(w, "data: %s\n\n", n)
 			w.(http.Flusher).Flush()
+		case <-l.drop:
+			u.mu.Lock()
+			delete(u.listens, l)
+			u.mu.Unlock()
+			return
 		case <-r.Context().Done():
 			u.mu.Lock()
 			delete(u.listens, l)
@@ -265,6 +271,17 @@ func (u *modernSubber) touch(uri string) int {
 		}
 	}
 	return n
+}
+
+// dropAll ends every listen stream, as an upstream restarting behind its
+// URL does.
+func (u *modernSubber) dropAll() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for l := range u.listens {
+		close(l.drop)
+		delete(u.listens, l)
+	}
 }
 
 // counts are the listens naming uri open now, opened and closed in all.

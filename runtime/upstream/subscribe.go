@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -38,9 +39,47 @@ type resourceSubs struct {
 	uris map[string]*following
 }
 
-// following is one followed URI: stop ends a 2026-07-28 upstream's
-// listen for it on the current connection (nil for a legacy upstream).
-type following struct{ stop func() }
+// following is one followed URI. A 2026-07-28 upstream's listen for it
+// is ended by end (nil for a legacy upstream); a listen the upstream
+// ends while the connection lives is opened again (relisten).
+type following struct {
+	modern bool
+	mu     sync.Mutex
+	stop   func() // the current listen's
+	ended  bool   // unsubscribed
+}
+
+// end stops following: the current listen, and any opened later.
+func (f *following) end() {
+	f.mu.Lock()
+	stop := f.stop
+	f.ended = true
+	f.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// set makes stop the current listen's, unless f has ended (it reports
+// false, and stop is called).
+func (f *following) set(stop func()) bool {
+	f.mu.Lock()
+	ended := f.ended
+	if !ended {
+		f.stop = stop
+	}
+	f.mu.Unlock()
+	if ended {
+		stop()
+	}
+	return !ended
+}
+
+// relistenBackoff bounds the wait before a lost listen is opened again.
+const (
+	relistenMin = time.Second
+	relistenMax = 30 * time.Second
+)
 
 // updatedQueue bounds the updates waiting for the gateway; beyond it an
 // update is dropped and logged (the reader never waits on a client).
@@ -107,8 +146,8 @@ func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
 	if !had {
 		return nil
 	}
-	if f.stop != nil {
-		f.stop()
+	if f.modern {
+		f.end()
 		return nil
 	}
 	c.mu.Lock()
@@ -130,19 +169,23 @@ func (c *Client) follow(ctx context.Context, cn conn, d *edge.Dialect, uri strin
 		}
 		return &following{}, nil
 	case d.Has(mcp.MethodSubscriptionsListen):
-		stop, err := c.listenFor(ctx, cn, d, uri)
+		f := &following{modern: true}
+		stop, err := c.listenFor(ctx, cn, d, uri, func() { c.relisten(f, uri, cn, d) })
 		if err != nil {
 			return nil, err
 		}
-		return &following{stop: stop}, nil
+		f.set(stop)
+		return f, nil
 	}
 	return nil, fmt.Errorf("upstream %q: its protocol revision has neither resources/subscribe nor subscriptions/listen", c.spec.Name)
 }
 
 // listenFor opens a subscriptions/listen on cn naming uri alone, and
 // waits for its acknowledgement (within the call timeout, or ctx). The
-// listen lasts until stop, the connection's end or Close.
-func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri string) (stop func(), err error) {
+// listen lasts until stop, the connection's end or Close; lost is called
+// (in a goroutine of its own) when the upstream ends an acknowledged
+// listen before any of them.
+func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri string, lost func()) (stop func(), err error) {
 	raw, err := d.Request(mcp.MethodSubscriptionsListen, &mcp.SubscriptionsListenRequestParams{Notifications: mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}}}, nil, "")
 	if err != nil {
 		return nil, err
@@ -161,6 +204,7 @@ func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri st
 	c.mu.Unlock()
 	lctx, cancel := context.WithCancel(context.Background())
 	ended := make(chan error, 1)
+	var ackedOK atomic.Bool // the caller was told the listen is open
 	go func() {
 		defer c.watchers.Done()
 		defer cancel()
@@ -180,8 +224,10 @@ func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri st
 			err = errors.New("the upstream ended the listen")
 		}
 		ended <- err
-		if lctx.Err() == nil {
-			c.log.Warn("a resource's subscriptions/listen ended; its updates will not be heard until the upstream restarts", "uri", uri, "err", redact(err))
+		if lctx.Err() == nil && ackedOK.Load() && lost != nil {
+			c.log.Warn("the upstream ended a resource's subscriptions/listen; mcpx opens it again", "uri", uri, "err", redact(err))
+			c.watchers.Add(1) // this goroutine is counted until then
+			go func() { defer c.watchers.Done(); lost() }()
 		}
 	}()
 	var once sync.Once
@@ -203,6 +249,7 @@ func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri st
 			// have, most likely): the client's URI is the reason.
 			return nil, server.InvalidParams("cannot subscribe to %s: upstream %q did not agree to follow it (its subscriptions/listen acknowledgement leaves it out)", uri, c.spec.Name)
 		}
+		ackedOK.Store(true)
 		return stop, nil
 	case err := <-ended:
 		stop()
@@ -217,6 +264,45 @@ func (c *Client) listenFor(ctx context.Context, cn conn, d *edge.Dialect, uri st
 	case <-ctx.Done():
 		stop()
 		return nil, ctx.Err()
+	}
+}
+
+// relisten opens uri's listen on cn again after the upstream ended it,
+// with backoff, for as long as f is followed and cn is the client's
+// connection. A connection that died is not its business: the next
+// one's refollow listens anew (two listens for one URI on one connection
+// would not do: a server may keep one per session and URI, and the end
+// of either would end both).
+func (c *Client) relisten(f *following, uri string, cn conn, d *edge.Dialect) {
+	wait := relistenMin
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-time.After(wait):
+		}
+		f.mu.Lock()
+		ended := f.ended
+		f.mu.Unlock()
+		c.res.mu.Lock()
+		current := c.res.uris[uri] == f
+		c.res.mu.Unlock()
+		c.mu.Lock()
+		live := c.c == cn && !c.closed
+		c.mu.Unlock()
+		if ended || !current || !live {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.spec.Timeout)
+		stop, err := c.listenFor(ctx, cn, d, uri, func() { c.relisten(f, uri, cn, d) })
+		cancel()
+		if err == nil {
+			f.set(stop)
+			c.log.Info("a resource's subscriptions/listen is open again", "uri", uri)
+			return
+		}
+		c.log.Warn("opening a resource's subscriptions/listen again failed; mcpx retries", "uri", uri, "err", redact(err), "in", min(2*wait, relistenMax))
+		wait = min(2*wait, relistenMax)
 	}
 }
 
@@ -257,13 +343,16 @@ func (c *Client) refollow(cn conn, d *edge.Dialect) {
 			continue
 		}
 		c.res.mu.Lock()
-		if _, still := c.res.uris[u]; still {
+		old, still := c.res.uris[u]
+		if still {
 			c.res.uris[u] = f
-			f = nil
 		}
 		c.res.mu.Unlock()
-		if f != nil && f.stop != nil { // unsubscribed meanwhile
-			f.stop()
+		if old != nil && old.modern {
+			old.end() // a relisten of the old connection's stops with it
+		}
+		if !still && f.modern { // unsubscribed meanwhile
+			f.end()
 		}
 	}
 	c.log.Info("resources followed again after the upstream restarted", "count", len(uris))
