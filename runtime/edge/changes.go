@@ -31,6 +31,7 @@ type listener struct {
 	rev    mcp.Revision    // modern listen: the listen request's revision
 	subID  json.RawMessage // modern listen: the tag
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
+	uris   map[string]bool // modern listen: the agreed resourceSubscriptions (subscribe.go)
 	sink   Sink
 	// mu is held while the listener is given a notification, and by a
 	// listen from before its registration until its acknowledgement is
@@ -109,8 +110,13 @@ func (e *Edge) Attach(sess *Session, sink Sink) func() {
 }
 
 // WatchChanges fans the namespace's list changes out to every listener
-// until ctx ends. Without a changing namespace it returns at once.
+// until ctx ends, and a [server.Subscriber]'s resource updates to the
+// clients that follow them. Without a changing namespace it returns at
+// once (updates are still fanned out until ctx ends).
 func (e *Edge) WatchChanges(ctx context.Context) {
+	if s := e.subscriber(); s != nil {
+		go e.watchUpdates(ctx, s) // resource updates (subscribe.go)
+	}
 	c, ok := e.Server.NS.(server.Changer)
 	if !ok {
 		return

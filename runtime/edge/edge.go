@@ -131,7 +131,8 @@ type Session struct {
 	caps     mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel
 	inflight map[string]func() // cancels a running request, by raw id
-	subs     map[string]bool   // legacy resources/subscribe
+	subs     map[string]bool   // legacy resources/subscribe (subscribe.go)
+	subMu    sync.Mutex        // held by one subscribe, unsubscribe or release of subs at a time
 
 	// Questions put to the client (ask.go).
 	client mcp.Implementation               // the clientInfo of initialize, for logs

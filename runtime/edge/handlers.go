@@ -127,24 +127,7 @@ func (e *Edge) setLevel(c *call) (any, error) {
 	return &mcp.Result{}, nil
 }
 
-func (e *Edge) subscribe(c *call) (any, error) {
-	p := c.params.(*mcp.SubscribeRequestParams)
-	c.sess.mu.Lock()
-	defer c.sess.mu.Unlock()
-	if c.sess.subs == nil {
-		c.sess.subs = map[string]bool{}
-	}
-	c.sess.subs[p.URI] = true
-	return &mcp.Result{}, nil
-}
-
-func (e *Edge) unsubscribe(c *call) (any, error) {
-	p := c.params.(*mcp.UnsubscribeRequestParams)
-	c.sess.mu.Lock()
-	defer c.sess.mu.Unlock()
-	delete(c.sess.subs, p.URI)
-	return &mcp.Result{}, nil
-}
+// subscribe and unsubscribe: subscribe.go.
 
 // discover answers server/discover: the versions mcpx serves, its
 // capabilities, and (in _meta, added with the envelope) its identity.
@@ -174,16 +157,19 @@ func (e *Edge) listen(c *call) (any, error) {
 		p = &mcp.SubscriptionsListenRequestParams{}
 	}
 	agreed, wanted := e.agree(p.Notifications)
+	uris, release := e.agreeResources(c, p.Notifications.ResourceSubscriptions) // subscribe.go
+	defer release()
+	agreed.ResourceSubscriptions = uris
 	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{
 		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
 		Notifications: agreed,
 	}
 	n := e.notifier(c)
-	if len(wanted) > 0 {
+	if len(wanted) > 0 || len(uris) > 0 {
 		// Registered before the acknowledgement, so that no change after
 		// it is missed, and held until it is given to the sink, so that
 		// the acknowledgement comes first.
-		l := &listener{rev: c.rev, subID: c.id, wanted: wanted, sink: c.sink}
+		l := &listener{rev: c.rev, subID: c.id, wanted: wanted, uris: uriSet(uris), sink: c.sink}
 		l.mu.Lock()
 		defer e.listeners.add(l)()
 		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)

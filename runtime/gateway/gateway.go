@@ -152,7 +152,8 @@ type Gateway struct {
 	unready       atomic.Int32 // members whose first load has not ended: Ready's fast path
 	sleeping      atomic.Int32 // lazy members not woken yet
 	version       atomic.Uint64
-	changes       chan string // see Changes
+	changes       chan string   // see Changes
+	subs          subscriptions // resource subscriptions (subscriptions.go)
 	lastResources [][2]any
 }
 
@@ -294,6 +295,7 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	}
 	g.wg.Add(1)
 	go g.watch(m, m.wake)
+	g.followUpdates(m) // subscriptions.go
 	return nil
 }
 
@@ -492,7 +494,8 @@ func (m *member) pending() bool {
 // pending, tools, prompts and resources are declared, since that upstream
 // may bring them. listChanged is left false here: the edge declares it
 // for every list, because the gateway is a server.Changer and the edge
-// delivers its Changes. resources.subscribe is not declared (not relayed).
+// delivers its Changes. resources.subscribe is declared when an upstream
+// offers it (subscriptions.go).
 func (g *Gateway) Capabilities() mcp.ServerCapabilities {
 	_ = g.settle(context.Background())
 	g.mu.RLock()
@@ -525,6 +528,9 @@ func (g *Gateway) Capabilities() mcp.ServerCapabilities {
 		if c.Logging != nil {
 			caps.Logging = json.RawMessage(`{}`)
 		}
+	}
+	if caps.Resources != nil && g.anySubscriptions() {
+		caps.Resources.Subscribe = mcp.Ptr(true)
 	}
 	return caps
 }

@@ -78,6 +78,10 @@ func serveUpstream(mode string) int {
 		return serveParker(rev) // parked_test.go
 	case "modernasker":
 		return serveModernAsker() // questions_matrix_test.go
+	case "subber", "nosubber":
+		return serveSubber(rev, kind == "subber") // subscribe_test.go
+	case "gosdksubber":
+		return serveGoSDKSubber(rev) // gosdk_subscribe_test.go
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")

@@ -153,6 +153,7 @@ type Client struct {
 	elicits      completions   // URL-mode elicitations awaiting completion (complete.go)
 	rootsClients rootsClients  // the client sessions whose calls it served (roots.go)
 	callClocks   sync.Map      // request id -> *callClock of the call
+	res          resourceSubs  // the resources it follows (subscribe.go)
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
@@ -286,6 +287,8 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 		c.watchers.Add(1)
 		go c.listen(cn, d, filter)
 	}
+	c.watchers.Add(1)
+	go c.refollow(cn, d) // subscribe.go
 	return cn, d, nil
 }
 
@@ -473,6 +476,8 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 		c.signal(m.Method)
 	case m.Method == mcp.MethodNotificationsElicitationComplete && d != nil:
 		c.completed(d, m) // complete.go
+	case (m.Method == mcp.MethodNotificationsResourcesUpdated || m.Method == mcp.MethodNotificationsSubscriptionsAcknowledged) && d != nil:
+		c.handleSubscription(d, m) // subscribe.go
 	}
 }
 
