@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/tasks"
@@ -198,12 +199,17 @@ func (e *Edge) noteTaskSupport(version uint64, tools []mcp.Tool) {
 	st.mu.Unlock()
 }
 
-// owner is who a task started by c belongs to: the legacy session, or
-// nobody in particular for a 2026-07-28 request (no session; the id is
-// unguessable).
+// owner is who a task started by c belongs to: the request's principal
+// when mcpx authenticates (auth.Owner), and within it the legacy session;
+// for a 2026-07-28 request, which has no session, the principal alone, or
+// nobody in particular without auth (the id is unguessable).
 func (c *call) owner() string {
+	principal := auth.Owner(c.ctx)
 	if IsModern(c.rev) || c.sess == nil || c.sess.Revision() == "" {
-		return ""
+		return principal
+	}
+	if principal != "" {
+		return fmt.Sprintf("%s session-%d", principal, c.sess.token())
 	}
 	return fmt.Sprintf("session-%d", c.sess.token())
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 )
@@ -33,6 +35,12 @@ const (
 // serveWithAuth serves the demo namespace over HTTP with the two tokens
 // and the access rules; it returns the endpoint URL.
 func serveWithAuth(t *testing.T) string {
+	t.Helper()
+	return serveWithAuthTasks(t, edge.TaskOptions{})
+}
+
+// serveWithAuthTasks is serveWithAuth with the edge's task settings.
+func serveWithAuthTasks(t *testing.T, to edge.TaskOptions) string {
 	t.Helper()
 	a, err := auth.New(auth.Config{Tokens: []auth.StaticToken{
 		{Name: "alice", SHA256: auth.TokenHash(aliceToken)},
@@ -49,7 +57,7 @@ func serveWithAuth(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	done := make(chan error, 1)
-	c := host.Config{NS: demo.NewWith(states), Info: hub.Implementation{Name: "mcpx", Version: "test"}, Auth: a, Access: pol}
+	c := host.Config{NS: demo.NewWith(states), Info: hub.Implementation{Name: "mcpx", Version: "test"}, Auth: a, Access: pol, Tasks: to}
 	go func() { done <- host.HTTP(ctx, c, "127.0.0.1:0", func(u string) { urls <- u }) }()
 	t.Cleanup(func() {
 		cancel()
@@ -117,13 +125,18 @@ func modernHeaders(method, name string) map[string]string {
 
 // legacySession initializes a 2025-06-18 session as token's principal.
 func legacySession(t *testing.T, url, token string) string {
+	return legacySessionAt(t, url, token, "2025-06-18")
+}
+
+// legacySessionAt initializes a session of revision rev.
+func legacySessionAt(t *testing.T, url, token, rev string) string {
 	t.Helper()
-	st, h, msg := rpc(t, url, token, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	st, h, msg := rpc(t, url, token, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+rev+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	sid := h.Get("Mcp-Session-Id")
 	if st != 200 || sid == "" || msg["result"] == nil {
 		t.Fatalf("initialize: %d %v", st, msg)
 	}
-	st, _, _ = rpc(t, url, token, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	st, _, _ = rpc(t, url, token, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": rev}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if st != http.StatusAccepted {
 		t.Fatalf("initialized: %d", st)
 	}
@@ -382,5 +395,59 @@ func TestUpstreamClientCredentials(t *testing.T) {
 	}
 	if n := hits.Load(); n != 1 {
 		t.Errorf("%d token requests, want 1", n)
+	}
+}
+
+// TestTaskBelongsToItsPrincipal: a task alice started (a 2025-11-25
+// task-augmented call) is not found for bob, on his own session, and is
+// for her.
+func TestTaskBelongsToItsPrincipal(t *testing.T) {
+	url := serveWithAuth(t)
+	const rev = "2025-11-25"
+	alice := legacySessionAt(t, url, aliceToken, rev)
+	bob := legacySessionAt(t, url, bobToken, rev)
+	hdr := func(sid string) map[string]string {
+		return map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": rev}
+	}
+	_, _, msg := rpc(t, url, aliceToken, hdr(alice), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"task":{"ttl":60000}}}`)
+	res, _ := msg["result"].(map[string]any)
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("no task: %v", msg)
+	}
+	get := `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"` + id + `"}}`
+	if _, _, msg := rpc(t, url, bobToken, hdr(bob), get); msg["error"] == nil {
+		t.Errorf("bob read alice's task: %v", msg)
+	}
+	if _, _, msg := rpc(t, url, bobToken, hdr(bob), `{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`); strings.Contains(fmt.Sprint(msg), id) {
+		t.Errorf("bob lists alice's task: %v", msg)
+	}
+	if _, _, msg := rpc(t, url, aliceToken, hdr(alice), get); msg["result"] == nil {
+		t.Errorf("alice's own task: %v", msg)
+	}
+}
+
+// TestModernTaskBelongsToItsPrincipal: a 2026-07-28 task has no session;
+// it belongs to the principal that started it: alice, knowing the id of
+// bob's, finds no such task (get, cancel), bob does.
+func TestModernTaskBelongsToItsPrincipal(t *testing.T) {
+	url := serveWithAuthTasks(t, edge.TaskOptions{After: 20 * time.Millisecond})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	_, _, msg := rpc(t, url, bobToken, modernHeaders("tools/call", "countdown"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`+meta+`,"name":"countdown","arguments":{"seconds":2}}}`)
+	res, _ := msg["result"].(map[string]any)
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" {
+		t.Fatalf("countdown did not become a task: %v", msg)
+	}
+	for _, method := range []string{"tasks/get", "tasks/cancel"} {
+		body := `{"jsonrpc":"2.0","id":3,"method":"` + method + `","params":{` + meta + `,"taskId":"` + id + `"}}`
+		if _, _, msg := rpc(t, url, aliceToken, modernHeaders(method, id), body); msg["error"] == nil {
+			t.Errorf("alice's %s of bob's task: %v", method, msg)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{` + meta + `,"taskId":"` + id + `"}}`
+	if _, _, msg := rpc(t, url, bobToken, modernHeaders("tasks/get", id), body); msg["result"] == nil {
+		t.Errorf("bob's own task: %v", msg)
 	}
 }
