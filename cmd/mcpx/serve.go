@@ -53,6 +53,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	logLevel := fs.String("log-level", "info", "the least level logged: debug, info, warn or error (at info: one line per upstream event, none per successful call)")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
 	var taskFlags config.TaskSettings
+	storeURL := fs.String("store", "memory", "where tasks are kept: memory, or a Redis URL (redis://[:password@]host:port[/db], rediss:// for TLS) shared by replicas; $MCPX_STORE, when set, is used instead of memory (keeping a password out of the command line)")
 	fs.DurationVar(&taskFlags.Eager, "task-eager", 0, "how long a call of a tool that supports tasks may run before a 2026-07-28 client gets a task for it; overrides mcpx.taskEager (0: 250ms)")
 	fs.DurationVar(&taskFlags.After, "task-after", 0, "the same for a tool that declares no task support; overrides mcpx.taskAfter (0: 10s)")
 	fs.DurationVar(&taskFlags.TTL, "task-ttl", 0, "how long a task is kept from its creation; overrides mcpx.taskTTL (0: 1h)")
@@ -205,7 +206,18 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			}
 			c.Access = cfg.Access
 		}
-		c.Tasks = host.TaskOptions(withTaskFlags(cfg.Tasks, taskFlags))
+		settings := withTaskFlags(cfg.Tasks, taskFlags)
+		url := *storeURL
+		if v, ok := os.LookupEnv("MCPX_STORE"); ok && url == "memory" {
+			url = v
+		}
+		store, closeStore, err := host.TaskStore(url, settings.Max, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 2
+		}
+		defer closeStore()
+		c.Tasks = host.TaskOptionsIn(settings, store)
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;
 		// a bad key is refused at startup, as with a config.

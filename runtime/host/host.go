@@ -4,6 +4,10 @@ package host
 
 import (
 	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +22,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/tasks"
+	"github.com/mcpx-dev/mcpx/runtime/tasks/redisstore"
 	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
@@ -153,8 +158,35 @@ func loopback(addr string) bool {
 
 // TaskOptions are the edge's task settings from a config's mcpx block.
 func TaskOptions(t config.TaskSettings) edge.TaskOptions {
+	return TaskOptionsIn(t, &tasks.Memory{Max: t.Max})
+}
+
+// TaskOptionsIn is [TaskOptions] with the tasks kept in store.
+func TaskOptionsIn(t config.TaskSettings, store tasks.Store) edge.TaskOptions {
 	return edge.TaskOptions{
-		Runner: &tasks.Runner{Store: &tasks.Memory{Max: t.Max}, TTL: t.TTL},
+		Runner: &tasks.Runner{Store: store, TTL: t.TTL},
 		Eager:  t.Eager, After: t.After,
 	}
+}
+
+// TaskStore is the store the --store flag names: "memory" (or ""), this
+// process's own, or a Redis URL (redis://[user:password@]host:port[/db],
+// rediss:// for TLS) that replicas share. A Redis that does not answer
+// now is not an error: requests that need it fail saying so, until it
+// does. close releases the connection.
+func TaskStore(url string, max int, log *slog.Logger) (store tasks.Store, close func() error, err error) {
+	if url == "" || url == "memory" {
+		return &tasks.Memory{Max: max}, func() error { return nil }, nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--store: %v (want memory, or redis://host:port)", err)
+	}
+	rdb := redis.NewClient(opt)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		log.Warn("the task store does not answer yet; requests that need it fail until it does", "store", opt.Addr, "err", err)
+	}
+	return redisstore.New(rdb, redisstore.Options{Max: max}), rdb.Close, nil
 }
