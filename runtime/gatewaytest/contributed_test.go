@@ -219,3 +219,35 @@ func TestLazyExposureShrinksToolsList(t *testing.T) {
 		t.Errorf("lazy exposure's tools/list is %d bytes of %d: not much smaller", lazy, all)
 	}
 }
+
+// TestContributedOrderAcrossRestarts: tools/list is the fixed tools in
+// their written order, then every other tool sorted by name, whatever
+// order the sources were written in: two gateways (two starts) from
+// files naming them in different orders list the same.
+func TestContributedOrderAcrossRestarts(t *testing.T) {
+	api := weatherAPI(t)
+	say := func(ns string) string {
+		return `"` + ns + `": {"tools": {"zeta": {"command": "printf", "args": ["z"]}, "alpha": {"command": "printf", "args": ["a"]}}}`
+	}
+	first := `{"mcpServers": {}, "mcpx": {"discovery": true, "openapi": {"weather": {"document": "` + api + `/openapi.json", "baseUrl": "` + api + `"}},
+		"commands": {` + say("b") + `, ` + say("a") + `}}}`
+	second := `{"mcpx": {"commands": {` + say("a") + `, ` + say("b") + `}, "openapi": {"weather": {"baseUrl": "` + api + `", "document": "` + api + `/openapi.json"}}, "discovery": true}, "mcpServers": {}}`
+	list := func(doc string) []string {
+		gw, _ := readyGateway(t, "order.json", doc, "", nil)
+		tools, err := gw.ListTools(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range tools {
+			names = append(names, tl.Name)
+		}
+		gw.Close()
+		return names
+	}
+	a, b := list(first), list(second)
+	want := []string{"mcpx_search", "mcpx_describe", "mcpx_call", "a__alpha", "a__zeta", "b__alpha", "b__zeta", "weather__forecast", "weather__report"}
+	if !slices.Equal(a, want) || !slices.Equal(b, want) {
+		t.Errorf("first start %v\nsecond start %v\nwant %v", a, b, want)
+	}
+}
