@@ -113,12 +113,12 @@ type Handler struct {
 	log          *slog.Logger
 	maxBody      int64
 	bodyTimeout  time.Duration
-	keepAlive    time.Duration
 	writeTimeout time.Duration
 	origins      []string
 	originHosts  []string
 
 	sessions *sessions
+	beats    keepAlives    // the held streams' keep-alives (sse.go)
 	streams  chan struct{} // one token per open SSE stream
 	inFlight chan struct{} // one token per request in progress
 	reading  chan struct{} // one token per POST body being read
@@ -169,9 +169,9 @@ func New(e *edge.Edge, opt Options) *Handler {
 		log:          opt.Logger,
 		maxBody:      opt.MaxBody,
 		bodyTimeout:  opt.BodyTimeout,
-		keepAlive:    opt.KeepAlive,
 		writeTimeout: opt.WriteTimeout,
 		sessions:     newSessions(opt.MaxSessions, opt.SessionIdle),
+		beats:        keepAlives{every: opt.KeepAlive},
 		streams:      make(chan struct{}, opt.MaxStreams),
 		inFlight:     make(chan struct{}, opt.MaxInFlight),
 		reading:      make(chan struct{}, opt.MaxInFlight),
