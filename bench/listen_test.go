@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime"
 	"strconv"
@@ -99,6 +100,7 @@ func listenServer() http.Handler {
 		runtime.ReadMemStats(&ms)
 		json.NewEncoder(w).Encode(listenStats{ms.HeapInuse, ms.StackInuse, runtime.NumGoroutine()})
 	})
+	mux.HandleFunc("/debug/pprof/heap", pprof.Index) // MCPX_BENCH_HEAP: where the memory goes
 	mux.HandleFunc("/change", func(w http.ResponseWriter, r *http.Request) { u.change() })
 	return mux
 }
@@ -180,6 +182,14 @@ func BenchmarkListenStreams(b *testing.B) {
 	acked.Wait()
 	time.Sleep(2 * ListenKeepAlive) // let the first keep-alives go by
 	held, rssHeld := stats(), rss(pid)
+	if path := os.Getenv("MCPX_BENCH_HEAP"); path != "" {
+		if resp, err := http.Get(base + "/debug/pprof/heap"); err == nil {
+			f, _ := os.Create(path)
+			io.Copy(f, resp.Body)
+			f.Close()
+			resp.Body.Close()
+		}
+	}
 	cpu0 := p.cpu()
 	time.Sleep(listenIdle)
 	idleCPU := p.cpu() - cpu0

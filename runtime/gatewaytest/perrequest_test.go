@@ -98,10 +98,6 @@ func legacyPerRequest(t *testing.T) *perRequestUpstream {
 		for _, l := range []sdk.LoggingLevel{"debug", "info", "error"} {
 			req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: l, Logger: "up", Data: "at " + string(l)})
 		}
-		// The Go SDK sends a request's log messages on the session's GET
-		// stream (they name no request), which races the response: mcpx
-		// places them only while the call runs (see the report).
-		time.Sleep(100 * time.Millisecond)
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "logged"}}}, nil, nil
 	})
 	type tagArgs struct {
@@ -287,14 +283,21 @@ func TestLogsOnlyWhereAsked(t *testing.T) {
 		fmt.Fprintln(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 		fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		fmt.Fprintln(w, `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}`)
-		fmt.Fprintln(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up__log","arguments":{}}}`)
 		var all []byte
-		for lines.Scan() {
-			all = append(append(all, lines.Bytes()...), '\n')
-			if strings.Contains(lines.Text(), `"id":2,`) {
-				break
+		read := func(id string) {
+			for lines.Scan() {
+				all = append(append(all, lines.Bytes()...), '\n')
+				if strings.Contains(lines.Text(), `"id":`+id+`,`) {
+					return
+				}
 			}
+			t.Fatalf("stdio ended before the answer to %s:\n%s", id, all)
 		}
+		// Requests run side by side on stdio: the level is set once
+		// setLevel is answered, not when it is sent.
+		read("1")
+		fmt.Fprintln(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up__log","arguments":{}}}`)
+		read("2")
 		if got := fmt.Sprint(levels(all)); got != "[error]" {
 			t.Errorf("legacy session at level error: log levels %s:\n%s", got, all)
 		}
