@@ -299,3 +299,34 @@ func TestListenDisconnectLeavesNoGoroutine(t *testing.T) {
 	eventually(t, "the goroutines gone", func() bool { return runtime.NumGoroutine() <= before })
 	t.Logf("goroutines: %d before, %d with %d streams open, %d after", before, during, n, runtime.NumGoroutine())
 }
+
+// TestListenEndedAtCloseWithoutTakeOver: where the connection cannot be
+// taken over (here a recorder; HTTP/2 and HTTP/1.0 alike), the listen is
+// held through net/http, and Close still ends it with the cancellation,
+// then the result.
+func TestListenEndedAtCloseWithoutTakeOver(t *testing.T) {
+	leakcheck.Check(t)
+	e := &edge.Edge{Server: &server.Server{NS: newChangingNS(), Info: mcp.Implementation{Name: "mcpx-test", Version: "0.0.1"}}}
+	h := streamhttp.New(e, streamhttp.Options{})
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(listenBody("R", `{"toolsListChanged":true}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range modern("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	rec := &lockedRecorder{ResponseRecorder: httptest.NewRecorder()}
+	served := make(chan struct{})
+	go func() { defer close(served); h.ServeHTTP(rec, req) }()
+	eventually(t, "the acknowledgement", func() bool { return strings.Contains(rec.body(), "acknowledged") })
+	h.Close()
+	select {
+	case <-served:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listen was still served 5s after Close")
+	}
+	b := rec.body()
+	c, r := strings.Index(b, `"method":"notifications/cancelled"`), strings.Index(b, `"id":"R","result"`)
+	if c < 0 || r < c || !strings.Contains(b[r:], `"io.modelcontextprotocol/subscriptionId":"R"`) {
+		t.Errorf("want the cancellation, then the result:\n%s", b)
+	}
+}

@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -60,6 +61,34 @@ type stream struct {
 	dropped int           // notifications dropped: the queue was full
 	pumping bool          // a pump runs
 	pumped  chan struct{} // closed when the running pump returns
+	first   chan struct{} // closed once the first event is written (firstEvent)
+	wrote   bool          // the first event is written
+	raw     net.Conn      // the connection, once taken over (held.go)
+}
+
+// firstEvent is closed once the stream's first event has been written.
+func (s *stream) firstEvent() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		s.first = make(chan struct{})
+		if s.wrote {
+			close(s.first)
+		}
+	}
+	return s.first
+}
+
+// written records that an event is on the wire.
+func (s *stream) written() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.wrote {
+		s.wrote = true
+		if s.first != nil {
+			close(s.first)
+		}
+	}
 }
 
 // queued is one notification waiting: its event, and its progress token
@@ -186,10 +215,17 @@ func (s *stream) pump() {
 				return
 			}
 		}
+		if len(q) > 0 {
+			s.written()
+		}
 		if beat && len(q) == 0 && !s.flush([]byte(": keep-alive\n\n")) {
 			return
 		}
 		if last != nil {
+			if s.raw != nil {
+				s.flushRaw(last, true) // and the response's last chunk
+				return
+			}
 			if s.flush(last) {
 				// Left on the connection, the deadline would cut off
 				// the next request it carries.
@@ -256,6 +292,9 @@ func (k *keepAlives) tick() {
 // gone or too far behind: the stream is ended, its request cancelled,
 // and false returned.
 func (s *stream) flush(b []byte) bool {
+	if s.raw != nil {
+		return s.flushRaw(b, false)
+	}
 	s.rc.SetWriteDeadline(time.Now().Add(s.h.writeTimeout))
 	var err error
 	if len(b) > 0 {
@@ -264,6 +303,17 @@ func (s *stream) flush(b []byte) bool {
 	if err == nil {
 		err = s.rc.Flush()
 	}
+	return s.ok(err)
+}
+
+// flushRaw is flush on a taken-over connection (held.go).
+func (s *stream) flushRaw(b []byte, last bool) bool {
+	return s.ok(s.writeRaw(b, last))
+}
+
+// ok reports whether a write went well (err nil); when it failed the
+// stream is ended and its request cancelled.
+func (s *stream) ok(err error) bool {
 	if err == nil {
 		return true
 	}

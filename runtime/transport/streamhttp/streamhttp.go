@@ -118,10 +118,11 @@ type Handler struct {
 	originHosts  []string
 
 	sessions *sessions
-	beats    keepAlives    // the held streams' keep-alives (sse.go)
-	streams  chan struct{} // one token per open SSE stream
-	inFlight chan struct{} // one token per request in progress
-	reading  chan struct{} // one token per POST body being read
+	beats    keepAlives     // the held streams' keep-alives (sse.go)
+	taken    sync.WaitGroup // streams whose connection was taken over (held.go)
+	streams  chan struct{}  // one token per open SSE stream
+	inFlight chan struct{}  // one token per request in progress
+	reading  chan struct{}  // one token per POST body being read
 
 	// hold ends the held streams (GET, subscriptions/listen) on Close.
 	hold     context.Context
@@ -494,6 +495,10 @@ func (h *Handler) post(w *response, r *http.Request) {
 	// The request's context ends with the request, and also with the
 	// session, the handler (listen) or its stream (a client too far behind).
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
+	if listen && m.IsRequest() && acc.sse {
+		h.serveListen(w, r, acc, es, in) // held.go
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	var end context.CancelCauseFunc // a listen's
