@@ -31,7 +31,7 @@ import (
 // The gateway is the real mcpx binary, `mcpx serve --config`.
 
 const (
-	serveRoleEnv = "MCPX_BENCH_SERVE"    // upstream-mcpx, upstream-gosdk or floor
+	serveRoleEnv = "MCPX_BENCH_SERVE"    // upstream-mcpx, upstream-gosdk, floor or listen
 	upstreamEnv  = "MCPX_BENCH_UPSTREAM" // the floor's upstream endpoint
 
 	// profileEnv, set to a path prefix, has each mcpx the benchmark
@@ -65,6 +65,8 @@ func serveRole(role, upstream string) error {
 		h = sdkEchoUpstream()
 	case "floor":
 		h = byteProxy(upstream)
+	case "listen":
+		h = listenServer() // listen_test.go
 	default:
 		return fmt.Errorf("unknown role %q", role)
 	}

@@ -33,6 +33,9 @@ type listener struct {
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
 	uris   map[string]bool // modern listen: the agreed resourceSubscriptions (subscribe.go)
 	sink   Sink
+	asked  mcp.SubscriptionFilter  // modern listen: what it asked for (listen.go)
+	end    context.CancelCauseFunc // modern listen: ends it, mcpx's doing (listen.go)
+	closed bool                    // guarded by mu: ending; nothing more is given it
 	// mu is held while the listener is given a notification, and by a
 	// listen from before its registration until its acknowledgement is
 	// given to the sink: a change broadcast meanwhile waits, so it is
@@ -110,15 +113,22 @@ func (e *Edge) Attach(sess *Session, sink Sink) func() {
 }
 
 // WatchChanges fans the namespace's list changes out to every listener
-// until ctx ends, and a [server.Subscriber]'s resource updates to the
-// clients that follow them. Without a changing namespace it returns at
-// once (updates are still fanned out until ctx ends).
+// until ctx ends, a [server.Subscriber]'s resource updates to the
+// clients that follow them, and ends the listens a removal of a namespace
+// part affects (listen.go). Without a changing or removing namespace it
+// returns at once (updates are still fanned out until ctx ends).
 func (e *Edge) WatchChanges(ctx context.Context) {
 	if s := e.subscriber(); s != nil {
 		go e.watchUpdates(ctx, s) // resource updates (subscribe.go)
 	}
 	c, ok := e.Server.NS.(server.Changer)
+	_, removes := e.Server.NS.(server.Remover)
+	if !ok && !removes {
+		return
+	}
+	defer e.watchRemovals()()
 	if !ok {
+		<-ctx.Done()
 		return
 	}
 	for {
@@ -151,7 +161,9 @@ func (e *Edge) broadcast(method string) {
 		}
 		n := &requestNotifier{e: e, rev: rev, sink: l.sink}
 		l.mu.Lock()
-		n.Notify(method, p)
+		if !l.closed {
+			n.Notify(method, p)
+		}
 		l.mu.Unlock()
 	}
 }

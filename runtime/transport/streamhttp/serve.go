@@ -91,6 +91,9 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	if t, ok := h.(interface{ waitTaken(context.Context) }); ok {
+		t.waitTaken(sctx) // held streams' connections, which Shutdown does not track
+	}
 	if err != nil {
 		srv.Close()
 		err = fmt.Errorf("streamhttp: requests still running after %s were cut off: %w", ShutdownTimeout, err)

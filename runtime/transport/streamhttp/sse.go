@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -31,10 +32,16 @@ const StreamBehind = 8
 // first event, so a request that produces no notifications is answered
 // with plain JSON. It is safe for concurrent use: the edge's sink may be
 // called from any goroutine (even after the request is answered). Once
-// started, only its writer goroutine writes on it, each write within
+// started, only its pump writes on it, each write within
 // Options.WriteTimeout; a client that does not take a write for that long
 // has its stream ended and its request cancelled. Once closed, nothing
 // more is queued on it.
+//
+// The pump is a goroutine that runs only while there is something to
+// write and returns once the queue is empty, and a held stream's
+// keep-alives come from one timer for all of them (keepAlives): an idle
+// stream costs no goroutine and no timer of its own, which is most of
+// what 1,000 idle listen streams would otherwise cost (BENCHMARKS.md).
 type stream struct {
 	h      *Handler
 	w      http.ResponseWriter
@@ -42,17 +49,46 @@ type stream struct {
 	cancel func() // ends the request whose response this is; may be nil
 
 	mu      sync.Mutex
-	started bool          // the SSE response has begun: the writer runs
+	started bool          // the SSE response has begun
 	closed  bool          // nothing more may be queued or started
-	ended   bool          // end has run
-	drain   bool          // the writer writes what is queued, then returns
+	ended   bool          // end has run: the pump stops
 	slot    bool          // holds one of Handler.streams
-	queue   []queued      // notifications waiting for the writer
-	last    []byte        // the final event, waiting for the writer
+	held    bool          // in Handler.keepAlives
+	headers bool          // the pump has taken the headers to write
+	queue   []queued      // notifications waiting for the pump
+	last    []byte        // the final event, waiting for the pump
+	beat    bool          // a keep-alive comment is due
 	dropped int           // notifications dropped: the queue was full
-	wake    chan struct{} // tells the writer there is something to write
-	stop    chan struct{} // ends the writer
-	done    chan struct{} // closed when the writer has ended
+	pumping bool          // a pump runs
+	pumped  chan struct{} // closed when the running pump returns
+	first   chan struct{} // closed once the first event is written (firstEvent)
+	wrote   bool          // the first event is written
+	raw     net.Conn      // the connection, once taken over (held.go)
+}
+
+// firstEvent is closed once the stream's first event has been written.
+func (s *stream) firstEvent() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		s.first = make(chan struct{})
+		if s.wrote {
+			close(s.first)
+		}
+	}
+	return s.first
+}
+
+// written records that an event is on the wire.
+func (s *stream) written() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.wrote {
+		s.wrote = true
+		if s.first != nil {
+			close(s.first)
+		}
+	}
 }
 
 // queued is one notification waiting: its event, and its progress token
@@ -81,7 +117,7 @@ func (s *stream) reserve() bool {
 // start begins the SSE response; s.mu is held. held says the stream may
 // stay open: it then needs a slot and gets keep-alive comments. A stream
 // that only carries the final response needs neither. The headers are
-// written by the writer goroutine started here, not by the caller.
+// written by the pump started here, not by the caller.
 func (s *stream) start(held bool) bool {
 	if s.started {
 		return true
@@ -95,12 +131,11 @@ func (s *stream) start(held bool) bool {
 		}
 	}
 	s.started = true
-	s.wake, s.stop, s.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	var every time.Duration
 	if held {
-		every = s.h.keepAlive
+		s.held = true
+		s.h.beats.add(s)
 	}
-	go s.writer(every)
+	s.signal()
 	return true
 }
 
@@ -111,44 +146,86 @@ func (s *stream) hold() bool {
 	return s.start(true)
 }
 
-// signal wakes the writer; s.mu is held.
+// signal has the pump write what is waiting, starting one if none runs;
+// s.mu is held.
 func (s *stream) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// writer writes the headers, then what is queued, keep-alive comments
-// every keepAlive (0: none) while nothing is, and the final event, after
-// which it returns. It returns too when end stops it or a write fails.
-func (s *stream) writer(keepAlive time.Duration) {
-	defer close(s.done)
-	var tick <-chan time.Time
-	if keepAlive > 0 {
-		t := time.NewTicker(keepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
-	hd := s.w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	s.w.WriteHeader(http.StatusOK)
-	if !s.flush(nil) {
+	if s.pumping || s.ended || !s.started {
 		return
 	}
+	s.pumping = true
+	s.pumped = make(chan struct{})
+	go s.pump()
+}
+
+// beat queues a keep-alive comment on an idle held stream (keepAlives).
+func (s *stream) keepAlive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.queue) > 0 || s.last != nil {
+		return
+	}
+	s.beat = true
+	s.signal()
+}
+
+// pump writes the headers (the first time), then what is queued, a due
+// keep-alive, and the final event, after which the stream is done. It
+// returns when nothing is left to write, when end stops it, or when a
+// write fails.
+func (s *stream) pump() {
+	// The pump ends in the same critical section that finds nothing left
+	// to write, so that what is queued after it starts a new one.
+	done := func() {
+		s.pumping = false
+		close(s.pumped)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			s.mu.Lock()
+			done()
+			s.mu.Unlock()
+		}
+	}()
 	for {
 		s.mu.Lock()
-		q, last, drain := s.queue, s.last, s.drain
-		s.queue, s.last = nil, nil
+		first := !s.headers
+		s.headers = true
+		q, last, beat := s.queue, s.last, s.beat
+		s.queue, s.last, s.beat = nil, nil, false
+		if s.ended || !first && len(q) == 0 && last == nil && !beat {
+			done()
+			stopped = true
+			s.mu.Unlock()
+			return
+		}
 		s.mu.Unlock()
+		if first {
+			hd := s.w.Header()
+			hd.Set("Content-Type", "text/event-stream")
+			hd.Set("Cache-Control", "no-cache")
+			hd.Set("X-Accel-Buffering", "no")
+			s.w.WriteHeader(http.StatusOK)
+			if !s.flush(nil) {
+				return
+			}
+		}
 		for _, n := range q {
 			if !s.flush(n.event) {
 				return
 			}
 		}
+		if len(q) > 0 {
+			s.written()
+		}
+		if beat && len(q) == 0 && !s.flush([]byte(": keep-alive\n\n")) {
+			return
+		}
 		if last != nil {
+			if s.raw != nil {
+				s.flushRaw(last, true) // and the response's last chunk
+				return
+			}
 			if s.flush(last) {
 				// Left on the connection, the deadline would cut off
 				// the next request it carries.
@@ -156,21 +233,57 @@ func (s *stream) writer(keepAlive time.Duration) {
 			}
 			return
 		}
-		if len(q) > 0 {
-			continue // more may have come meanwhile
-		}
-		if drain {
-			return
-		}
-		select {
-		case <-s.stop:
-			return
-		case <-s.wake:
-		case <-tick:
-			if !s.flush([]byte(": keep-alive\n\n")) {
-				return
-			}
-		}
+	}
+}
+
+// keepAlives sends every held stream a keep-alive comment each interval,
+// from one timer (no goroutine waits for it), armed while any stream is
+// held.
+type keepAlives struct {
+	every time.Duration
+	mu    sync.Mutex
+	set   map[*stream]struct{}
+	timer *time.Timer
+}
+
+func (k *keepAlives) add(s *stream) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.set == nil {
+		k.set = map[*stream]struct{}{}
+	}
+	k.set[s] = struct{}{}
+	if k.timer == nil {
+		k.timer = time.AfterFunc(k.every, k.tick)
+	}
+}
+
+func (k *keepAlives) remove(s *stream) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.set, s)
+	if len(k.set) == 0 && k.timer != nil {
+		k.timer.Stop()
+		k.timer = nil
+	}
+}
+
+// tick gives each held stream its keep-alive, without k.mu held (a
+// stream's lock is taken inside it, and end takes them the other way).
+func (k *keepAlives) tick() {
+	k.mu.Lock()
+	if k.timer == nil {
+		k.mu.Unlock()
+		return
+	}
+	streams := make([]*stream, 0, len(k.set))
+	for s := range k.set {
+		streams = append(streams, s)
+	}
+	k.timer.Reset(k.every)
+	k.mu.Unlock()
+	for _, s := range streams {
+		s.keepAlive()
 	}
 }
 
@@ -179,6 +292,9 @@ func (s *stream) writer(keepAlive time.Duration) {
 // gone or too far behind: the stream is ended, its request cancelled,
 // and false returned.
 func (s *stream) flush(b []byte) bool {
+	if s.raw != nil {
+		return s.flushRaw(b, false)
+	}
 	s.rc.SetWriteDeadline(time.Now().Add(s.h.writeTimeout))
 	var err error
 	if len(b) > 0 {
@@ -187,12 +303,23 @@ func (s *stream) flush(b []byte) bool {
 	if err == nil {
 		err = s.rc.Flush()
 	}
+	return s.ok(err)
+}
+
+// flushRaw is flush on a taken-over connection (held.go).
+func (s *stream) flushRaw(b []byte, last bool) bool {
+	return s.ok(s.writeRaw(b, last))
+}
+
+// ok reports whether a write went well (err nil); when it failed the
+// stream is ended and its request cancelled.
+func (s *stream) ok(err error) bool {
 	if err == nil {
 		return true
 	}
 	s.mu.Lock()
 	s.closed = true
-	s.queue, s.last = nil, nil
+	s.queue, s.last, s.beat = nil, nil, false
 	s.mu.Unlock()
 	s.h.log.Info("an SSE stream was ended: its client did not take a write in time, or left", "timeout", s.h.writeTimeout, "err", err)
 	if s.cancel != nil {
@@ -269,39 +396,16 @@ func (s *stream) notify(m *jsonrpc.Message) {
 // written (or the write to fail), then ends the stream.
 func (s *stream) final(data []byte) {
 	s.mu.Lock()
-	wait := false
+	var wait chan struct{}
 	if !s.closed && s.start(false) {
 		s.last = event(data)
 		s.signal()
-		wait = true
+		wait = s.pumped // the pump that runs now takes last before it returns
 	}
 	s.closed = true
-	done := s.done
 	s.mu.Unlock()
-	if wait {
-		<-done
-	}
-	s.end()
-}
-
-// flushQueue ends a stream that has begun and gets no final event (a
-// cancelled request is answered nothing): what is still queued is written
-// first, as the final event would be preceded by it, so that a
-// notification sent just before (a question's notifications/cancelled)
-// is not lost with the stream. It waits for those writes (each within the
-// write timeout), then ends the stream.
-func (s *stream) flushQueue() {
-	s.mu.Lock()
-	wait := s.started && !s.closed
-	if wait {
-		s.drain = true
-		s.signal()
-	}
-	s.closed = true
-	done := s.done
-	s.mu.Unlock()
-	if wait {
-		<-done
+	if wait != nil {
+		<-wait
 	}
 	s.end()
 }
@@ -319,7 +423,7 @@ func (s *stream) claim() (started bool) {
 }
 
 // end stops the stream: nothing is written after it returns (it waits
-// for a write in progress, at most the write timeout), the writer is gone
+// for a write in progress, at most the write timeout), the pump is gone
 // and the slot is given back. It may be called more than once.
 func (s *stream) end() {
 	s.mu.Lock()
@@ -329,15 +433,44 @@ func (s *stream) end() {
 		return
 	}
 	s.ended = true
-	stop, done, slot := s.stop, s.done, s.slot
+	var wait chan struct{}
+	if s.pumping {
+		wait = s.pumped
+	}
+	slot, held := s.slot, s.held
 	s.slot = false
 	s.queue, s.last = nil, nil
 	s.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		<-done
+	if held {
+		s.h.beats.remove(s)
+	}
+	if wait != nil {
+		<-wait
 	}
 	if slot {
 		s.h.giveSlot()
 	}
+}
+
+// flushQueue ends a stream that has begun and gets no final event (a
+// cancelled request is answered nothing): what is still queued is written
+// first, as the final event would be preceded by it, so that a
+// notification sent just before (a question's notifications/cancelled)
+// is not lost with the stream. It waits for the pump to write them (each
+// within the write timeout), then ends the stream.
+func (s *stream) flushQueue() {
+	s.mu.Lock()
+	var wait chan struct{}
+	if s.started && !s.closed {
+		s.signal()
+		if s.pumping {
+			wait = s.pumped
+		}
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
+	s.end()
 }

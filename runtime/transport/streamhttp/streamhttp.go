@@ -114,15 +114,16 @@ type Handler struct {
 	log          *slog.Logger
 	maxBody      int64
 	bodyTimeout  time.Duration
-	keepAlive    time.Duration
 	writeTimeout time.Duration
 	origins      []string
 	originHosts  []string
 
 	sessions *sessions
-	streams  chan struct{} // one token per open SSE stream
-	inFlight chan struct{} // one token per request in progress
-	reading  chan struct{} // one token per POST body being read
+	beats    keepAlives     // the held streams' keep-alives (sse.go)
+	taken    sync.WaitGroup // streams whose connection was taken over (held.go)
+	streams  chan struct{}  // one token per open SSE stream
+	inFlight chan struct{}  // one token per request in progress
+	reading  chan struct{}  // one token per POST body being read
 
 	// hold ends the held streams (GET, subscriptions/listen) on Close.
 	hold     context.Context
@@ -170,9 +171,9 @@ func New(e *edge.Edge, opt Options) *Handler {
 		log:          opt.Logger,
 		maxBody:      opt.MaxBody,
 		bodyTimeout:  opt.BodyTimeout,
-		keepAlive:    opt.KeepAlive,
 		writeTimeout: opt.WriteTimeout,
 		sessions:     newSessions(opt.MaxSessions, opt.SessionIdle),
+		beats:        keepAlives{every: opt.KeepAlive},
 		streams:      make(chan struct{}, opt.MaxStreams),
 		inFlight:     make(chan struct{}, opt.MaxInFlight),
 		reading:      make(chan struct{}, opt.MaxInFlight),
@@ -207,6 +208,10 @@ func (h *Handler) Close() {
 		time.AfterFunc(h.grace, h.stopRunning)
 	})
 }
+
+// errClosing is the cause of the listens Close ends: mcpx ends them, so
+// they get their cancellation and result.
+var errClosing = errors.New("the server is shutting down")
 
 // shuttingDown is the answer to request id when a shutdown ended it.
 func shuttingDown(id json.RawMessage) *jsonrpc.Message {
@@ -491,8 +496,23 @@ func (h *Handler) post(w *response, r *http.Request) {
 	// The request's context ends with the request, and also with the
 	// session, the handler (listen) or its stream (a client too far behind).
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
+	if listen && m.IsRequest() && acc.sse {
+		h.serveListen(w, r, acc, es, in) // held.go
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	var end context.CancelCauseFunc // a listen's
+	if listen {
+		// A listen's end says who ended it (edge/listen.go): its client
+		// closing the stream, or failing a write, ends it silently; only
+		// Close (below) is mcpx ending it, with the cancellation and the
+		// result.
+		ctx, end = context.WithCancelCause(context.WithoutCancel(r.Context()))
+		defer end(nil)
+		defer context.AfterFunc(r.Context(), func() { end(edge.ErrClientGone) })()
+		cancel = func() { end(edge.ErrClientGone) }
+	}
 	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
 	defer sc.Release()
 	ctx = sc
@@ -527,7 +547,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 			unavailable(w, m.ID, "too many open streams; try again later")
 			return
 		}
-		defer context.AfterFunc(h.hold, cancel)()
+		defer context.AfterFunc(h.hold, func() { end(errClosing) })()
 	}
 	client := ctx // the request, its session, its stream
 	if !listen {  // a held stream ends on Close, with its result
