@@ -32,6 +32,9 @@ type listener struct {
 	subID  json.RawMessage // modern listen: the tag
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
 	sink   Sink
+	asked  mcp.SubscriptionFilter  // modern listen: what it asked for (listen.go)
+	end    context.CancelCauseFunc // modern listen: ends it, mcpx's doing (listen.go)
+	closed bool                    // guarded by mu: ending; nothing more is given it
 	// mu is held while the listener is given a notification, and by a
 	// listen from before its registration until its acknowledgement is
 	// given to the sink: a change broadcast meanwhile waits, so it is
@@ -106,10 +109,18 @@ func (e *Edge) Attach(sess *Session, sink Sink) func() {
 }
 
 // WatchChanges fans the namespace's list changes out to every listener
-// until ctx ends. Without a changing namespace it returns at once.
+// until ctx ends, and ends the listens a removal of a namespace part
+// affects (listen.go). Without a changing or removing namespace it
+// returns at once.
 func (e *Edge) WatchChanges(ctx context.Context) {
 	c, ok := e.Server.NS.(server.Changer)
+	_, removes := e.Server.NS.(server.Remover)
+	if !ok && !removes {
+		return
+	}
+	defer e.watchRemovals()()
 	if !ok {
+		<-ctx.Done()
 		return
 	}
 	for {
@@ -142,7 +153,9 @@ func (e *Edge) broadcast(method string) {
 		}
 		n := &requestNotifier{e: e, rev: rev, sink: l.sink}
 		l.mu.Lock()
-		n.Notify(method, p)
+		if !l.closed {
+			n.Notify(method, p)
+		}
 		l.mu.Unlock()
 	}
 }

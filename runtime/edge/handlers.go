@@ -176,11 +176,15 @@ func (e *Edge) listen(c *call) (any, error) {
 		Notifications: agreed,
 	}
 	n := e.notifier(c)
+	// ctx ends with the request (the client, a shutdown) or when mcpx
+	// ends the stream itself (its event source stopped: listen.go).
+	ctx, end := context.WithCancelCause(c.ctx)
+	defer end(nil)
+	l := &listener{rev: c.rev, subID: c.id, wanted: wanted, asked: p.Notifications, end: end, sink: c.sink}
 	if len(wanted) > 0 {
 		// Registered before the acknowledgement, so that no change after
 		// it is missed, and held until it is given to the sink, so that
 		// the acknowledgement comes first.
-		l := &listener{rev: c.rev, subID: c.id, wanted: wanted, sink: c.sink}
 		l.mu.Lock()
 		defer e.listeners.add(l)()
 		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
@@ -188,16 +192,20 @@ func (e *Edge) listen(c *call) (any, error) {
 	} else {
 		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
 	}
-	<-c.ctx.Done()
-	if errors.Is(context.Cause(c.ctx), errCancelled) {
-		return nil, c.ctx.Err() // the client ended it: nothing more may be sent
+	<-ctx.Done()
+	closeListener(l) // no list change after this
+	if errors.Is(context.Cause(ctx), errCancelled) {
+		// The client ended it (notifications/cancelled, or a transport's
+		// ErrClientGone): nothing more may be sent.
+		return nil, ctx.Err()
 	}
-	// mcpx ends the stream (shutting down). The subscriptions page asks for
-	// a successful result, the cancellation page for notifications/cancelled
-	// naming the listen id: the cancellation goes first, while the request
-	// is still in progress, then the result, which a client that acted on
-	// the cancellation ignores (docs/revisions.md#subscriptionslisten).
-	n.Notify(mcp.MethodNotificationsCancelled, &mcp.CancelledNotificationParams{RequestID: c.id, Reason: "the server is closing this subscription"})
+	// mcpx ends the stream (shutting down, its event source stopped). The
+	// subscriptions page asks for a successful result, the cancellation
+	// page for notifications/cancelled naming the listen id: the
+	// cancellation goes first, while the request is still in progress,
+	// then the result, which a client that acted on the cancellation
+	// ignores (docs/revisions.md#subscriptionslisten).
+	n.Notify(mcp.MethodNotificationsCancelled, &mcp.CancelledNotificationParams{RequestID: c.id, Reason: endReason(ctx)})
 	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: c.id}}, nil
 }
 

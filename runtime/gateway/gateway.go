@@ -153,6 +153,7 @@ type Gateway struct {
 	sleeping      atomic.Int32 // lazy members not woken yet
 	version       atomic.Uint64
 	changes       chan string // see Changes
+	removing      removers    // see OnRemove (remove.go)
 	lastResources [][2]any
 }
 
@@ -176,6 +177,9 @@ type member struct {
 	since            atomic.Int64  // UnixNano of Add, or of waking a lazy member: requests wait for ready until FirstWait after
 	pool             *pool         // per-client upstreams; nil when shared
 	cache            Cache         // its caching hints' fallbacks (cache.go)
+	ctx              context.Context
+	stop             context.CancelFunc // ends ctx: the watcher stops (Close, Remove)
+	watched          chan struct{}      // closed when the watcher has returned
 
 	// Guarded by Gateway.mu. Lists hold the upstream's own values (tools
 	// already filtered); down keeps them, for naming the upstream in
@@ -283,6 +287,8 @@ func (g *Gateway) Add(u Upstream, opt Options) error {
 	case opt.Root && g.root != nil:
 		return fmt.Errorf("gateway: upstreams %q and %q are both root; at most one may be", g.root.name, name)
 	}
+	m.ctx, m.stop = context.WithCancel(g.ctx)
+	m.watched = make(chan struct{})
 	g.members = append(g.members, m)
 	g.unready.Add(1)
 	if m.lazy {

@@ -74,10 +74,11 @@ func (g *Gateway) retryBounds() (time.Duration, time.Duration) {
 // wait).
 func (g *Gateway) watch(m *member, wake <-chan struct{}) {
 	defer g.wg.Done()
+	defer close(m.watched)
 	if wake != nil {
 		select {
 		case <-wake:
-		case <-g.ctx.Done():
+		case <-m.ctx.Done():
 			return
 		}
 	}
@@ -105,7 +106,7 @@ func (g *Gateway) watch(m *member, wake <-chan struct{}) {
 		var want kinds
 		var evs []string
 		select {
-		case <-g.ctx.Done():
+		case <-m.ctx.Done(): // Close, or m removed
 			return
 		case <-retry.C:
 			want = kAll
@@ -160,7 +161,7 @@ func (g *Gateway) load(m *member, want kinds) error {
 	// upstream is told the client capabilities mcpx itself has, none
 	// (server.RelayedCapabilities is nil here), and cannot tailor a list
 	// to one client's capabilities that every other client then gets.
-	ctx, cancel := context.WithTimeout(g.ctx, g.loadTimeout())
+	ctx, cancel := context.WithTimeout(m.ctx, g.loadTimeout())
 	defer cancel()
 
 	g.mu.RLock()
@@ -239,8 +240,8 @@ func (g *Gateway) load(m *member, want kinds) error {
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
-		return nil
+	if g.closed || m.ctx.Err() != nil {
+		return nil // closed, or m removed: nothing to install
 	}
 	wasDown := m.down
 	m.down, m.downWhy = false, ""
@@ -293,7 +294,7 @@ func (g *Gateway) markDown(m *member, why error) error {
 	err := fmt.Errorf("upstream %q is down: %w", m.name, why)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed || g.ctx.Err() != nil {
+	if g.closed || m.ctx.Err() != nil {
 		return err
 	}
 	wasDown := m.down

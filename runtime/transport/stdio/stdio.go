@@ -28,6 +28,10 @@ type Options struct {
 	// MaxInFlight is how many requests run at once; 0 means 64. Reading
 	// pauses while that many are running.
 	MaxInFlight int
+	// MaxListens is how many subscriptions/listen streams may be open at
+	// once; 0 means 1024. They hold no MaxInFlight slot; one beyond is
+	// answered with -32603.
+	MaxListens int
 	// Drain is how long requests still running when the input ends may
 	// take to finish and be answered; 0 means 2s. Then they are cancelled:
 	// a server SHOULD exit promptly on EOF (stdio transport page).
@@ -51,6 +55,9 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	if opt.MaxInFlight <= 0 {
 		opt.MaxInFlight = 64
 	}
+	if opt.MaxListens <= 0 {
+		opt.MaxListens = 1024
+	}
 	if opt.Drain <= 0 {
 		opt.Drain = 2 * time.Second
 	}
@@ -60,7 +67,8 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &conn{e: e, w: w, sess: new(edge.Session), slots: make(chan struct{}, opt.MaxInFlight),
-		out: make(chan line), abandon: make(chan struct{}), quit: make(chan struct{})}
+		listens: make(chan struct{}, opt.MaxListens),
+		out:     make(chan line), abandon: make(chan struct{}), quit: make(chan struct{})}
 	go c.writer()
 	defer c.sess.End() // the one client session ends with the connection
 	defer close(c.quit)
@@ -70,6 +78,7 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 		}
 	}()
 	defer c.wg.Wait()
+	defer c.listening.Wait()
 	defer cancel()
 	// Once stopping, the writes get WriteGrace; then they are abandoned,
 	// the one being written too (it may never end: an unread pipe).
@@ -148,6 +157,7 @@ type readResult struct {
 }
 
 // drain waits up to d for the running requests, unless ctx ends first.
+// The open listens are not waited for: they end when Serve cancels them.
 func (c *conn) drain(ctx context.Context, d time.Duration) {
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
@@ -159,11 +169,13 @@ func (c *conn) drain(ctx context.Context, d time.Duration) {
 }
 
 type conn struct {
-	e      *edge.Edge
-	detach func() // from the edge's Attach, once initialized
-	sess   *edge.Session
-	slots  chan struct{}
-	wg     sync.WaitGroup
+	e         *edge.Edge
+	detach    func() // from the edge's Attach, once initialized
+	sess      *edge.Session
+	slots     chan struct{}
+	listens   chan struct{}  // one token per open subscriptions/listen
+	listening sync.WaitGroup // the listens: the drain at EOF does not wait for them
+	wg        sync.WaitGroup
 
 	mu sync.Mutex // serialises writes
 	w  io.Writer
@@ -341,12 +353,17 @@ func (c *conn) handle(ctx context.Context, line []byte, hold *budget.Hold) {
 			}
 			return
 		}
-		async = c.run(ctx, func() {
+		serve := func() {
 			defer answered()
 			if r := c.serve(ctx, m, def); r != nil {
 				c.write(r)
 			}
-		})
+		}
+		if m.Method == mcp.MethodSubscriptionsListen && in(m, def).Class.Modern() {
+			async = c.runHeld(m, serve)
+			return
+		}
+		async = c.run(ctx, serve)
 		return
 	}
 	async = c.run(ctx, func() { defer answered(); c.batch(ctx, msgs, errs, def) })
@@ -372,6 +389,33 @@ func (c *conn) run(ctx context.Context, f func()) bool {
 		f()
 	}()
 	return true
+}
+
+// runHeld runs f, a subscriptions/listen, in its own goroutine without
+// a request slot: a listen is held open until someone ends it, and
+// MaxInFlight of them would otherwise stop every later request being
+// read. They are bounded on their own (MaxListens); one beyond is
+// answered with an error at once. It reports whether f runs.
+func (c *conn) runHeld(m *jsonrpc.Message, f func()) bool {
+	if !tryAcquire(c.listens) {
+		c.write(jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("too many open subscriptions/listen streams on this connection (at most %d); end one first", cap(c.listens))}))
+		return false
+	}
+	c.listening.Add(1)
+	go func() {
+		defer func() { <-c.listens; c.listening.Done() }()
+		f()
+	}()
+	return true
+}
+
+func tryAcquire(sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *conn) serve(ctx context.Context, m *jsonrpc.Message, def mcp.Revision) *jsonrpc.Message {

@@ -208,6 +208,10 @@ func (h *Handler) Close() {
 	})
 }
 
+// errClosing is the cause of the listens Close ends: mcpx ends them, so
+// they get their cancellation and result.
+var errClosing = errors.New("the server is shutting down")
+
 // shuttingDown is the answer to request id when a shutdown ended it.
 func shuttingDown(id json.RawMessage) *jsonrpc.Message {
 	return jsonrpc.ErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "the server is shutting down; the request was not finished"})
@@ -493,6 +497,17 @@ func (h *Handler) post(w *response, r *http.Request) {
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	var end context.CancelCauseFunc // a listen's
+	if listen {
+		// A listen's end says who ended it (edge/listen.go): its client
+		// closing the stream, or failing a write, ends it silently; only
+		// Close (below) is mcpx ending it, with the cancellation and the
+		// result.
+		ctx, end = context.WithCancelCause(context.WithoutCancel(r.Context()))
+		defer end(nil)
+		defer context.AfterFunc(r.Context(), func() { end(edge.ErrClientGone) })()
+		cancel = func() { end(edge.ErrClientGone) }
+	}
 	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
 	defer sc.Release()
 	ctx = sc
@@ -527,7 +542,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 			unavailable(w, m.ID, "too many open streams; try again later")
 			return
 		}
-		defer context.AfterFunc(h.hold, cancel)()
+		defer context.AfterFunc(h.hold, func() { end(errClosing) })()
 	}
 	client := ctx // the request, its session, its stream
 	if !listen {  // a held stream ends on Close, with its result
