@@ -42,6 +42,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	fs := flag.NewFlagSet("mcpx "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
+	watch := fs.Bool("watch", false, "reload the config file when it changes (SIGHUP reloads it too)")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
@@ -139,6 +140,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			upstream.KillAdopted(time.Second) // what left their groups: no orphans
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
+		reloads(ctx, host.NewReloader(*configFile, g, cfg, info, log), *watch, log)
 		if cfg.Auth != nil {
 			if c.Auth, err = auth.New(*cfg.Auth); err != nil {
 				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
@@ -220,4 +222,29 @@ func startCPUProfile(file string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// reloads applies the config file again on SIGHUP, and on every change
+// of it with watch, until ctx is done.
+func reloads(ctx context.Context, r *host.Reloader, watch bool, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				r.Reload(ctx) // logs what it did, or why not
+			}
+		}
+	}()
+	if watch {
+		go func() {
+			if err := r.Watch(ctx); err != nil {
+				log.Error("--watch: the config file cannot be watched; SIGHUP still reloads it", "err", err)
+			}
+		}()
+	}
 }
