@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/admin"
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/config"
@@ -22,12 +23,17 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
 // version is mcpx's own version, reported as serverInfo.
 const version = "0.1.0"
+
+// tracingFlushTimeout bounds how long mcpx waits on exit for the spans
+// still queued to reach the OTLP collector.
+const tracingFlushTimeout = 5 * time.Second
 
 // builtins are the namespaces mcpx can serve without a config file.
 // Each seals the requestState of its input_required rounds with the key
@@ -45,10 +51,13 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	watch := fs.Bool("watch", false, "reload the config file when it changes (SIGHUP reloads it too)")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
+	logFormat := fs.String("log-format", "text", "mcpx's own log on standard error: text or json")
+	logLevel := fs.String("log-level", "info", "the least level logged: debug, info, warn or error (at info: one line per upstream event, none per successful call)")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
-	listen := ""
+	listen, adminAddr := "", ""
 	var limits streamhttp.Options
 	if cmd == "serve" {
+		fs.StringVar(&adminAddr, "admin", "", "serve /metrics, /healthz, /readyz and /debug/pprof/ at `ADDR`, apart from /mcp (a bare port is on 127.0.0.1); off unless given")
 		fs.StringVar(&listen, "listen", streamhttp.DefaultAddr, "address to listen on; the endpoint is http://ADDR/mcp")
 		fs.IntVar(&limits.MaxInFlight, "max-in-flight", 0, "requests in progress at once; one more is answered 503 (0: 1024)")
 		fs.IntVar(&limits.MaxSessions, "max-sessions", 0, "legacy sessions held at once (0: 1024)")
@@ -91,6 +100,12 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "mcpx %s: --session-idle, --body-timeout and --write-timeout must be positive, or 0 for their defaults\n", cmd)
 		return 2
 	}
+	if adminAddr != "" {
+		if _, err := admin.Addr(adminAddr); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 2
+		}
+	}
 	newNS, ok := builtins[*builtin]
 	if !ok {
 		fmt.Fprintf(stderr, "mcpx %s: unknown --builtin %q (want demo or fixture)\n", cmd, *builtin)
@@ -104,7 +119,25 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		defer stop()
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil)) // stdout carries only protocol
+	log, err := newLogger(stderr, *logFormat, *logLevel) // stdout carries only protocol
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+		return 2
+	}
+	// Tracing (OTEL_* variables; off when none is set) is flushed last,
+	// after the upstreams are closed, so their calls' spans go out too.
+	stopTracing, err := tracing.Setup(context.Background(), os.LookupEnv, version, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpx %s: tracing: %v\n", cmd, err)
+		return 1
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			log.Warn("flushing the traces", "err", err)
+		}
+	}()
 	info := mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: version}
 	// The first SIGINT or SIGTERM shuts down: requests still running get
 	// streamhttp's ShutdownGrace (2 s), then a JSON-RPC error saying the
@@ -116,22 +149,41 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	context.AfterFunc(ctx, stop)
 	c := host.Config{Info: info, TTLMs: 60_000, Log: log, HTTP: limits}
 	what := "the " + *builtin + " namespace"
+	var cfg *config.Config
 	if *configFile != "" {
-		cfg, err := config.Load(*configFile)
-		if err != nil {
+		if cfg, err = config.Load(*configFile); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
+	}
+	var adm *adminListener
+	if adminAddr != "" {
+		if adm, err = startAdmin(ctx, adminAddr, cfg, log); err != nil {
+			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+			return 1
+		}
+		c.Metrics = adm.m
+	}
+	if cfg != nil {
 		// An upstream's descendant that leaves its process group and
 		// loses its parent is adopted by mcpx (Linux), to be killed with
 		// its upstream or at exit.
 		if err := upstream.Subreaper(); err != nil {
 			log.Warn("mcpx cannot adopt the orphaned descendants of upstreams; one that leaves its process group may outlive mcpx", "err", err)
 		}
-		g, err := host.Gateway(ctx, cfg, info, log)
+		var gopt host.GatewayOptions
+		if c.Metrics != nil {
+			gopt.Observer = c.Metrics
+		}
+		g, ups, err := host.GatewayWith(ctx, cfg, info, log, gopt)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
 			return 1
+		}
+		rl := host.NewReloader(*configFile, g, cfg, ups, info, log)
+		rl.Observer = gopt.Observer
+		if adm != nil {
+			adm.built(g, rl.Upstreams)
 		}
 		defer func() {
 			if err := g.Close(); err != nil { // stops every upstream, in parallel, within gateway.CloseTimeout
@@ -140,7 +192,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			upstream.KillAdopted(time.Second) // what left their groups: no orphans
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
-		reloads(ctx, host.NewReloader(*configFile, g, cfg, info, log), *watch, log)
+		reloads(ctx, rl, *watch, log)
 		if cfg.Auth != nil {
 			if c.Auth, err = auth.New(*cfg.Auth); err != nil {
 				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
@@ -157,8 +209,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			return 1
 		}
 		c.NS = newNS(states)
+		if adm != nil {
+			adm.builtin()
+		}
 	}
-	var err error
 	if cmd == "stdio" {
 		err = host.Stdio(ctx, c, stdin, stdout)
 	} else {

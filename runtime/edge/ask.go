@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,6 +79,10 @@ func (a *asker) Ask(ctx context.Context, method string, params any) (any, error)
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s cannot be put to the client (%s) in protocol revision %s: %v", method, who, c.rev, err)
 	}
 
+	if !c.asks.begin() {
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client's (%s) request that %s belonged to has ended", who, method)
+	}
+	defer c.asks.end()
 	id, answer, err := c.sess.expect()
 	if err != nil {
 		return nil, err
@@ -142,7 +147,9 @@ func (a *asker) downgrade(method, who string, params any) (any, error) {
 // elicitation page); tool-enabled sampling without sampling.tools -32602
 // (the client MUST return an error; invalid params is the one that fits).
 // A capability missing altogether is the method not existing for that
-// client: -32601. A form the client's revision (tab) cannot carry as
+// client: -32601. Sampling content the client's revision cannot carry
+// (tool blocks, audio; samplingCarried) is -32602. A form the client's
+// revision (tab) cannot carry as
 // written is fitted to it (fitForm), or refused -32602; the params to
 // send are returned.
 func mayAsk(tab *revision.Table, caps *mcp.ClientCapabilities, method string, params any, who string) (any, error) {
@@ -160,6 +167,11 @@ func mayAsk(tab *revision.Table, caps *mcp.ClientCapabilities, method string, pa
 		}
 		if p, ok := params.(*mcp.CreateMessageRequestParams); ok && (len(p.Tools) > 0 || p.ToolChoice != nil) && len(caps.Sampling.Tools) == 0 {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "the client (%s) did not declare sampling.tools; a sampling request with tools cannot be sent to it", who)
+		}
+		if p, ok := params.(*mcp.CreateMessageRequestParams); ok {
+			if err := samplingCarried(tab, p, who); err != nil {
+				return nil, err
+			}
 		}
 	case mcp.MethodElicitationCreate:
 		el := caps.Elicitation
@@ -266,3 +278,62 @@ func (e *Edge) answered(sess *Session, m *jsonrpc.Message) {
 var elicitationSeq atomic.Uint64
 
 func (e *Edge) nextElicitation() uint64 { return elicitationSeq.Add(1) }
+
+// askSettle bounds how long a cancelled call waits for its questions to
+// end (each sends notifications/cancelled as it does, see Ask): they see
+// the same cancelled context, so this is a bound, not a delay.
+const askSettle = time.Second
+
+// askCount counts a call's questions in flight: a question asked in a
+// goroutine of its own (an upstream's, relayed) may still be sending its
+// notifications/cancelled on the call's stream when the call itself
+// returns; the transport ends the stream with the call.
+type askCount struct {
+	mu    sync.Mutex
+	n     int
+	ended bool
+	idle  chan struct{} // closed when n drops to 0 after settle began
+}
+
+// begin counts one more question, or reports false once the call settled.
+func (a *askCount) begin() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return false
+	}
+	a.n++
+	return true
+}
+
+func (a *askCount) end() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n--
+	if a.n == 0 && a.idle != nil {
+		close(a.idle)
+		a.idle = nil
+	}
+}
+
+// settleAsks waits, at most askSettle, for the questions of the cancelled
+// call c to have ended (their notifications/cancelled given to its sink);
+// none begins after.
+func (c *call) settleAsks() {
+	a := &c.asks
+	a.mu.Lock()
+	a.ended = true
+	if a.n == 0 {
+		a.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	a.idle = idle
+	a.mu.Unlock()
+	t := time.NewTimer(askSettle)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+}

@@ -34,7 +34,9 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/revision"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // Headerless is assumed for a Streamable HTTP request with no
@@ -97,6 +99,10 @@ type Edge struct {
 	// AskTimeout bounds how long a question put to a client (see
 	// [server.Ask]) waits for its answer; 0 means DefaultAskTimeout.
 	AskTimeout time.Duration
+
+	// Observer is told of every client request (metrics, traces); nil
+	// observes nothing. Set it before serving.
+	Observer observe.Observer
 
 	lists     listCache
 	params    paramCache
@@ -215,11 +221,29 @@ type call struct {
 	params any // pointer to the hub params type, or nil
 	id     json.RawMessage
 	sink   Sink
+	asks   askCount // its questions in flight (ask.go)
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
 // the transport cannot deliver notifications for this request.
 func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Reply {
+	if e.Observer == nil || !in.Msg.IsRequest() {
+		return e.handle(ctx, sess, in, sink)
+	}
+	ctx, r := observe.StartRequest(ctx, e.Observer, in.Msg.Method)
+	rep := e.handle(ctx, sess, in, sink)
+	r.Revision, r.Code = string(rep.Rev), observe.OK
+	switch {
+	case rep.Msg == nil:
+		r.Code = observe.Cancelled
+	case rep.Msg.Error != nil:
+		r.Code = rep.Msg.Error.Code
+	}
+	r.End(ctx)
+	return rep
+}
+
+func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (reply Reply) {
 	m := in.Msg
 	switch {
 	case m.IsResponse():
@@ -234,6 +258,10 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 		cl = Classify(m, Seen{Default: in.Default})
 	}
 	rev, meta := cl.Revision(sess), cl.meta
+	ctx, span := tracing.StartRequest(ctx, m.Method, string(rev), m.ID, meta) // nil when tracing is off
+	if span != nil {
+		defer func() { span.End(reply.Msg) }()
+	}
 	if cl.err != nil {
 		return e.fail(m.ID, rev, cl.err)
 	}
@@ -256,6 +284,7 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	if err != nil {
 		return e.fail(m.ID, rev, err)
 	}
+	span.Target(m.Method, params)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if !sess.track(string(m.ID), func() { cancel(errCancelled) }) {
@@ -274,6 +303,8 @@ func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Repl
 	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, id: m.ID, sink: sink}
 	result, err := h(e, c)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
+		// Its questions' notifications/cancelled go before its stream ends.
+		c.settleAsks()
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
 	}
 	if err != nil {

@@ -62,7 +62,7 @@ func (c *call) takesInputRequired(method string) bool {
 // undeclared returns the capabilities the questions need that caps lacks:
 // elicitation (its url mode for a URL request, its form mode, or an empty
 // elicitation object, for a form), sampling (with tools when the request
-// offers tools) and roots.
+// offers tools or sets toolChoice) and roots.
 func undeclared(caps *mcp.ClientCapabilities, reqs map[string]mcp.InputRequest) (need mcp.ClientCapabilities, lacks bool) {
 	present := json.RawMessage(`{}`)
 	for _, r := range reqs {
@@ -80,7 +80,7 @@ func undeclared(caps *mcp.ClientCapabilities, reqs map[string]mcp.InputRequest) 
 			switch s := caps.Sampling; {
 			case s == nil:
 				need.Sampling, lacks = &mcp.ClientCapabilitiesSampling{}, true
-			case len(q.Params.Tools) > 0 && s.Tools == nil:
+			case (len(q.Params.Tools) > 0 || q.Params.ToolChoice != nil) && s.Tools == nil:
 				need.Sampling, lacks = &mcp.ClientCapabilitiesSampling{Tools: present}, true
 			}
 		case *mcp.ListRootsRequest:

@@ -24,7 +24,8 @@ func Relays(method string) bool { return slices.Contains(relayed, method) }
 
 // ServerRequest decodes the params of a request the upstream sent mcpx
 // into a new hub value. A method the upstream's revision does not have
-// from a server is -32601; params that do not decode, -32602.
+// from a server is -32601; params that do not decode, or break the
+// method's schema (validQuestion), -32602.
 func (d *Dialect) ServerRequest(method string, raw json.RawMessage) (any, error) {
 	m, ok := revision.Lookup(d.rev).Method(method)
 	if !ok || !m.FromServer || m.Notification {
@@ -35,6 +36,11 @@ func (d *Dialect) ServerRequest(method string, raw json.RawMessage) (any, error)
 	}
 	v, err := decodeParams(d.rev, m.Params, raw)
 	if err != nil {
+		return nil, err
+	}
+	// A question that decodes but breaks its schema (askcheck.go) is
+	// refused to the upstream, not relayed.
+	if err := validQuestion(method, raw, v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -152,5 +152,9 @@ func (d *Dialect) readInput(err error) error {
 		return e
 	}
 	e.Input = v.(*mcp.InputRequiredResult)
+	if verr := validInputRequests(e.Raw, e.Input); verr != nil {
+		// A question that breaks its own schema is asked of no client.
+		e.Input, e.Unreadable = nil, verr
+	}
 	return e
 }

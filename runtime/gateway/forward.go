@@ -9,7 +9,9 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // clientMethod finds a request in the generated tables; a test swaps it to
@@ -45,12 +47,16 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		return nil, server.InvalidParams("%s: the params name nothing to route by", method)
 	}
 	m, own, err := g.route(ctx, cm, key)
+	if m != nil {
+		observe.Route(ctx, m.name, key.Value) // the request's namespace, for metrics and traces
+	}
 	if err != nil || m == nil {
 		if err == nil { // mcpx's own tool
 			return mcp.Dispatch(ctx, own, method, params)
 		}
 		return nil, err
 	}
+	tracing.Namespace(ctx, m.name)
 	up, parked, err := g.resume(ctx, method, params, m, cm.WithKey(params, own.(string)))
 	if err != nil {
 		return nil, err

@@ -545,17 +545,16 @@ func TestBridge3CancelMidQuestion(t *testing.T) {
 			}
 			json.Unmarshal(f.Params, &p)
 			cancelledQ := ok && f.Method == "notifications/cancelled" && string(p.RequestID) == string(q.ID)
-			// Over HTTP the call's stream ends with the call: the question
-			// ends with it (the transport may end the stream before the
-			// cancellation queued on it is written). Over stdio
-			// notifications/cancelled names the question, and a ping is
-			// answered with nothing for the call before it.
+			// notifications/cancelled names the question. Over HTTP the
+			// call's stream then ends (it is written before the stream
+			// ends: TestCancelledQuestionReachesHTTPClient). Over stdio a
+			// ping is answered with nothing for the call before it.
 			if tr == "http" {
-				if cancelledQ {
-					f, ok = s.next()
+				if !cancelledQ {
+					t.Fatalf("after the cancel got %+v, want notifications/cancelled for the question %s", f, q.ID)
 				}
-				if ok {
-					t.Errorf("after the cancel the stream carried %+v", f)
+				if f, ok = s.next(); ok {
+					t.Errorf("after the cancellation the stream carried %+v", f)
 				}
 			} else {
 				if !cancelledQ {

@@ -23,9 +23,8 @@ import (
 // against their result types. To a 2025-06-18 client its elicitation form
 // (multi-select enums) is refused -32602, and the client not asked.
 //
-// Its get-roots-list tool is not among them: it answers from roots it
-// asked for outside any call, which mcpx cannot place (see
-// docs/revisions.md), so it reports none.
+// Its get-roots-list tool is tested in everything_roots_test.go: it
+// answers from roots it asks for outside any call.
 func TestEverythingAsksGoSDKClient(t *testing.T) {
 	node, index := everything(t)
 	rec := filepath.Join(t.TempDir(), "everything.in")

@@ -59,6 +59,9 @@ func askerQuestion(tool string) (string, any) {
 	case "elicit_url": // 2025-11-25 only; the elicitationId is added when asked
 		return "elicitation/create", map[string]any{"mode": "url", "message": "Sign in", "url": "https://example.com/sign-in"}
 	}
+	if q, ok := moreAskerQuestions[tool]; ok { // questions_content_test.go
+		return q()
+	}
 	return "", nil
 }
 
@@ -128,7 +131,7 @@ func (s *askerState) handle(line []byte) []askerMsg {
 		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"protocolVersion": s.rev, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "asker", "version": "1"}}}}
 	case m.Method == "tools/list":
 		var tools []any
-		for _, name := range askerTools {
+		for _, name := range append(askerTools, moreAskerTools()...) {
 			tools = append(tools, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
 		}
 		return []askerMsg{{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}}}

@@ -65,7 +65,7 @@ func TestReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	r := host.NewReloader(path, gw, cfg, serverInfo, log)
+	r := host.NewReloader(path, gw, cfg, nil, serverInfo, log)
 
 	const rev = "2025-11-25"
 	url, hc := serveWatchedHTTP(t, gw, rev)
@@ -165,7 +165,7 @@ func TestReloadWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	r := host.NewReloader(path, gw, cfg, serverInfo, log)
+	r := host.NewReloader(path, gw, cfg, nil, serverInfo, log)
 	done := make(chan error, 1)
 	go func() { done <- r.Watch(ctx) }()
 	time.Sleep(100 * time.Millisecond) // the watch is set up

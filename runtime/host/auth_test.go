@@ -107,7 +107,7 @@ func rpc(t *testing.T, url, token string, hdr map[string]string, body string) (i
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
 
-func modern(method, name string) map[string]string {
+func modernHeaders(method, name string) map[string]string {
 	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
 	if name != "" {
 		h["Mcp-Name"] = name
@@ -189,7 +189,7 @@ func TestAccessFiltersListsAndCalls(t *testing.T) {
 				body := `{"jsonrpc":"2.0","id":2,"method":"` + method + `","params":` + params + `}`
 				var hdr map[string]string
 				if rev == "2026-07-28" {
-					hdr = modern(method, name)
+					hdr = modernHeaders(method, name)
 					body = strings.Replace(body, `"params":{`, `"params":{`+modernMeta+`,`, 1)
 					body = strings.Replace(body, `,}`, `}`, 1)
 				} else {
@@ -261,7 +261,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 func TestRequestStateBelongsToItsPrincipal(t *testing.T) {
 	url := serveWithAuth(t)
 	call := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{` + modernMeta + `,"name":"introduce","arguments":{}}}`
-	_, _, msg := rpc(t, url, aliceToken, modern("tools/call", "introduce"), call)
+	_, _, msg := rpc(t, url, aliceToken, modernHeaders("tools/call", "introduce"), call)
 	res, _ := msg["result"].(map[string]any)
 	state, _ := res["requestState"].(string)
 	if res["resultType"] != "input_required" || state == "" {
@@ -270,11 +270,11 @@ func TestRequestStateBelongsToItsPrincipal(t *testing.T) {
 	retry := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{` + modernMeta + `,"name":"introduce","arguments":{},` +
 		`"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + state + `"}}`
 	// bob may call introduce, so only the state's owner tells them apart.
-	_, _, msg = rpc(t, url, bobToken, modern("tools/call", "introduce"), retry)
+	_, _, msg = rpc(t, url, bobToken, modernHeaders("tools/call", "introduce"), retry)
 	if code, m := errorOf(msg); code != -32602 || !strings.Contains(m, "another principal") {
 		t.Errorf("bob's retry with alice's state: %v", msg)
 	}
-	_, _, msg = rpc(t, url, aliceToken, modern("tools/call", "introduce"), retry)
+	_, _, msg = rpc(t, url, aliceToken, modernHeaders("tools/call", "introduce"), retry)
 	if res, _ := msg["result"].(map[string]any); res == nil || !strings.Contains(string(must(json.Marshal(res))), "Ada") {
 		t.Errorf("alice's retry: %v", msg)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/discovery"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/openapi"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 	"github.com/mcpx-dev/mcpx/runtime/upstream"
@@ -27,12 +28,32 @@ import (
 // bad $MCPX_STATE_KEY is an error saying why (the config's is checked when
 // it is read). The caller closes the gateway, which stops every upstream.
 func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, log *slog.Logger) (*gateway.Gateway, error) {
+	g, _, err := GatewayWith(ctx, cfg, info, log, GatewayOptions{})
+	return g, err
+}
+
+// GatewayOptions are what [GatewayWith] adds to [Gateway].
+type GatewayOptions struct {
+	// Observer is told of every call to an upstream (metrics, traces).
+	Observer observe.Observer
+}
+
+// Upstream is one server of the config, as [GatewayWith] built it.
+type Upstream struct {
+	Name   string
+	Eager  bool
+	Client *upstream.Client // the shared one (a per-client server's lists come from it)
+}
+
+// GatewayWith is [Gateway], observed as opt says; it also returns the
+// upstreams, in the config's order, for readiness and metrics.
+func GatewayWith(ctx context.Context, cfg *config.Config, info mcp.Implementation, log *slog.Logger, opt GatewayOptions) (*gateway.Gateway, []Upstream, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	states, src, err := requeststate.Load(cfg.StateKey, lookupEnv)
 	if err != nil {
-		return nil, fmt.Errorf("the requestState key: %w", err)
+		return nil, nil, fmt.Errorf("the requestState key: %w", err)
 	}
 	if src == requeststate.FromRandom {
 		log.Debug("requestState is sealed under a key of this process's own: rounds do not survive a restart or span replicas (set mcpx.stateKey or " + requeststate.EnvKey + " to share one)")
@@ -42,29 +63,33 @@ func Gateway(ctx context.Context, cfg *config.Config, info mcp.Implementation, l
 	g.ParkTimeout, g.MaxParked = cfg.ParkTimeout, cfg.MaxParked
 	if wantsDiscovery(cfg) {
 		if err := g.AddFixed(discovery.Catalog(g)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	var ups []Upstream
 	for _, s := range cfg.Servers {
-		if err := addServer(ctx, g, s, info, log); err != nil {
+		u, err := addServer(ctx, g, s, info, log, opt.Observer)
+		if err != nil {
 			g.Close()
-			return nil, err
+			return nil, nil, err
 		}
+		ups = append(ups, Upstream{Name: s.Name, Eager: s.Eager, Client: u})
 	}
 	if err := addContributed(ctx, g, cfg, log); err != nil {
 		g.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return g, nil
+	return g, ups, nil
 }
 
 // addServer adds the upstream server s describes, started now when it is
-// eager (a failure is logged; the gateway retries it).
-func addServer(ctx context.Context, g *gateway.Gateway, s config.Server, info mcp.Implementation, log *slog.Logger) error {
+// eager (a failure is logged; the gateway retries it), its calls told to
+// obs (nil: none).
+func addServer(ctx context.Context, g *gateway.Gateway, s config.Server, info mcp.Implementation, log *slog.Logger, obs observe.Observer) (*upstream.Client, error) {
 	spec := upstream.Spec{
 		Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 		URL: s.URL, SSE: s.Transport == "sse", Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
-		Setup: s.Setup,
+		Setup: s.Setup, Observer: obs,
 	}
 	if o := s.OAuth; o != nil {
 		spec.Transport = upstream.CredentialsTransport(upstream.ClientCredentials{
@@ -85,14 +110,14 @@ func addServer(ctx context.Context, g *gateway.Gateway, s config.Server, info mc
 	}
 	if err := g.Add(u, opt); err != nil {
 		u.Close()
-		return err
+		return nil, err
 	}
 	if s.Eager {
 		if err := u.Start(ctx); err != nil {
 			log.Warn("an eager upstream did not start; mcpx retries it", "upstream", s.Name, "err", err)
 		}
 	}
-	return nil
+	return u, nil
 }
 
 // addContributed adds the tools mcpx makes itself, each source a

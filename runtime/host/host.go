@@ -13,7 +13,10 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/metrics"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/stdio"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
@@ -34,12 +37,23 @@ type Config struct {
 	// Access is what each authenticated principal may use; nil is
 	// everything.
 	Access *auth.Policy
+	// Metrics, if set, observes every client request; over HTTP it also
+	// counts the bytes clients send and receive and reads the endpoint's
+	// sessions and streams when scraped.
+	Metrics *metrics.Metrics
+	// Observer, if set, is told of every client request too (traces).
+	Observer observe.Observer
 }
 
 func (c Config) edge() *edge.Edge {
+	var m observe.Observer
+	if c.Metrics != nil {
+		m = c.Metrics
+	}
 	return &edge.Edge{
-		Server: &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs, Access: c.access()},
-		Log:    c.Log,
+		Server:   &server.Server{NS: c.NS, Info: c.Info, Instructions: c.Instructions, TTLMs: c.TTLMs, Access: c.access()},
+		Log:      c.Log,
+		Observer: observe.Tee(m, c.Observer),
 	}
 }
 
@@ -66,19 +80,25 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	}
 	h := streamhttp.New(e, opt)
 	defer h.Close()
+	var served http.Handler = h
+	if c.Metrics != nil {
+		c.Metrics.WatchSessions(func() int { return h.Stats().Sessions }, func() int { return h.Stats().Streams })
+		served = closer{c.Metrics.CountHTTP(h), h.Close}
+	}
 	if c.Auth == nil {
 		if !loopback(addr) {
 			c.log().Warn("mcpx serves without authentication beyond loopback: anyone who reaches " + addr + " may use every tool; set mcpx.auth in the config")
 		}
-		return streamhttp.ListenAndServe(ctx, addr, h, ready)
+		return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(served), ready) // trace context from the headers
 	}
 	md := c.Auth.Metadata()
-	return streamhttp.ListenAndServe(ctx, addr, closer{c.Auth.Middleware(h), h.Close}, ready,
+	// Traced outermost, so a refused request is a span too.
+	return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(closer{c.Auth.Middleware(served), h.Close}), ready,
 		streamhttp.Mount{Pattern: auth.WellKnown, Handler: md},
 		streamhttp.Mount{Pattern: auth.WellKnown + "/", Handler: md})
 }
 
-// closer is an authenticated endpoint that still closes as the endpoint
+// closer is the endpoint wrapped (auth, metrics) that still closes as the endpoint
 // does (ListenAndServe closes its handler at shutdown).
 type closer struct {
 	http.Handler

@@ -17,6 +17,8 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
+	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
 // Reloader applies a changed config file to a running gateway: servers
@@ -36,18 +38,29 @@ type Reloader struct {
 	G    *gateway.Gateway
 	Info mcp.Implementation
 	Log  *slog.Logger
+	// Observer is told of the calls to the upstreams a reload adds.
+	Observer observe.Observer
 
 	mu  sync.Mutex
 	cur *config.Config
+	ups []Upstream // the config's servers as they run now
 }
 
-// NewReloader returns a Reloader of the gateway started from cfg, read
-// from path.
-func NewReloader(path string, g *gateway.Gateway, cfg *config.Config, info mcp.Implementation, log *slog.Logger) *Reloader {
+// NewReloader returns a Reloader of the gateway GatewayWith started from
+// cfg, read from path, with the upstreams it returned.
+func NewReloader(path string, g *gateway.Gateway, cfg *config.Config, ups []Upstream, info mcp.Implementation, log *slog.Logger) *Reloader {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Reloader{Path: path, G: g, Info: info, Log: log, cur: cfg}
+	return &Reloader{Path: path, G: g, Info: info, Log: log, cur: cfg, ups: slices.Clone(ups)}
+}
+
+// Upstreams are the config's servers as they run now, for readiness and
+// metrics.
+func (r *Reloader) Upstreams() []Upstream {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ups)
 }
 
 // Change is what a reload did, by namespace.
@@ -83,6 +96,7 @@ func (r *Reloader) Reload(ctx context.Context) (Change, error) {
 		if err := r.G.Remove(ns); err != nil {
 			errs = append(errs, err)
 		}
+		r.ups = slices.DeleteFunc(r.ups, func(u Upstream) bool { return u.Name == ns })
 	}
 	for _, ns := range sortedNames(cur) {
 		if _, had := old[ns]; !had {
@@ -90,9 +104,15 @@ func (r *Reloader) Reload(ctx context.Context) (Change, error) {
 		}
 	}
 	for _, ns := range append(append([]string(nil), ch.Restarted...), ch.Added...) {
-		if err := cur[ns].add(ctx, r.G, r.Info, r.Log); err != nil {
+		src := cur[ns]
+		u, err := src.add(ctx, r.G, r.Info, r.Log, r.Observer)
+		if err != nil {
 			r.Log.Error("a server of the reloaded config could not be added", "namespace", ns, "err", err)
 			errs = append(errs, fmt.Errorf("%s: %w", ns, err))
+			continue
+		}
+		if u != nil {
+			r.ups = append(r.ups, Upstream{Name: ns, Eager: src.server.Eager, Client: u})
 		}
 	}
 	r.warnFixed(next)
@@ -130,14 +150,15 @@ type source struct {
 // may have changed behind an unchanged config.
 func (s source) rereads() bool { return s.openapi != nil }
 
-func (s source) add(ctx context.Context, g *gateway.Gateway, info mcp.Implementation, log *slog.Logger) error {
+// add adds the source to g; for a server, it returns its client.
+func (s source) add(ctx context.Context, g *gateway.Gateway, info mcp.Implementation, log *slog.Logger, obs observe.Observer) (*upstream.Client, error) {
 	switch {
 	case s.server != nil:
-		return addServer(ctx, g, *s.server, info, log)
+		return addServer(ctx, g, *s.server, info, log, obs)
 	case s.openapi != nil:
-		return addOpenAPI(ctx, g, *s.openapi, log)
+		return nil, addOpenAPI(ctx, g, *s.openapi, log)
 	default:
-		return addCommands(g, *s.command)
+		return nil, addCommands(g, *s.command)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
@@ -190,6 +191,7 @@ func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message, mcpName string)
 		return nil, err
 	}
 	h.headers(req, m, mcpName)
+	tracing.InjectHeaders(ctx, req.Header) // W3C trace context: the call's span, as in _meta
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, err

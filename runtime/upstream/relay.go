@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
@@ -22,20 +23,38 @@ const maxRelays = 64
 // outbox. The client's call is the one whose HTTP response stream carried
 // m (related), else the only call in flight on this upstream: with
 // several, a question that came on stdio or on the standalone GET stream
-// cannot be placed, and is refused.
+// cannot be placed, and is refused. A roots/list no call places is
+// answered for the one client session using the upstream, if there is
+// one (rootsout.go).
 func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related json.RawMessage) {
 	refuse := func(why string) {
 		c.log.Warn("upstream request not relayed to a client", "method", m.Method, "id", truncate(m.ID, 64), "why", why)
 		cn.send(jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.InternalError, nil, "mcpx cannot relay %s: %s", m.Method, why)))
 	}
-	key, target, why := c.askTarget(related)
-	if target == nil {
-		refuse(why)
-		return
-	}
+	// A question that is not one (its params do not decode, or break its
+	// schema) is refused as such, wherever it belongs.
 	params, err := d.ServerRequest(m.Method, m.Params)
 	if err != nil {
 		cn.send(d.Reply(m.ID, m.Method, nil, err))
+		return
+	}
+	key, target, why := c.askTarget(related)
+	var known *mcp.ListRootsResult
+	if target == nil && related == nil && m.Method == mcp.MethodRootsList {
+		// No call places it; the client session using the upstream may
+		// (rootsout.go).
+		var client uint64
+		client, target, known, why = c.rootsOutsideCall()
+		if target != nil || known != nil {
+			c.log.Info("an upstream's roots/list outside any call is answered for the one client session using it", "client", client, "asked", target != nil)
+		}
+	}
+	if target == nil && known == nil {
+		refuse(why)
+		return
+	}
+	if known != nil {
+		cn.send(d.Reply(m.ID, m.Method, known, nil))
 		return
 	}
 	select {
@@ -78,6 +97,10 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 		}
 		if err == nil {
 			c.expectCompletion(target, params, res) // complete.go
+			if r, ok := res.(*mcp.ListRootsResult); ok {
+				// For a roots/list later asked outside any call (rootsout.go).
+				sessionRoots.remember(target, r)
+			}
 		}
 		cn.send(d.Reply(m.ID, m.Method, res, err))
 	}()

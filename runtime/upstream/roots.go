@@ -32,6 +32,10 @@ type rootsClients struct {
 	mu  sync.Mutex
 	m   map[uint64]time.Time // client token -> last call
 	now func() time.Time     // tests
+
+	// For a roots/list outside any call (rootsout.go).
+	live  map[uint64]map[*liveCall]bool   // client token -> its calls inside Call now
+	known map[uint64]*mcp.ListRootsResult // client token -> the roots it last answered
 }
 
 func (r *rootsClients) clock() time.Time {
@@ -80,6 +84,9 @@ func (r *rootsClients) served(client uint64) bool {
 // notification (not 2026-07-28); it does not wait (the notification goes out in the
 // background) and does not start an upstream that is not running.
 func (c *Client) RootsChanged(client uint64) {
+	if client != 0 {
+		sessionRoots.forget(client) // what it answered before is stale (rootsout.go)
+	}
 	if client == 0 || !c.rootsClients.served(client) {
 		return
 	}

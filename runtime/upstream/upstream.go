@@ -34,7 +34,9 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/observe"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // Spec says how to reach one upstream. Exactly one of Command and URL is set.
@@ -73,6 +75,10 @@ type Spec struct {
 	// beyond are dropped, and how many is logged at most every 5s.
 	// 0 means 20; negative means no limit.
 	LogRate int
+
+	// Observer is told of every call (metrics, traces); nil observes
+	// nothing.
+	Observer observe.Observer
 
 	// sendWait bounds each message sent without waiting for an answer
 	// and an HTTP session's DELETE; 0 means sendWait. Tests shorten it.
@@ -161,6 +167,7 @@ type Client struct {
 	backoff  time.Duration
 	failedAt time.Time // when the last attempt failed or the connection ended; zero while connected
 	closed   bool
+	status   status        // what Status reports, readable without mu (status.go)
 	stop     chan struct{} // closed by Close: ends the listen streams
 	watchers sync.WaitGroup
 }
@@ -243,7 +250,9 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 	// and this one the delay actually waited.
 	if !c.failedAt.IsZero() {
 		c.log.Info("upstream restarting", "after", time.Since(c.failedAt).Round(time.Millisecond), "backoff", c.backoff)
+		c.status.restarts.Add(1)
 	}
+	c.status.set(stStarting, "", time.Time{})
 	cn, d, err := c.connect(ctx)
 	if err != nil {
 		err = redact(err)
@@ -265,6 +274,7 @@ func (c *Client) ensure(ctx context.Context) (conn, *edge.Dialect, error) {
 	}
 	c.c, c.d, c.backoff, c.lastErr, c.failedAt = cn, d, 0, nil, time.Time{}
 	c.dialect.Store(d)
+	c.status.set(stUp, "", time.Time{})
 	c.log.Info("upstream connected", "revision", d.Revision(), "server", d.ServerInfo.Name)
 	if c.down {
 		c.down = false
@@ -342,6 +352,10 @@ func (c *Client) connect(ctx context.Context) (conn, *edge.Dialect, error) {
 		}
 		return nil, nil, err
 	}
+	// A question the upstream asks right after initialized (before this
+	// returns) is handled in the negotiated revision, not refused as
+	// arriving before the handshake.
+	c.dialect.Store(d)
 	cn.setDialect(d)
 	if n := d.Initialized(); n != nil {
 		nctx, cancel := context.WithTimeout(ctx, c.spec.Timeout)
@@ -393,6 +407,7 @@ func (c *Client) Close() error {
 		close(c.stop)
 	}
 	c.closed = true
+	c.status.set(stClosed, "", time.Time{})
 	cn := c.c
 	c.c, c.d = nil, nil
 	c.mu.Unlock()
@@ -485,11 +500,45 @@ func (c *Client) logTarget(related json.RawMessage) context.Context {
 }
 
 // call sends method with hub params and decodes the hub result.
-func (c *Client) call(ctx context.Context, method string, params any) (any, error) {
+func (c *Client) call(ctx context.Context, method string, params any) (res any, err error) {
 	cn, d, err := c.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := d.TraceCall(ctx, c.spec.Name, method, mirroredName(params)) // nil when tracing is off
+	if span != nil {
+		defer func() { span.EndCall(err) }()
+	}
+	if c.spec.Observer == nil {
+		return c.callOn(ctx, cn, d, method, params)
+	}
+	ctx, oc := observe.StartCall(ctx, c.spec.Observer, c.spec.Name, method, d.RevisionLabel())
+	res, err = c.callOn(ctx, cn, d, method, params)
+	oc.End(ctx, callOutcome(ctx, err))
+	return res, err
+}
+
+// callOutcome is a call's outcome for its observer: the upstream's
+// JSON-RPC code, or why it got no answer.
+func callOutcome(ctx context.Context, err error) int64 {
+	if err == nil {
+		return observe.OK // before the targets of errors.As, which escape
+	}
+	var je *jsonrpc.Error
+	var te *timeoutError
+	switch {
+	case errors.As(err, &je):
+		return je.Code
+	case errors.As(err, &te):
+		return observe.Timeout
+	case ctx.Err() != nil:
+		return observe.Cancelled
+	}
+	return observe.Failed
+}
+
+// callOn is call on the connection cn, negotiated as d.
+func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method string, params any) (any, error) {
 	// The call's clock: Timeout from the start or from the upstream's
 	// last progress notification for the call's token, never more than
 	// maxProgressExtension times Timeout in all.
@@ -505,7 +554,9 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	}
 	// A modern upstream is told what the client behind the call can be
 	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
+	restore := tracing.InjectMeta(ctx, params) // the upstream's parent is this call's span
 	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), server.RelayedCapabilities(ctx))
+	restore()
 	if err != nil {
 		return nil, err
 	}
@@ -548,6 +599,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 func (c *Client) failed(msg string, why error) {
 	c.failedAt = time.Now()
 	c.lastErr, c.retryAt = why, c.failedAt.Add(c.backoff)
+	c.status.set(stFailed, why.Error(), c.retryAt)
 	c.log.Warn(msg, "err", why, "restart", "at the next call after the backoff", "backoff", c.backoff)
 }
 
@@ -685,6 +737,11 @@ func mirroredName(params any) string {
 // through it. A method the upstream's revision lacks is -32601 naming the
 // upstream and its revision, without a round trip.
 func (c *Client) Call(ctx context.Context, method string, params any) (any, error) {
+	if n := server.Client(ctx); n != 0 && server.CanAsk(ctx) {
+		// From here, connecting included: a roots/list the upstream asks
+		// before it has the call is this session's (rootsout.go).
+		defer c.rootsClients.calling(n, ctx)()
+	}
 	_, d, err := c.ensure(ctx)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,7 @@ type stream struct {
 	started bool          // the SSE response has begun: the writer runs
 	closed  bool          // nothing more may be queued or started
 	ended   bool          // end has run
+	drain   bool          // the writer writes what is queued, then returns
 	slot    bool          // holds one of Handler.streams
 	queue   []queued      // notifications waiting for the writer
 	last    []byte        // the final event, waiting for the writer
@@ -139,7 +140,7 @@ func (s *stream) writer(keepAlive time.Duration) {
 	}
 	for {
 		s.mu.Lock()
-		q, last := s.queue, s.last
+		q, last, drain := s.queue, s.last, s.drain
 		s.queue, s.last = nil, nil
 		s.mu.Unlock()
 		for _, n := range q {
@@ -157,6 +158,9 @@ func (s *stream) writer(keepAlive time.Duration) {
 		}
 		if len(q) > 0 {
 			continue // more may have come meanwhile
+		}
+		if drain {
+			return
 		}
 		select {
 		case <-s.stop:
@@ -270,6 +274,28 @@ func (s *stream) final(data []byte) {
 		s.last = event(data)
 		s.signal()
 		wait = true
+	}
+	s.closed = true
+	done := s.done
+	s.mu.Unlock()
+	if wait {
+		<-done
+	}
+	s.end()
+}
+
+// flushQueue ends a stream that has begun and gets no final event (a
+// cancelled request is answered nothing): what is still queued is written
+// first, as the final event would be preceded by it, so that a
+// notification sent just before (a question's notifications/cancelled)
+// is not lost with the stream. It waits for those writes (each within the
+// write timeout), then ends the stream.
+func (s *stream) flushQueue() {
+	s.mu.Lock()
+	wait := s.started && !s.closed
+	if wait {
+		s.drain = true
+		s.signal()
 	}
 	s.closed = true
 	done := s.done

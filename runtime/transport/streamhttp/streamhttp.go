@@ -662,7 +662,9 @@ func statusOr(status, def int) int {
 // request): a stream just ends, and a response not yet begun is 204.
 func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status int) {
 	if msg == nil {
-		if !st.claim() {
+		if st.claim() {
+			st.flushQueue() // what was queued before the end still goes
+		} else {
 			w.WriteHeader(http.StatusNoContent)
 		}
 		return
