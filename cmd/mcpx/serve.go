@@ -193,6 +193,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
 		reloads(ctx, rl, *watch, log)
+		c.Reloader, c.APITools = rl, cfg.APITools
 		if cfg.Auth != nil {
 			if c.Auth, err = auth.New(*cfg.Auth); err != nil {
 				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)

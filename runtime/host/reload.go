@@ -63,6 +63,41 @@ func (r *Reloader) Upstreams() []Upstream {
 	return slices.Clone(r.ups)
 }
 
+// ErrUnknownNamespace: Restart of a namespace the config does not name.
+var ErrUnknownNamespace = errors.New("no such namespace in the config")
+
+// current is the config and the upstreams as they run now.
+func (r *Reloader) current() (*config.Config, []Upstream) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur, slices.Clone(r.ups)
+}
+
+// Restart stops the namespace's source and starts it again from the
+// running config (an OpenAPI document is read again).
+func (r *Reloader) Restart(ctx context.Context, ns string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	src, ok := byNamespace(r.cur)[ns]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownNamespace, ns)
+	}
+	if err := r.G.Remove(ns); err != nil {
+		return err
+	}
+	r.ups = slices.DeleteFunc(r.ups, func(u Upstream) bool { return u.Name == ns })
+	u, err := src.add(ctx, r.G, r.Info, r.Log, r.Observer)
+	if err != nil {
+		r.Log.Error("a restarted server could not be added again", "namespace", ns, "err", err)
+		return err
+	}
+	if u != nil {
+		r.ups = append(r.ups, Upstream{Name: ns, Eager: src.server.Eager, Client: u})
+	}
+	r.Log.Info("restarted", "namespace", ns)
+	return nil
+}
+
 // Change is what a reload did, by namespace.
 type Change struct {
 	Added, Removed, Restarted []string
