@@ -3,8 +3,8 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
