@@ -74,7 +74,7 @@ func startAdmin(ctx context.Context, addr string, cfg *config.Config, log *slog.
 
 // built is told what the config built: readiness and the upstream
 // metrics read the upstreams from now on.
-func (a *adminListener) built(g *gateway.Gateway, ups []host.Upstream) {
+func (a *adminListener) built(g *gateway.Gateway, ups func() []host.Upstream) {
 	host.Watch(a.srv, a.m, g, ups)
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -47,6 +48,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	fs := flag.NewFlagSet("mcpx "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFile := fs.String("config", "", "a config file of upstream servers (the mcpServers JSON of Claude Desktop, VS Code, Cursor); each server becomes a namespace")
+	watch := fs.Bool("watch", false, "reload the config file when it changes (SIGHUP reloads it too)")
 	builtin := fs.String("builtin", "demo", "the built-in namespace to serve without a config: demo or fixture (the conformance surface)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
 	logFormat := fs.String("log-format", "text", "mcpx's own log on standard error: text or json")
@@ -189,8 +191,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
 			return 1
 		}
+		rl := host.NewReloader(*configFile, g, cfg, ups, info, log)
+		rl.Observer = gopt.Observer
 		if adm != nil {
-			adm.built(g, ups)
+			adm.built(g, rl.Upstreams)
 		}
 		defer func() {
 			if err := g.Close(); err != nil { // stops every upstream, in parallel, within gateway.CloseTimeout
@@ -199,6 +203,8 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			upstream.KillAdopted(time.Second) // what left their groups: no orphans
 		}()
 		c.NS, what = g, fmt.Sprintf("%s from %s", plural(len(cfg.Servers), "upstream server"), *configFile)
+		reloads(ctx, rl, *watch, log)
+		c.Reloader, c.APITools = rl, cfg.APITools
 		if cfg.Auth != nil {
 			if c.Auth, err = auth.New(*cfg.Auth); err != nil {
 				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
@@ -327,4 +333,29 @@ func withTaskFlags(cfg, flags config.TaskSettings) config.TaskSettings {
 		cfg.Max = flags.Max
 	}
 	return cfg
+}
+
+// reloads applies the config file again on SIGHUP, and on every change
+// of it with watch, until ctx is done.
+func reloads(ctx context.Context, r *host.Reloader, watch bool, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				r.Reload(ctx) // logs what it did, or why not
+			}
+		}
+	}()
+	if watch {
+		go func() {
+			if err := r.Watch(ctx); err != nil {
+				log.Error("--watch: the config file cannot be watched; SIGHUP still reloads it", "err", err)
+			}
+		}()
+	}
 }

@@ -139,6 +139,8 @@ type Config struct {
 	// Discovery is "mcpx.discovery": offer the discovery tools even when
 	// no server is lazy.
 	Discovery bool
+	// APITools is "mcpx.apiTools": the /v1 API's operations as tools.
+	APITools bool
 	// OpenAPI are "mcpx.openapi", sorted by namespace: tools mcpx makes
 	// from OpenAPI documents.
 	OpenAPI []OpenAPISource
@@ -449,6 +451,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 			Auth        *rawAuth                 `json:"auth"`
 			Access      []rawRule                `json:"access"`
 			Discovery   bool                     `json:"discovery"`
+			APITools    bool                     `json:"apiTools"`
 			OpenAPI     map[string]rawOpenAPI    `json:"openapi"`
 			Commands    map[string]rawCommandSet `json:"commands"`
 			TaskEager   string                   `json:"taskEager"`
@@ -524,7 +527,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	c.Auth = p.auth(file.MCPX.Auth)
 	c.Access = p.access(file.MCPX.Access, c.Auth != nil, c.Servers)
 	p.contributed(c, file.MCPX.OpenAPI, file.MCPX.Commands)
-	c.Discovery = file.MCPX.Discovery
+	c.Discovery, c.APITools = file.MCPX.Discovery, file.MCPX.APITools
 	if len(p.problems) > 0 {
 		return nil, p.fail()
 	}

@@ -226,9 +226,10 @@ func New(log *slog.Logger) *Gateway {
 }
 
 // AddFixed adds mcpx's own tools, from ns, ahead of every upstream's: they
-// come first in tools/list in ns's order and win every name collision.
-// Only ns's tools are used (its tool list is read once, here); calls to
-// them go to ns. Call it before Add, at most once.
+// come first in tools/list in ns's order (after those of an earlier
+// AddFixed) and win every name collision. Only ns's tools are used (its
+// tool list is read once, here); calls to them go to ns. Called after Add,
+// it hands out the names again, fixed ones first.
 func (g *Gateway) AddFixed(ns server.Namespace) error {
 	tools, err := ns.ListTools(context.Background())
 	if err != nil && !errors.Is(err, server.ErrUnsupported) {
@@ -236,13 +237,35 @@ func (g *Gateway) AddFixed(ns server.Namespace) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.fixed != nil {
-		return errors.New("gateway: AddFixed called twice")
+	set, _ := g.fixed.(*fixedSet)
+	if set == nil {
+		set = &fixedSet{byName: map[string]server.Namespace{}}
 	}
-	g.fixed, g.fixedTools = ns, slices.Clone(tools)
-	g.fixedCaps.Tools = ns.Capabilities().Tools
+	for _, t := range tools {
+		if set.byName[t.Name] != nil {
+			return fmt.Errorf("gateway: mcpx's own tool %q is added twice", t.Name)
+		}
+		set.byName[t.Name] = ns
+	}
+	g.fixed, g.fixedTools = set, append(slices.Clone(g.fixedTools), tools...)
+	g.fixedCaps.Tools = &mcp.ServerCapabilitiesTools{}
 	g.rebuild()
 	return nil
+}
+
+// fixedSet is mcpx's own tools, from every AddFixed: a call goes to the
+// namespace its tool came from.
+type fixedSet struct {
+	server.Namespace // nil: only tools/call is ever routed here
+	byName           map[string]server.Namespace
+}
+
+func (f *fixedSet) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	ns := f.byName[p.Name]
+	if ns == nil {
+		return nil, fmt.Errorf("%w: %q", server.ErrUnknownTool, p.Name)
+	}
+	return ns.CallTool(ctx, p)
 }
 
 // Add adds an upstream under its Name. Add only checks the options and

@@ -281,3 +281,17 @@ func (g *Gateway) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*
 	v, err := g.Forward(ctx, mcp.MethodCompletionComplete, p)
 	return forwarded[mcp.CompleteResult](mcp.MethodCompletionComplete, v, err)
 }
+
+// ToolCounts is how many tools each upstream contributes now, by name
+// (hidden ones included; an upstream that is down contributes none).
+func (g *Gateway) ToolCounts() map[string]int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	n := map[string]int{}
+	for _, t := range g.view.toolIdx {
+		if t.m != nil {
+			n[t.m.name]++
+		}
+	}
+	return n
+}

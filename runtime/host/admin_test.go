@@ -60,7 +60,7 @@ func serveObserved(t *testing.T, cfgText string) *observed {
 		t.Fatal(err)
 	}
 	o.ups = ups
-	host.Watch(srv, o.m, g, ups)
+	host.Watch(srv, o.m, g, func() []host.Upstream { return ups })
 	urls, done := make(chan string, 1), make(chan error, 1)
 	go func() {
 		done <- host.HTTP(ctx, host.Config{NS: g, Info: info, Log: log, Metrics: o.m}, "127.0.0.1:0", func(u string) { urls <- u })

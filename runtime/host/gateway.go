@@ -68,39 +68,12 @@ func GatewayWith(ctx context.Context, cfg *config.Config, info mcp.Implementatio
 	}
 	var ups []Upstream
 	for _, s := range cfg.Servers {
-		spec := upstream.Spec{
-			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, SSE: s.Transport == "sse", Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
-			Setup: s.Setup, Observer: opt.Observer,
-		}
-		if o := s.OAuth; o != nil {
-			spec.Transport = upstream.CredentialsTransport(upstream.ClientCredentials{
-				TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, Resource: o.Resource,
-			}, nil)
-		}
-		u := upstream.New(spec, info, log)
-		prefix := s.Prefix
-		gopt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy,
-			Cache: gateway.Cache{TTLMs: s.CacheTTLMs, Scope: mcp.CacheScope(s.CacheScope), Credentialed: credentialed(s.Headers)}}
-		if s.PerClient {
-			// Each client session's own upstream is the same server, started
-			// on its first request (upstream.New connects on first use).
-			gopt.PerClient = &gateway.PerClient{
-				New: func() gateway.Upstream { return upstream.New(spec, info, log) },
-				Max: s.PerClientMax, Idle: s.PerClientIdle,
-			}
-		}
-		if err := g.Add(u, gopt); err != nil {
-			u.Close()
+		u, err := addServer(ctx, g, s, info, log, opt.Observer)
+		if err != nil {
 			g.Close()
 			return nil, nil, err
 		}
 		ups = append(ups, Upstream{Name: s.Name, Eager: s.Eager, Client: u})
-		if s.Eager {
-			if err := u.Start(ctx); err != nil {
-				log.Warn("an eager upstream did not start; mcpx retries it", "upstream", s.Name, "err", err)
-			}
-		}
 	}
 	if err := addContributed(ctx, g, cfg, log); err != nil {
 		g.Close()
@@ -109,40 +82,88 @@ func GatewayWith(ctx context.Context, cfg *config.Config, info mcp.Implementatio
 	return g, ups, nil
 }
 
+// addServer adds the upstream server s describes, started now when it is
+// eager (a failure is logged; the gateway retries it), its calls told to
+// obs (nil: none).
+func addServer(ctx context.Context, g *gateway.Gateway, s config.Server, info mcp.Implementation, log *slog.Logger, obs observe.Observer) (*upstream.Client, error) {
+	spec := upstream.Spec{
+		Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
+		URL: s.URL, SSE: s.Transport == "sse", Headers: s.Headers, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight,
+		Setup: s.Setup, Observer: obs,
+	}
+	if o := s.OAuth; o != nil {
+		spec.Transport = upstream.CredentialsTransport(upstream.ClientCredentials{
+			TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, Resource: o.Resource,
+		}, nil)
+	}
+	u := upstream.New(spec, info, log)
+	prefix := s.Prefix
+	opt := gateway.Options{Prefix: &prefix, Include: s.Include, Exclude: s.Exclude, Root: s.Root, Lazy: !s.Eager, Hidden: s.Lazy,
+		Cache: gateway.Cache{TTLMs: s.CacheTTLMs, Scope: mcp.CacheScope(s.CacheScope), Credentialed: credentialed(s.Headers)}}
+	if s.PerClient {
+		// Each client session's own upstream is the same server, started
+		// on its first request (upstream.New connects on first use).
+		opt.PerClient = &gateway.PerClient{
+			New: func() gateway.Upstream { return upstream.New(spec, info, log) },
+			Max: s.PerClientMax, Idle: s.PerClientIdle,
+		}
+	}
+	if err := g.Add(u, opt); err != nil {
+		u.Close()
+		return nil, err
+	}
+	if s.Eager {
+		if err := u.Start(ctx); err != nil {
+			log.Warn("an eager upstream did not start; mcpx retries it", "upstream", s.Name, "err", err)
+		}
+	}
+	return u, nil
+}
+
 // addContributed adds the tools mcpx makes itself, each source a
 // namespace as a server is (gateway.Local): the operations of the
 // config's OpenAPI documents, then its command tools. A document that
 // cannot be read stops the gateway, saying which and why.
 func addContributed(ctx context.Context, g *gateway.Gateway, cfg *config.Config, log *slog.Logger) error {
 	for _, s := range cfg.OpenAPI {
-		cat, err := openapi.Load(ctx, openapi.Source{
-			Document: s.Document, BaseURL: s.BaseURL, Headers: s.Headers,
-			Timeout: s.Timeout, MaxResponse: s.MaxResponse,
-		}, log.With("namespace", s.Namespace))
-		if err != nil {
-			return err
-		}
-		opt := contributedOptions(s.Namespace)
-		opt.Hidden = s.Lazy
-		if err := g.Add(gateway.Local(s.Namespace, cat), opt); err != nil {
+		if err := addOpenAPI(ctx, g, s, log); err != nil {
 			return err
 		}
 	}
 	for _, set := range cfg.Commands {
-		tools := make([]command.Tool, len(set.Tools))
-		for i, t := range set.Tools {
-			tools[i] = command.Tool{Name: t.Name, Description: t.Description, Command: t.Command, Args: t.Args,
-				InputSchema: t.InputSchema, Timeout: t.Timeout, Cwd: t.Cwd, Env: t.Env, MaxOutput: t.MaxOutput}
-		}
-		cat, err := command.Catalog(tools)
-		if err != nil {
-			return fmt.Errorf("mcpx.commands.%s: %w", set.Namespace, err)
-		}
-		if err := g.Add(gateway.Local(set.Namespace, cat), contributedOptions(set.Namespace)); err != nil {
+		if err := addCommands(g, set); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// addOpenAPI reads the document of s and adds its operations.
+func addOpenAPI(ctx context.Context, g *gateway.Gateway, s config.OpenAPISource, log *slog.Logger) error {
+	cat, err := openapi.Load(ctx, openapi.Source{
+		Document: s.Document, BaseURL: s.BaseURL, Headers: s.Headers,
+		Timeout: s.Timeout, MaxResponse: s.MaxResponse,
+	}, log.With("namespace", s.Namespace))
+	if err != nil {
+		return err
+	}
+	opt := contributedOptions(s.Namespace)
+	opt.Hidden = s.Lazy
+	return g.Add(gateway.Local(s.Namespace, cat), opt)
+}
+
+// addCommands adds the command tools of set.
+func addCommands(g *gateway.Gateway, set config.CommandSet) error {
+	tools := make([]command.Tool, len(set.Tools))
+	for i, t := range set.Tools {
+		tools[i] = command.Tool{Name: t.Name, Description: t.Description, Command: t.Command, Args: t.Args,
+			InputSchema: t.InputSchema, Timeout: t.Timeout, Cwd: t.Cwd, Env: t.Env, MaxOutput: t.MaxOutput}
+	}
+	cat, err := command.Catalog(tools)
+	if err != nil {
+		return fmt.Errorf("mcpx.commands.%s: %w", set.Namespace, err)
+	}
+	return g.Add(gateway.Local(set.Namespace, cat), contributedOptions(set.Namespace))
 }
 
 // wantsDiscovery: mcpx_search, mcpx_describe and mcpx_call are offered

@@ -44,6 +44,12 @@ type Config struct {
 	// Access is what each authenticated principal may use; nil is
 	// everything.
 	Access *auth.Policy
+	// Reloader, for a gateway served from a config file, also serves the
+	// /v1 API over HTTP (its servers; restarting one).
+	Reloader *Reloader
+	// APITools makes the /v1 API's operations tools of the gateway too
+	// (mcpx_listServers, ...; config mcpx.apiTools).
+	APITools bool
 	// Metrics, if set, observes every client request; over HTTP it also
 	// counts the bytes clients send and receive and reads the endpoint's
 	// sessions and streams when scraped.
@@ -90,6 +96,10 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	}
 	h := streamhttp.New(e, opt)
 	defer h.Close()
+	mounts, err := c.serveAPI(ctx, e.Server, h)
+	if err != nil {
+		return err
+	}
 	var served http.Handler = h
 	if c.Metrics != nil {
 		c.Metrics.WatchSessions(func() int { return h.Stats().Sessions }, func() int { return h.Stats().Streams })
@@ -99,13 +109,12 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 		if !loopback(addr) {
 			c.log().Warn("mcpx serves without authentication beyond loopback: anyone who reaches " + addr + " may use every tool; set mcpx.auth in the config")
 		}
-		return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(served), ready) // trace context from the headers
+		return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(served), ready, mounts...) // trace context from the headers
 	}
 	md := c.Auth.Metadata()
 	// Traced outermost, so a refused request is a span too.
-	return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(closer{c.Auth.Middleware(served), h.Close}), ready,
-		streamhttp.Mount{Pattern: auth.WellKnown, Handler: md},
-		streamhttp.Mount{Pattern: auth.WellKnown + "/", Handler: md})
+	mounts = append(mounts, streamhttp.Mount{Pattern: auth.WellKnown, Handler: md}, streamhttp.Mount{Pattern: auth.WellKnown + "/", Handler: md})
+	return streamhttp.ListenAndServe(ctx, addr, tracing.Handler(closer{c.Auth.Middleware(served), h.Close}), ready, mounts...)
 }
 
 // closer is the endpoint wrapped (auth, metrics) that still closes as the endpoint

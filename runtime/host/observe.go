@@ -9,13 +9,15 @@ import (
 
 // Watch points the admin listener's /readyz (srv, if not nil) and the
 // scraped metrics (m, if not nil) at a gateway GatewayWith built: its
-// upstreams' states and restarts, its parked calls.
-func Watch(srv *admin.Server, m *metrics.Metrics, g *gateway.Gateway, ups []Upstream) {
+// upstreams' states and restarts (ups says which are there now: a reload
+// changes them), its parked calls.
+func Watch(srv *admin.Server, m *metrics.Metrics, g *gateway.Gateway, ups func() []Upstream) {
 	if m != nil {
 		m.WatchParked(g.ParkedNow)
 		m.WatchUpstreams(upstream.States, func() []metrics.UpstreamStatus {
-			out := make([]metrics.UpstreamStatus, len(ups))
-			for i, u := range ups {
+			now := ups()
+			out := make([]metrics.UpstreamStatus, len(now))
+			for i, u := range now {
 				st := u.Client.Status()
 				out[i] = metrics.UpstreamStatus{Name: u.Name, State: st.State, Restarts: st.Restarts}
 			}
@@ -23,7 +25,7 @@ func Watch(srv *admin.Server, m *metrics.Metrics, g *gateway.Gateway, ups []Upst
 		})
 	}
 	if srv != nil {
-		srv.SetReady(func() admin.Readiness { return Readiness(ups) })
+		srv.SetReady(func() admin.Readiness { return Readiness(ups()) })
 	}
 }
 

@@ -45,8 +45,11 @@ import (
 
 // Source is one document and how to call its API.
 type Source struct {
-	// Document is a file path or an http(s) URL.
+	// Document is a file path or an http(s) URL; with Data, only its name
+	// in messages.
 	Document string
+	// Data, when set, is the document itself (mcpx's own /v1 API).
+	Data []byte
 	// BaseURL is where the operations' paths are appended; "" means the
 	// document's first server (relative to the document's URL, its
 	// variables at their defaults).
@@ -73,7 +76,7 @@ func Load(ctx context.Context, src Source, log *slog.Logger) (*catalog.Catalog, 
 	if log == nil {
 		log = slog.Default()
 	}
-	doc, docURL, err := read(ctx, src.Document)
+	doc, docURL, err := read(ctx, src.Document, src.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +107,7 @@ func Load(ctx context.Context, src Source, log *slog.Logger) (*catalog.Catalog, 
 }
 
 // read loads the document from a file or a URL.
-func read(ctx context.Context, where string) (*openapi3.T, *url.URL, error) {
+func read(ctx context.Context, where string, data []byte) (*openapi3.T, *url.URL, error) {
 	l := openapi3.NewLoader()
 	l.Context = ctx
 	// References to other files of the document are followed: the
@@ -113,7 +116,9 @@ func read(ctx context.Context, where string) (*openapi3.T, *url.URL, error) {
 	var doc *openapi3.T
 	var u *url.URL
 	var err error
-	if strings.HasPrefix(where, "http://") || strings.HasPrefix(where, "https://") {
+	if data != nil {
+		doc, err = l.LoadFromData(data)
+	} else if strings.HasPrefix(where, "http://") || strings.HasPrefix(where, "https://") {
 		if u, err = url.Parse(where); err == nil {
 			doc, err = l.LoadFromURI(u)
 		}

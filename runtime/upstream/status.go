@@ -77,3 +77,23 @@ func (c *Client) Status() Status {
 	}
 	return st
 }
+
+// Revision is the protocol revision the upstream speaks, "" before it
+// answered a handshake; it takes no lock.
+func (c *Client) Revision() string {
+	if d := c.dialect.Load(); d != nil {
+		return d.RevisionLabel()
+	}
+	return ""
+}
+
+// Kind is how mcpx reaches the upstream: stdio, http or sse.
+func (c *Client) Kind() string {
+	switch {
+	case c.spec.Command != "":
+		return "stdio"
+	case c.spec.SSE:
+		return "sse"
+	}
+	return "http"
+}

@@ -300,3 +300,19 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc
 	}
 	return nil
 }
+
+// Guard applies the endpoint's Origin and Host checks to another handler
+// served beside it (the /v1 API), so a page in a browser reaches neither:
+// a request they refuse gets 403 and a plain-text reason.
+func (h *Handler) Guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !h.originAllowed(r.Header.Get("Origin")):
+			http.Error(w, "the Origin "+strconv.Quote(r.Header.Get("Origin"))+" is not allowed to use this server", http.StatusForbidden)
+		case !h.hostAllowed(r):
+			http.Error(w, "the Host "+strconv.Quote(r.Host)+" does not name this local server", http.StatusForbidden)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
