@@ -29,6 +29,12 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 		cn.send(jsonrpc.ErrorResponse(m.ID, jsonrpc.Errorf(jsonrpc.InternalError, nil, "mcpx cannot relay %s: %s", m.Method, why)))
 	}
 	key, target, why := c.askTarget(related)
+	// A question of an upstream task names it (related-task): it belongs
+	// to the call following that task, wherever it came (tasks.go).
+	k, t, tagged := c.taskTarget(m.Params)
+	if tagged {
+		key, target = k, t
+	}
 	if target == nil {
 		refuse(why)
 		return
@@ -37,6 +43,9 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 	if err != nil {
 		cn.send(d.Reply(m.ID, m.Method, nil, err))
 		return
+	}
+	if tagged {
+		untagged(params)
 	}
 	select {
 	case c.relays <- struct{}{}:

@@ -143,6 +143,7 @@ type Client struct {
 	elicits      completions   // URL-mode elicitations awaiting completion (complete.go)
 	rootsClients rootsClients  // the client sessions whose calls it served (roots.go)
 	callClocks   sync.Map      // request id -> *callClock of the call
+	tasks        sync.Map      // upstream task id -> *taskCall following it (tasks.go)
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
@@ -197,7 +198,9 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 // only the calls of such upstreams for a client that answers input_required.
 func (c *Client) AsksByRequest() bool {
 	d := c.dialect.Load()
-	return d == nil || d.AsksByRequest()
+	// A modern upstream that makes tasks asks through tasks/get, which
+	// mcpx puts to the client as a question of the call (tasks.go).
+	return d == nil || d.AsksByRequest() || declaresTasks(d)
 }
 
 func (c *Client) Name() string { return c.spec.Name }
@@ -449,6 +452,8 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 		c.signal(m.Method)
 	case m.Method == mcp.MethodNotificationsElicitationComplete && d != nil:
 		c.completed(d, m) // complete.go
+	case m.Method == mcp.MethodNotificationsTasksStatus:
+		c.taskStatus(m.Params) // tasks.go: wakes the task's poller, goes no further
 	}
 }
 
@@ -496,7 +501,13 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	}
 	// A modern upstream is told what the client behind the call can be
 	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
-	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), server.RelayedCapabilities(ctx))
+	// A tools/call also declares the tasks extension: mcpx follows the
+	// task itself (tasks.go).
+	caps := server.RelayedCapabilities(ctx)
+	if method == mcp.MethodToolsCall && d.Modern() {
+		caps = withTasksExtension(caps)
+	}
+	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), caps)
 	if err != nil {
 		return nil, err
 	}
@@ -531,7 +542,14 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
-	return d.Result(method, resp.Result)
+	res, err := d.Result(method, resp.Result)
+	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
+		// The call goes on as the task (tasks.go), still holding its
+		// slot and progress token; its own clock is done.
+		clock.stop()
+		return c.followTask(ctx, cn, d, method, ure)
+	}
+	return res, err
 }
 
 // failed records why the upstream is unavailable, and logs it with msg:
