@@ -76,6 +76,8 @@ func serveUpstream(mode string) int {
 		return serveGoSDKAsker(rev) // sdkasker_test.go
 	case "parker":
 		return serveParker(rev) // parked_test.go
+	case "tasker":
+		return serveTasker(rev) // tasks_upstream_test.go
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")

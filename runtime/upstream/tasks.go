@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -293,13 +294,18 @@ func (f *follower) result(raw json.RawMessage) (any, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("upstream %q: task %s completed without a result", f.c.spec.Name, jsonrpc.Quote(f.id))
 	}
-	return f.d.Result(mcp.MethodToolsCall, raw)
+	res, err := f.d.Result(mcp.MethodToolsCall, raw)
+	if err == nil {
+		untagged(res)
+	}
+	return res, err
 }
 
 // core follows a 2025-11-25 task.
 func (f *follower) core(ctx context.Context) (any, error) {
 	blocking := true
 	stalled := 0 // tasks/result timed out on a task already over
+	broken := 0  // tasks/result streams ended in a row without an answer
 	for {
 		if !blocking {
 			if err := f.wait(ctx); err != nil {
@@ -347,10 +353,30 @@ func (f *follower) core(ctx context.Context) (any, error) {
 			f.c.log.Info("upstream answered tasks/result before its task ended; polling tasks/get", "task", f.id, "status", g.Status, "code", je.Code, "err", je.Message)
 			blocking = false
 		default:
-			return nil, err
+			// The stream ended without the answer (an upstream may close
+			// it, and clients may reconnect): ask again, after a poll,
+			// unless it keeps happening.
+			select {
+			case <-f.cn.dead():
+				return nil, err
+			default:
+			}
+			if broken++; broken > maxBrokenResults {
+				return nil, err
+			}
+			f.c.log.Info("tasks/result ended without an answer; asking again", "task", f.id, "err", err)
+			if err := f.wait(ctx); err != nil {
+				return nil, err
+			}
+			continue
 		}
+		broken = 0
 	}
 }
+
+// maxBrokenResults is how many tasks/result requests in a row may end
+// without an answer before the call fails with the last one's error.
+const maxBrokenResults = 3
 
 // extension follows a 2026-07-28 task.
 func (f *follower) extension(ctx context.Context) (any, error) {
@@ -403,43 +429,117 @@ func (f *follower) failure(g *mcp.GetTaskResult) error {
 
 // answer puts the task's outstanding questions (those not answered yet)
 // to the client, one after the other, and sends their answers with
-// tasks/update. A question mcpx does not relay, or that the client cannot
-// take, fails the call (and so cancels the task): the task cannot go on.
+// tasks/update. The questions are read, and the answers written, through
+// the generated tables of the upstream's revision, as a retry's
+// inputRequests and inputResponses are. A question mcpx does not relay,
+// or that the client cannot take, fails the call (and so cancels the
+// task): the task cannot go on.
 func (f *follower) answer(ctx context.Context, reqs map[string]mcp.GetTaskResultInputRequestsValue, answered map[string]bool) error {
-	keys := make([]string, 0, len(reqs))
-	for k := range reqs {
+	pending := map[string]mcp.GetTaskResultInputRequestsValue{}
+	for k, q := range reqs {
 		if !answered[k] {
-			keys = append(keys, k)
+			pending[k] = q
 		}
 	}
-	if len(keys) == 0 {
+	if len(pending) == 0 {
 		return nil // answers sent; the upstream has not caught up yet
 	}
+	asked, err := f.questions(pending)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(asked))
+	for k := range asked {
+		keys = append(keys, k)
+	}
 	slices.Sort(keys)
-	out := make(map[string]json.RawMessage, len(keys))
+	out := make(map[string]mcp.InputResponse, len(keys))
 	for _, k := range keys {
-		q := reqs[k]
-		if !edge.Relays(q.Method) {
-			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s asks %s (inputRequests[%s]), which mcpx does not relay to its clients", f.c.spec.Name, jsonrpc.Quote(f.id), jsonrpc.Quote(q.Method), jsonrpc.Quote(k))
-		}
-		params, err := f.d.ServerRequest(q.Method, q.Params)
+		method, params, err := questionOf(asked[k])
 		if err != nil {
-			return fmt.Errorf("upstream %q: task %s: inputRequests[%s]: %w", f.c.spec.Name, jsonrpc.Quote(f.id), jsonrpc.Quote(k), err)
+			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s: inputRequests[%s]: %v", f.c.spec.Name, jsonrpc.Quote(f.id), jsonrpc.Quote(k), err)
 		}
-		res, err := server.Ask(ctx, q.Method, params)
+		res, err := server.Ask(ctx, method, params)
 		if err != nil {
 			return err
 		}
-		reply := f.d.Reply(json.RawMessage(`0`), q.Method, res, nil)
-		if reply.Error != nil {
-			return reply.Error
+		v, ok := res.(mcp.InputResponseValue)
+		if !ok {
+			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client's answer to %s is a %T, which is no input response", method, res)
 		}
-		out[k] = reply.Result
+		out[k] = mcp.InputResponse{Value: v}
 		answered[k] = true
 	}
-	responses, _ := json.Marshal(out)
-	_, err := f.request(ctx, mcp.MethodTasksUpdate, &mcp.UpdateTaskRequestParams{TaskID: f.id, InputResponses: responses}, false)
+	responses, err := f.responses(out)
+	if err != nil {
+		return err
+	}
+	_, err = f.request(ctx, mcp.MethodTasksUpdate, &mcp.UpdateTaskRequestParams{TaskID: f.id, InputResponses: responses}, false)
 	return f.refused(mcp.MethodTasksUpdate, err)
+}
+
+// questions decodes a task's inputRequests (in the upstream's revision)
+// into hub InputRequests, as the upstream's input_required result would
+// be. Until the generated model types the inputRequests of GetTaskResult
+// as InputRequests (tasks branch).
+func (f *follower) questions(reqs map[string]mcp.GetTaskResultInputRequestsValue) (map[string]mcp.InputRequest, error) {
+	rev := f.d.Revision()
+	raw, err := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs})
+	if err != nil {
+		return nil, err
+	}
+	wire := convert.New(rev, "InputRequiredResult")
+	if wire == nil {
+		return nil, fmt.Errorf("upstream %q: %s has no input requests", f.c.spec.Name, rev)
+	}
+	if err := mcpjson.Unmarshal(raw, wire); err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s asks questions mcpx cannot read: %v", f.c.spec.Name, jsonrpc.Quote(f.id), err)
+	}
+	v, err := convert.Upgrade(rev, wire)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*mcp.InputRequiredResult).InputRequests, nil
+}
+
+// responses encodes hub answers as the inputResponses of the upstream's
+// revision: as a retry's params carry them.
+func (f *follower) responses(answers map[string]mcp.InputResponse) (json.RawMessage, error) {
+	w, err := convert.Downgrade(f.d.Revision(), &mcp.CallToolRequestParams{InputResponses: answers})
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.InputResponses == nil {
+		return nil, fmt.Errorf("upstream %q: the answers cannot be written in %s", f.c.spec.Name, f.d.Revision())
+	}
+	return p.InputResponses, nil
+}
+
+// questionOf is an inputRequests entry as the request to put to the
+// client: its method and hub params (as bridge 3 asks them).
+func questionOf(r mcp.InputRequest) (string, any, error) {
+	switch q := r.Value.(type) {
+	case *mcp.ElicitRequest:
+		p := q.Params
+		return mcp.MethodElicitationCreate, &p, nil
+	case *mcp.CreateMessageRequest:
+		p := q.Params
+		return mcp.MethodSamplingCreateMessage, &p, nil
+	case *mcp.ListRootsRequest:
+		p := &mcp.RequestParams{}
+		if q.Params != nil {
+			p.Meta = q.Params.Meta
+		}
+		return mcp.MethodRootsList, p, nil
+	}
+	return "", nil, fmt.Errorf("a %T is no question mcpx can put to a client", r.Value)
 }
 
 // refused is err, the upstream's answer to mcpx's own request about the
@@ -522,8 +622,12 @@ func (c *Client) taskTarget(raw json.RawMessage) (key string, ctx context.Contex
 }
 
 // untagged takes the upstream's related-task out of a question's hub
-// params: it names the upstream's task, which the client never sees.
+// params, or a result's: it names the upstream's task, which the client
+// never sees (mcpx tags what belongs to its own tasks).
 func untagged(params any) {
+	if u, ok := params.(*mcp.ElicitRequestParams); ok && u != nil {
+		params = u.Value // form or URL: the _meta is the variant's
+	}
 	if env, ok := params.(mcp.Enveloped); ok {
 		if m := env.Envelope().Meta; m != nil && *m != nil {
 			delete(*m, mcp.MetaKeyRelatedTask)
