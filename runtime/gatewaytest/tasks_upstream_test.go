@@ -22,6 +22,7 @@ package gatewaytest
 //	plain    none      answers at once; records a task field it should not get
 //	wake     required  (2026-07-28) polls every 5 s, but says when it is done
 //	nb       required  (2025-11-25) answers tasks/result before it is done
+//	long     required  finishes after 2.5 s
 //
 // Everything mcpx sends it is validated closed-world: the 2025-11-25
 // schema for that flavour, and for the extension's methods the extension's
@@ -55,6 +56,7 @@ import (
 var taskerTools = map[string]string{
 	"slow": "required", "fails": "required", "broken": "required", "asks": "required",
 	"forever": "required", "opt": "optional", "plain": "", "wake": "required", "nb": "required",
+	"long": "required",
 }
 
 // taskerState is the task-making upstream's logic. handle takes one
@@ -189,6 +191,8 @@ func (s *taskerState) start(t *upTask) {
 			}
 			s.finish(t, toolText(t.tool+" done", false), nil)
 		})
+	case "long":
+		s.later(2500*time.Millisecond, func() { s.finish(t, toolText("long done", false), nil) })
 	case "fails":
 		s.later(50*time.Millisecond, func() { s.finish(t, nil, map[string]any{"code": -32050, "message": "the job failed"}) })
 	case "broken":
@@ -544,15 +548,21 @@ func (u *taskerUp) waitSeen(t *testing.T, prefix string) bool {
 // it closed-world.
 func taskerGateway(t *testing.T, transport, rev string) (*gateway.Gateway, *taskerUp) {
 	t.Helper()
+	return taskerGatewayTimeout(t, transport, rev, "30s")
+}
+
+// taskerGatewayTimeout is taskerGateway with the upstream's call timeout.
+func taskerGatewayTimeout(t *testing.T, transport, rev, timeout string) (*gateway.Gateway, *taskerUp) {
+	t.Helper()
 	u := &taskerUp{rev: rev, transport: transport}
 	var entry map[string]any
 	if transport == "http" {
 		url, posts, state := taskerHTTP(t, rev)
 		u.posts, u.state = posts, state
-		entry = map[string]any{"url": url, "mcpx": map[string]any{"timeout": "30s"}}
+		entry = map[string]any{"url": url, "mcpx": map[string]any{"timeout": timeout}}
 	} else {
 		u.record = filepath.Join(t.TempDir(), "up.in")
-		entry = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": "30s"},
+		entry = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": timeout},
 			"env": map[string]string{envUpstream: "tasker:" + rev, envRecord: u.record, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": entry}})
@@ -954,5 +964,62 @@ func TestUpstreamTaskNonBlocking(t *testing.T) {
 				t.Error("the upstream was never polled with tasks/get")
 			}
 		})
+	}
+}
+
+// TestUpstreamTaskQuestionPlacedByTask: over stdio, where nothing but its
+// related-task says which call a question belongs to, the questions of
+// two tasks running at once each reach the client whose call made the
+// task (with two calls in flight, an untagged question is refused).
+func TestUpstreamTaskQuestionPlacedByTask(t *testing.T) {
+	gw, _ := taskerGateway(t, "stdio", "2025-11-25")
+	var wg sync.WaitGroup
+	got := make([]string, 2)
+	asked := make([]int, 2)
+	for i := range got {
+		c := b3Client(t, gw, "stdio", "2025-11-25", `{"elicitation":{}}`)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := b3Call(c, "up__asks")
+			got[i], asked[i] = oneLine(a.final), strings.Count(a.wire, askNameText)
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		if got[i] != "Hello, Ada!" || asked[i] != 1 {
+			t.Errorf("client %d: up__asks answered %q after %d questions, want the greeting after one", i, got[i], asked[i])
+		}
+	}
+}
+
+// TestUpstreamTaskOutlivesTheTimeout: a task runs past the upstream's
+// call timeout (1 s; the task takes 2.5 s) and its result still
+// answers the call: the timeout bounds each request about the task (a
+// 2025-11-25 tasks/result that outlives it is a heartbeat: tasks/get, and
+// tasks/result again), not the task.
+func TestUpstreamTaskOutlivesTheTimeout(t *testing.T) {
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		for _, tr := range []string{"stdio", "http"} {
+			t.Run(rev+" upstream over "+tr, func(t *testing.T) {
+				gw, u := taskerGatewayTimeout(t, tr, rev, "1s")
+				c := legacyTaskClient(t, gw, tr, "2025-11-25")
+				if got := c.call("up__long"); got != "long done" {
+					t.Errorf("up__long answered %q, want its result", got)
+				}
+				if rev != "2025-11-25" {
+					return
+				}
+				results := 0
+				for _, s := range u.sent(t) {
+					if strings.Contains(s, `"method":"tasks/result"`) {
+						results++
+					}
+				}
+				if results < 2 {
+					t.Errorf("the upstream got %d tasks/result, want it asked again after the timeout", results)
+				}
+			})
+		}
 	}
 }
