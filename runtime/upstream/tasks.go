@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -115,6 +114,9 @@ func (h taskHandle) interval() *float64 {
 	return h.PollInterval
 }
 
+// tasksOnly is the extensions member declaring the tasks extension alone.
+var tasksOnly = json.RawMessage(`{"` + tasksExtension + `":{}}`)
+
 // withTasksExtension is caps (nil: none declared) with the tasks
 // extension added: mcpx follows every task an upstream makes of a
 // tools/call, so it may always take one.
@@ -123,10 +125,12 @@ func withTasksExtension(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 	if caps != nil {
 		*out = *caps
 	}
-	ext := map[string]json.RawMessage{}
-	if len(out.Extensions) > 0 {
-		_ = json.Unmarshal(out.Extensions, &ext)
+	if len(out.Extensions) == 0 { // the common case: nothing to merge
+		out.Extensions = tasksOnly
+		return out
 	}
+	ext := map[string]json.RawMessage{}
+	_ = json.Unmarshal(out.Extensions, &ext)
 	if _, ok := ext[tasksExtension]; ok {
 		return caps
 	}
@@ -429,9 +433,8 @@ func (f *follower) failure(g *mcp.GetTaskResult) error {
 
 // answer puts the task's outstanding questions (those not answered yet)
 // to the client, one after the other, and sends their answers with
-// tasks/update. The questions are read, and the answers written, through
-// the generated tables of the upstream's revision, as a retry's
-// inputRequests and inputResponses are. A question mcpx does not relay,
+// tasks/update. The edge reads the questions and writes the answers
+// (Dialect.TaskQuestions, TaskAnswers). A question mcpx does not relay,
 // or that the client cannot take, fails the call (and so cancels the
 // task): the task cannot go on.
 func (f *follower) answer(ctx context.Context, reqs map[string]mcp.GetTaskResultInputRequestsValue, answered map[string]bool) error {
@@ -444,9 +447,9 @@ func (f *follower) answer(ctx context.Context, reqs map[string]mcp.GetTaskResult
 	if len(pending) == 0 {
 		return nil // answers sent; the upstream has not caught up yet
 	}
-	asked, err := f.questions(pending)
+	asked, err := f.d.TaskQuestions(pending)
 	if err != nil {
-		return err
+		return fmt.Errorf("upstream %q: task %s: %w", f.c.spec.Name, jsonrpc.Quote(f.id), err)
 	}
 	keys := make([]string, 0, len(asked))
 	for k := range asked {
@@ -470,56 +473,12 @@ func (f *follower) answer(ctx context.Context, reqs map[string]mcp.GetTaskResult
 		out[k] = mcp.InputResponse{Value: v}
 		answered[k] = true
 	}
-	responses, err := f.responses(out)
+	responses, err := f.d.TaskAnswers(out)
 	if err != nil {
-		return err
+		return fmt.Errorf("upstream %q: task %s: %w", f.c.spec.Name, jsonrpc.Quote(f.id), err)
 	}
 	_, err = f.request(ctx, mcp.MethodTasksUpdate, &mcp.UpdateTaskRequestParams{TaskID: f.id, InputResponses: responses}, false)
 	return f.refused(mcp.MethodTasksUpdate, err)
-}
-
-// questions decodes a task's inputRequests (in the upstream's revision)
-// into hub InputRequests, as the upstream's input_required result would
-// be. Until the generated model types the inputRequests of GetTaskResult
-// as InputRequests (tasks branch).
-func (f *follower) questions(reqs map[string]mcp.GetTaskResultInputRequestsValue) (map[string]mcp.InputRequest, error) {
-	rev := f.d.Revision()
-	raw, err := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs})
-	if err != nil {
-		return nil, err
-	}
-	wire := convert.New(rev, "InputRequiredResult")
-	if wire == nil {
-		return nil, fmt.Errorf("upstream %q: %s has no input requests", f.c.spec.Name, rev)
-	}
-	if err := mcpjson.Unmarshal(raw, wire); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s asks questions mcpx cannot read: %v", f.c.spec.Name, jsonrpc.Quote(f.id), err)
-	}
-	v, err := convert.Upgrade(rev, wire)
-	if err != nil {
-		return nil, err
-	}
-	return v.(*mcp.InputRequiredResult).InputRequests, nil
-}
-
-// responses encodes hub answers as the inputResponses of the upstream's
-// revision: as a retry's params carry them.
-func (f *follower) responses(answers map[string]mcp.InputResponse) (json.RawMessage, error) {
-	w, err := convert.Downgrade(f.d.Revision(), &mcp.CallToolRequestParams{InputResponses: answers})
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, err
-	}
-	var p struct {
-		InputResponses json.RawMessage `json:"inputResponses"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil || p.InputResponses == nil {
-		return nil, fmt.Errorf("upstream %q: the answers cannot be written in %s", f.c.spec.Name, f.d.Revision())
-	}
-	return p.InputResponses, nil
 }
 
 // questionOf is an inputRequests entry as the request to put to the

@@ -502,9 +502,10 @@ func (c *Client) call(ctx context.Context, method string, params any) (any, erro
 	// A modern upstream is told what the client behind the call can be
 	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
 	// A tools/call also declares the tasks extension: mcpx follows the
-	// task itself (tasks.go).
+	// task itself (tasks.go). (A legacy upstream is told no capabilities
+	// per request: RequestFor leaves them out.)
 	caps := server.RelayedCapabilities(ctx)
-	if method == mcp.MethodToolsCall && d.Modern() {
+	if method == mcp.MethodToolsCall {
 		caps = withTasksExtension(caps)
 	}
 	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), caps)
