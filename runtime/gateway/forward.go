@@ -61,6 +61,9 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	if err != nil {
 		return nil, err
 	}
+	if method == mcp.MethodToolsCall {
+		g.taskField(m, own.(string), params, up) // uptasks.go
+	}
 	res, err := g.call(ctx, m, method, params, up, parked) // park.go
 	if ir, ok := g.inputRequired(ctx, m, method, params, err); ok {
 		return nil, ir

@@ -227,9 +227,11 @@ func (u *capsUpstream) lastCaps(t *testing.T, tool string) string {
 // TestClientCapabilitiesReachUpstream: a 2026-07-28 client that declares
 // elicitation (form and url), sampling (context, tools), roots, an
 // experimental capability and the tasks extension has the upstream told
-// its elicitation, sampling and roots, which bridge 4 relays, and neither
-// the experimental capability nor tasks, which mcpx does not relay; the
-// upstream then asks. Legacy clients have it told what they declared at
+// its elicitation, sampling and roots, which bridge 4 relays, and not
+// the experimental capability, which mcpx does not relay; the upstream
+// then asks. Every tools/call declares the tasks extension, whatever the
+// client declared: mcpx follows an upstream's task itself
+// (tasks_upstream_test.go). Legacy clients have it told what they declared at
 // initialize of the same (bridge 3 asks them; bridge3_test.go); a
 // 2026-07-28 client that declares nothing has it told {}. mcpx's own requests (the probe, the shared list loads) declare
 // {} too.
@@ -247,8 +249,8 @@ func TestClientCapabilitiesReachUpstream(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			call := capsClient(t, gw, tc.rev, tc.declared)
 			wantText(t, call("up__plain"), "plain")
-			if got := u.lastCaps(t, "plain"); !sameJSON(got, tc.told) {
-				t.Errorf("the upstream was told clientCapabilities %s, want %s", got, tc.told)
+			if got, want := u.lastCaps(t, "plain"), withTasksDeclared(tc.told); !sameJSON(got, want) {
+				t.Errorf("the upstream was told clientCapabilities %s, want %s", got, want)
 			}
 			if tc.told != `{}` && tc.rev == "2026-07-28" {
 				// A conforming upstream asks a client it was told can
@@ -299,4 +301,17 @@ func TestMissingCapabilityReachesOnlyALackingClient(t *testing.T) {
 		gw, _, logs := capsGateway(t)
 		wantUnrelayed(t, capsClient(t, gw, "2025-06-18", `{"elicitation":{}}`)("up__stubborn"), logs)
 	})
+}
+
+// withTasksDeclared is the clientCapabilities caps (a JSON object) with
+// the tasks extension, as every tools/call to a 2026-07-28 upstream
+// declares it.
+func withTasksDeclared(caps string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(caps), &m) != nil {
+		return caps
+	}
+	m["extensions"] = json.RawMessage(`{"io.modelcontextprotocol/tasks":{}}`)
+	b, _ := json.Marshal(m)
+	return string(b)
 }

@@ -82,6 +82,7 @@ const (
 	inputRequired = `{"resultType":"input_required","inputRequests":{"user_name":{"method":"elicitation/create","params":{"mode":"form","message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"upstream-secret"}`
 	modernTask    = `{"resultType":"task","taskId":"t-1","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":60000}`
 	legacyTask    = `{"task":{"taskId":"t-2","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000}}`
+	oldTask       = `{"task":{"taskId":"t-3","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000}}`
 	modernDone    = `{"resultType":"complete","content":[{"type":"text","text":"done"}]}`
 	legacyDone    = `{"content":[{"type":"text","text":"done"}]}`
 )
@@ -94,15 +95,20 @@ func unrelayedGateway(t *testing.T) (*gateway.Gateway, *wiretest.LockedBuffer) {
 	t.Helper()
 	modern := rawUpstream(t, "2026-07-28", map[string]string{"ask": inputRequired, "long": modernTask, "ok": modernDone})
 	legacy := rawUpstream(t, "2025-11-25", map[string]string{"long": legacyTask, "ok": legacyDone})
-	return readyGateway(t, "unrelayed.json", `{"mcpServers": {"m": {"url": "`+modern+`"}, "l": {"url": "`+legacy+`"}}}`, "upstream-secret", nil)
+	old := rawUpstream(t, "2025-06-18", map[string]string{"long": oldTask})
+	return readyGateway(t, "unrelayed.json", `{"mcpServers": {"m": {"url": "`+modern+`"}, "l": {"url": "`+legacy+`"}, "o": {"url": "`+old+`"}}}`, "upstream-secret", nil)
 }
 
 // unrelayedCases are what each tool of unrelayedGateway answers a client:
-// an error message (-32603), or "" for the text "done".
+// an error message (-32603), or "" for the text "done". The task handles
+// of m and l are followed (tasks_upstream_test.go), and these upstreams
+// have no tasks/get: the call fails saying so. A 2025-06-18 upstream has
+// no tasks at all: its {task} is not bridged.
 var unrelayedCases = []struct{ tool, want string }{
 	{"m__ask", `upstream "m": tools/call: the upstream answered with an input_required result (asking "user_name"), which mcpx cannot relay yet`},
-	{"m__long", `upstream "m": tools/call: the upstream answered with a task handle (task "t-1"), which mcpx cannot relay yet`},
-	{"l__long", `upstream "l": tools/call: the upstream answered with a task handle (task "t-2"), which mcpx cannot relay yet`},
+	{"m__long", `upstream "m": task "t-1": tasks/get was refused: no tasks/get here (code -32601)`},
+	{"l__long", `upstream "l": task "t-2": tasks/get was refused: no tasks/get here (code -32601); and tasks/result answered: no tasks/result here (code -32601)`},
+	{"o__long", `upstream "o": tools/call: the upstream answered with a task handle (task "t-3"), which mcpx cannot relay yet`},
 	{"m__ok", ""},
 	{"l__ok", ""},
 }

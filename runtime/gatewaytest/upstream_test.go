@@ -82,6 +82,8 @@ func serveUpstream(mode string) int {
 		return serveSubber(rev, kind == "subber") // subscribe_test.go
 	case "gosdksubber":
 		return serveGoSDKSubber(rev) // gosdk_subscribe_test.go
+	case "tasker":
+		return serveTasker(rev) // tasks_upstream_test.go
 	case "exec":
 		if len(os.Args) < 2 {
 			fmt.Fprintln(os.Stderr, "exec: no program to run")

@@ -39,8 +39,15 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 		return
 	}
 	key, target, why := c.askTarget(related)
+	// A question of an upstream task names it (related-task): it belongs
+	// to the call following that task, wherever it came (tasks.go).
+	k, t, tagged := c.taskTarget(m.Params)
+	if tagged {
+		key, target = k, t
+		untagged(params)
+	}
 	var known *mcp.ListRootsResult
-	if target == nil && related == nil && m.Method == mcp.MethodRootsList {
+	if target == nil && related == nil && !tagged && m.Method == mcp.MethodRootsList {
 		// No call places it; the client session using the upstream may
 		// (rootsout.go).
 		var client uint64

@@ -154,6 +154,7 @@ type Client struct {
 	rootsClients rootsClients  // the client sessions whose calls it served (roots.go)
 	callClocks   sync.Map      // request id -> *callClock of the call
 	res          resourceSubs  // the resources it follows (subscribe.go)
+	tasks        sync.Map      // upstream task id -> *taskCall following it (tasks.go)
 
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
@@ -209,7 +210,9 @@ func New(spec Spec, info mcp.Implementation, log *slog.Logger) *Client {
 // only the calls of such upstreams for a client that answers input_required.
 func (c *Client) AsksByRequest() bool {
 	d := c.dialect.Load()
-	return d == nil || d.AsksByRequest()
+	// A modern upstream that makes tasks asks through tasks/get, which
+	// mcpx puts to the client as a question of the call (tasks.go).
+	return d == nil || d.AsksByRequest() || declaresTasks(d)
 }
 
 func (c *Client) Name() string { return c.spec.Name }
@@ -478,6 +481,8 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 		c.completed(d, m) // complete.go
 	case (m.Method == mcp.MethodNotificationsResourcesUpdated || m.Method == mcp.MethodNotificationsSubscriptionsAcknowledged) && d != nil:
 		c.handleSubscription(d, m) // subscribe.go
+	case m.Method == mcp.MethodNotificationsTasksStatus:
+		c.taskStatus(m.Params) // tasks.go: wakes the task's poller, goes no further
 	}
 }
 
@@ -559,8 +564,15 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	}
 	// A modern upstream is told what the client behind the call can be
 	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
+	// A tools/call also declares the tasks extension: mcpx follows the
+	// task itself (tasks.go). (A legacy upstream is told no capabilities
+	// per request: RequestFor leaves them out.)
+	caps := server.RelayedCapabilities(ctx)
+	if method == mcp.MethodToolsCall {
+		caps = withTasksExtension(caps)
+	}
 	restore := tracing.InjectMeta(ctx, params) // the upstream's parent is this call's span
-	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), server.RelayedCapabilities(ctx))
+	raw, err := d.RequestFor(method, params, token, server.LogLevel(ctx), caps)
 	restore()
 	if err != nil {
 		return nil, err
@@ -596,7 +608,14 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
-	return d.Result(method, resp.Result)
+	res, err := d.Result(method, resp.Result)
+	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
+		// The call goes on as the task (tasks.go), still holding its
+		// slot and progress token; its own clock is done.
+		clock.stop()
+		return c.followTask(ctx, cn, d, method, ure)
+	}
+	return res, err
 }
 
 // failed records why the upstream is unavailable, and logs it with msg:

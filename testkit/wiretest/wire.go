@@ -209,9 +209,16 @@ func checkSent(v *closedworld.Validator, m Sent) error {
 			def = "EmptyResult"
 		}
 		var head struct {
-			ResultType string `json:"resultType"`
+			ResultType string          `json:"resultType"`
+			Task       json.RawMessage `json:"task"`
 		}
-		if json.Unmarshal(f.Result, &head) == nil && head.ResultType == "input_required" {
+		_ = json.Unmarshal(f.Result, &head)
+		if m.Method == mcp.MethodToolsCall && (head.Task != nil || head.ResultType == "task") && v.Has(m.Rev, "CreateTaskResult") {
+			// A task-augmented call is answered with the task: the
+			// 2025-11-25 utility's {task}, the extension's flat handle.
+			def = "CreateTaskResult"
+		}
+		if head.ResultType == "input_required" {
 			// The other member of the response's anyOf, on the requests
 			// the MRTR page allows it on (and only in a revision with it).
 			if !inputRequiredOn[m.Method] || !v.Has(m.Rev, "InputRequiredResult") {
