@@ -232,7 +232,9 @@ func taskCall(inner handler) handler {
 			case support == mcp.TaskSupportOptional || support == mcp.TaskSupportRequired:
 				return e.eagerCall(inner, c, e.eager())
 			case c.canAnswerInline():
-				return inner(e, c)
+				// Never a task of mcpx's making; one the upstream made
+				// becomes the client's (server.UpstreamTask).
+				return e.eagerCall(inner, c, 0)
 			default:
 				return e.eagerCall(inner, c, e.after())
 			}
@@ -281,17 +283,27 @@ func detached(c *call) (d *call, gate *atomic.Bool, stop func() bool, cancel con
 }
 
 // eagerCall runs c and answers inline what it answers within window (its
-// result, error, or first question); past it, the call is a task and the
-// client gets its handle.
+// result, error, or first question); past it, or as soon as the upstream
+// made the call its task, the call is a task and the client gets its
+// handle. Window 0 waits for the upstream alone.
 func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, error) {
 	d, gate, stop, cancel := detached(c)
+	// An upstream that made the call its task has outlasted its own
+	// window: the call is a task now (server.UpstreamTask).
+	hinted := make(chan struct{})
+	var hintOnce sync.Once
+	d.ctx = server.WithUpstreamTask(d.ctx, func() { hintOnce.Do(func() { close(hinted) }) })
 	done := make(chan outcome, 1)
 	go func() {
 		r, err := inner(e, d)
 		done <- outcome{r, err}
 	}()
-	t := time.NewTimer(window)
-	defer t.Stop()
+	var timeout <-chan time.Time // none for window 0: only the upstream's task
+	if window > 0 {
+		t := time.NewTimer(window)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case o := <-done:
 		stop()
@@ -300,7 +312,8 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	case <-c.ctx.Done():
 		cancel()
 		return nil, c.ctx.Err()
-	case <-t.C:
+	case <-timeout:
+	case <-hinted:
 	}
 	rec, err := e.runner().Start(c.ctx, c.owner(), 0, cancel)
 	if err != nil {

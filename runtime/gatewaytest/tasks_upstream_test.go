@@ -747,11 +747,13 @@ func taskMatrix(t *testing.T, f func(t *testing.T, u *taskerUp, clients []taskCl
 func TestUpstreamTaskResult(t *testing.T) {
 	taskMatrix(t, func(t *testing.T, u *taskerUp, clients []taskClient) {
 		for _, c := range clients {
-			if c.rev == "2026-07-28" && u.rev == "2025-11-25" {
-				// The tools are listed "required" (a 2025-11-25 upstream's
-				// execution reaches the hub): a 2026-07-28 client that did
-				// not declare the extension is refused before anything
-				// runs, as the extension says (-32021).
+			if c.rev == "2026-07-28" {
+				// A 2026-07-28 client that did not declare the extension is
+				// refused a tool that runs only as a task, before anything
+				// runs, as the extension says (-32021): by mcpx when the
+				// tool is listed "required" (a 2025-11-25 upstream's
+				// execution reaches the hub), else by the upstream, which
+				// is not told the extension for such a client.
 				for _, tool := range []string{"up__slow", "up__broken", "up__fails"} {
 					if got := c.call(tool); !strings.HasPrefix(got, "error -32021") {
 						t.Errorf("%s client: %s answered %q, want -32021", c.rev, tool, got)
@@ -776,6 +778,7 @@ func TestUpstreamTaskResult(t *testing.T) {
 				t.Errorf("%s client: up__fails answered %q, want the task's error (the job failed)", c.rev, got)
 			}
 		}
+		undeclared := 0
 		for _, l := range u.seen(t) {
 			if strings.HasPrefix(l, "call plain task={") {
 				t.Errorf("a tool that declares no task support was called with the task field: %s", l)
@@ -784,8 +787,13 @@ func TestUpstreamTaskResult(t *testing.T) {
 				t.Errorf("a required tool was called without the task field: %s", l)
 			}
 			if u.rev == "2026-07-28" && strings.HasPrefix(l, "call ") && !strings.HasSuffix(l, "extension=true") {
-				t.Errorf("a tools/call did not declare the tasks extension: %s", l)
+				undeclared++
 			}
+		}
+		// Only the 2026-07-28 client's four calls (it declared no
+		// extension) go without it; the legacy clients' carry it.
+		if u.rev == "2026-07-28" && undeclared != 4 {
+			t.Errorf("%d tools/call without the tasks extension, want the 2026-07-28 client's 4", undeclared)
 		}
 	})
 }
@@ -799,9 +807,9 @@ func TestUpstreamTaskResult(t *testing.T) {
 func TestUpstreamTaskAsks(t *testing.T) {
 	taskMatrix(t, func(t *testing.T, u *taskerUp, clients []taskClient) {
 		for _, c := range clients {
-			if c.rev == "2026-07-28" && u.rev == "2025-11-25" {
-				// Listed "required": refused without the extension (-32021),
-				// as TestUpstreamTaskResult says.
+			if c.rev == "2026-07-28" {
+				// Refused without the extension (-32021), as
+				// TestUpstreamTaskResult says.
 				if got := c.call("up__asks"); !strings.HasPrefix(got, "error -32021") {
 					t.Errorf("%s client: up__asks answered %q, want -32021", c.rev, got)
 				}
@@ -821,8 +829,8 @@ func TestUpstreamTaskAsks(t *testing.T) {
 					}
 				}
 			}
-			if n != len(clients) {
-				t.Errorf("the upstream got %d tasks/update, want one per client (%d)", n, len(clients))
+			if n != len(clients)-1 { // the 2026-07-28 client is refused (-32021)
+				t.Errorf("the upstream got %d tasks/update, want one per legacy client (%d)", n, len(clients)-1)
 			}
 		}
 	})

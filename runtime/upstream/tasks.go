@@ -178,6 +178,7 @@ func (c *Client) followTask(ctx context.Context, cn conn, d *edge.Dialect, metho
 		return nil, fmt.Errorf("upstream %q: %s: the upstream answered with task %s, which another call is following", c.spec.Name, method, jsonrpc.Quote(h.TaskID))
 	}
 	defer c.tasks.Delete(h.TaskID)
+	server.UpstreamTask(ctx) // the client's call may become mcpx's task now
 	f := &follower{c: c, cn: cn, d: d, id: h.TaskID, tc: tc}
 	f.setInterval(h.interval())
 	c.log.Debug("upstream task followed", "task", h.TaskID, "status", h.Status, "flavour", map[bool]string{true: "2025-11-25", false: "extension"}[d.Has(mcp.MethodTasksResult)])
@@ -223,7 +224,9 @@ func (f *follower) wait(ctx context.Context) error {
 // the questions that come on its stream are the call's.
 func (f *follower) request(ctx context.Context, method string, params any, placed bool) (json.RawMessage, error) {
 	c := f.c
-	raw, err := f.d.Request(method, params, nil, "")
+	// The extension's methods are declared with it (a modern upstream
+	// refuses tasks/get of a request that does not, -32021).
+	raw, err := f.d.RequestFor(method, params, nil, "", withTasksExtension(nil))
 	if err != nil {
 		return nil, err
 	}

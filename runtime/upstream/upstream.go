@@ -567,8 +567,12 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	// A tools/call also declares the tasks extension: mcpx follows the
 	// task itself (tasks.go). (A legacy upstream is told no capabilities
 	// per request: RequestFor leaves them out.)
+	// Only for a legacy client (mcpx holds the task) or a 2026-07-28 one
+	// that declared the extension: to one that did not, the upstream's
+	// own answer (a -32021 for a tool it runs only as a task) is the
+	// right one, as the extension says.
 	caps := server.RelayedCapabilities(ctx)
-	if method == mcp.MethodToolsCall {
+	if method == mcp.MethodToolsCall && (!server.TakesInputRequired(ctx) || server.DeclaresTasksExtension(ctx)) {
 		caps = withTasksExtension(caps)
 	}
 	restore := tracing.InjectMeta(ctx, params) // the upstream's parent is this call's span
