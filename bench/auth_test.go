@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,34 +105,7 @@ func BenchmarkAuth(b *testing.B) {
 			if s[1] != "" {
 				rt = withBearer{s[1], rt}
 			}
-			sess := connectVia(b, s[0], "2026-07-28", rt)
-			r := requests(true)["tools_call"]
-			if _, err := sess.post(r[0], r[1], r[2]); err != nil {
-				b.Fatal(err)
-			}
-			var n atomic.Int64
-			var failed atomic.Value
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for range Concurrency {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
-						body := strings.Replace(r[0], `"id":1,`, `"id":`+strconv.FormatInt(i+10, 10)+`,`, 1)
-						if _, err := sess.post(body, r[1], r[2]); err != nil {
-							failed.Store(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			if err, _ := failed.Load().(error); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			drive(b, connectVia(b, s[0], "2026-07-28", rt), requests(true)["tools_call"])
 		})
 	}
 }

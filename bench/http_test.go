@@ -157,34 +157,7 @@ func BenchmarkHTTP(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("%s/%s/%s", req, rev, server), func(b *testing.B) {
 					sess := connect(b, url, rev)
-					r := requests(sess.modern)[req]
-					if _, err := sess.post(r[0], r[1], r[2]); err != nil {
-						b.Fatal(err)
-					}
-					var n atomic.Int64
-					var failed atomic.Value
-					b.ResetTimer()
-					var wg sync.WaitGroup
-					for range Concurrency {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
-								// Ids must not repeat among requests in flight in a session.
-								body := strings.Replace(r[0], `"id":1,`, `"id":`+strconv.FormatInt(i+10, 10)+`,`, 1)
-								if _, err := sess.post(body, r[1], r[2]); err != nil {
-									failed.Store(err)
-									return
-								}
-							}
-						}()
-					}
-					wg.Wait()
-					b.StopTimer()
-					if err, _ := failed.Load().(error); err != nil {
-						b.Fatal(err)
-					}
-					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+					drive(b, sess, requests(sess.modern)[req])
 				})
 			}
 		}
@@ -214,4 +187,36 @@ func TestHTTPBenchmarkServesBoth(t *testing.T) {
 			}
 		}
 	}
+}
+
+// drive sends r (body, method, Mcp-Name) b.N times from Concurrency
+// workers in sess, after one warm-up, and reports req/s.
+func drive(b *testing.B, sess *session, r [3]string) {
+	if _, err := sess.post(r[0], r[1], r[2]); err != nil {
+		b.Fatal(err)
+	}
+	var n atomic.Int64
+	var failed atomic.Value
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+				// Ids must not repeat among requests in flight in a session.
+				body := strings.Replace(r[0], `"id":1,`, `"id":`+strconv.FormatInt(i+10, 10)+`,`, 1)
+				if _, err := sess.post(body, r[1], r[2]); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
