@@ -1,6 +1,7 @@
 package gatewaytest
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"os"
@@ -100,6 +101,35 @@ func TestReload(t *testing.T) {
 		t.Fatalf("before: %v", got)
 	}
 
+	// A 2026-07-28 client holds a listen stream for tool list changes
+	// across the reload: it hears the change, and is not ended.
+	murl, mhc := serveWatchedHTTP(t, gw, "2026-07-28")
+	lctx, stopListen := context.WithCancel(ctx)
+	defer stopListen()
+	lreq, _ := http.NewRequestWithContext(lctx, "POST", murl, strings.NewReader(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	lreq.Header.Set("Content-Type", "application/json")
+	lreq.Header.Set("Accept", "application/json, text/event-stream")
+	lreq.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	lreq.Header.Set("Mcp-Method", "subscriptions/listen")
+	lresp, err := mhc.Do(lreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard := make(chan string, 16)
+	go func() {
+		defer lresp.Body.Close()
+		sc := bufio.NewScanner(lresp.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				heard <- d
+			}
+		}
+		close(heard)
+	}()
+	if first := <-heard; !strings.Contains(first, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("the listen began with %s", first)
+	}
+
 	// A call on the namespace that stays runs across the reload.
 	napped := make(chan string, 1)
 	go func() { napped <- call("keep__nap") }()
@@ -132,6 +162,14 @@ func TestReload(t *testing.T) {
 	if changed.Load() == 0 {
 		t.Error("the client heard no tools/list_changed")
 	}
+	select {
+	case m, ok := <-heard:
+		if !ok || !strings.Contains(m, "notifications/tools/list_changed") || !strings.Contains(m, `"L"`) {
+			t.Errorf("the listen stream got %q (open %v), want a tools list_changed tagged with its id", m, ok)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the listen stream heard nothing of the reload")
+	}
 
 	// A file that does not check is refused whole, said as config check says it.
 	write(`{"mcpServers": {"bad": {"command": "x", "url": "http://y"}}}`)
@@ -145,6 +183,15 @@ func TestReload(t *testing.T) {
 	if got := tools(); !slices.Equal(got, []string{"alter__v", "fresh__v", "keep__nap"}) {
 		t.Errorf("after the refused reload: %v", got)
 	}
+	// The listen is still open: nothing ended it.
+	select {
+	case m, ok := <-heard:
+		if !ok || strings.Contains(m, "notifications/cancelled") {
+			t.Errorf("the listen ended after the reloads: %q (open %v)", m, ok)
+		}
+	default:
+	}
+	stopListen()
 }
 
 // TestReloadWatch: with Watch running, saving the file (replaced by a
