@@ -151,7 +151,12 @@ func TestRemoveEndsAffectedListens(t *testing.T) {
 		m := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`"` + id + `"`), Method: "subscriptions/listen",
 			Params: json.RawMessage(`{"notifications":` + filter + `,` + modernMeta + `}`)}
 		go func() { l.reply <- e.Handle(lctx, new(edge.Session), edge.In{Msg: m}, l.sink.add) }()
-		eventually(t, "the acknowledgement of "+id, func() bool { return len(l.sink.methods()) == 1 })
+		// The acknowledgement first; a list change of the upstreams' first
+		// loads may follow it at once.
+		eventually(t, "the acknowledgement of "+id, func() bool {
+			m := l.sink.methods()
+			return len(m) > 0 && m[0] == mcp.MethodNotificationsSubscriptionsAcknowledged
+		})
 		return l
 	}
 	prompts := open("P", `{"promptsListChanged":true}`)
