@@ -31,10 +31,12 @@
 //   - An optional "mcpx" block per server holds mcpx's own settings:
 //     "prefix", "includeTools"/"excludeTools", "timeout", "maxInFlight",
 //     "start", "session" with "perClientMax" and "perClientIdle", "cache",
-//     and "root" (see [Server]).
+//     "expose", "oauth" and "root" (see [Server]).
 //   - Each server name is a namespace and must match ^[a-zA-Z0-9_-]{1,64}$.
 //   - An optional top-level "mcpx" block holds mcpx's settings for the
-//     gateway as a whole: "stateKey" (see [Config]).
+//     gateway as a whole: "stateKey", the park and task settings, "auth"
+//     and "access", "openapi" and "commands" (tools mcpx makes),
+//     "discovery" and "apiTools" (see [Config]).
 //
 // Comments (// and /* */) and trailing commas are tolerated, as VS Code
 // writes and people hand-edit them: the file is read with
