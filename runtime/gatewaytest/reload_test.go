@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 
 	"github.com/mcpx-dev/mcpx/runtime/config"
@@ -69,7 +71,7 @@ func TestReload(t *testing.T) {
 	r := host.NewReloader(path, gw, cfg, nil, serverInfo, log)
 
 	const rev = "2025-11-25"
-	url, hc := serveWatchedHTTP(t, gw, rev)
+	url, hc, e := serveWatchedHTTP(t, gw, rev)
 	var changed atomic.Int32
 	cl := gosdk.NewClient(&gosdk.Implementation{Name: "reload", Version: "1"}, &gosdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *gosdk.ToolListChangedRequest) { changed.Add(1) },
@@ -103,7 +105,11 @@ func TestReload(t *testing.T) {
 
 	// A 2026-07-28 client holds a listen stream for tool list changes
 	// across the reload: it hears the change, and is not ended.
-	murl, mhc := serveWatchedHTTP(t, gw, "2026-07-28")
+	// The same edge (one watcher of the gateway's changes), on a listener
+	// of its own, unrecorded: the recorder validates one revision.
+	modernHTTP := httptest.NewServer(streamhttp.New(e, streamhttp.Options{}))
+	defer modernHTTP.Close()
+	murl, mhc := modernHTTP.URL+"/mcp", modernHTTP.Client()
 	lctx, stopListen := context.WithCancel(ctx)
 	defer stopListen()
 	lreq, _ := http.NewRequestWithContext(lctx, "POST", murl, strings.NewReader(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
@@ -244,7 +250,7 @@ func TestReloadWatch(t *testing.T) {
 
 // serveWatchedHTTP is serveHTTP with the edge following the gateway's
 // changes (as host.HTTP does), so clients hear list_changed.
-func serveWatchedHTTP(t *testing.T, gw *gateway.Gateway, rev string) (string, *http.Client) {
+func serveWatchedHTTP(t *testing.T, gw *gateway.Gateway, rev string) (string, *http.Client, *edge.Edge) {
 	w := recordHTTP(t, rev)
 	logs, log := logBuffer()
 	e := &edge.Edge{Server: &server.Server{NS: gw, Info: serverInfo, TTLMs: 60_000}, Log: log}
@@ -255,5 +261,5 @@ func serveWatchedHTTP(t *testing.T, gw *gateway.Gateway, rev string) (string, *h
 	t.Cleanup(func() { stop(); <-watching })
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	return u, &http.Client{Transport: tr}
+	return u, &http.Client{Transport: tr}, e
 }
