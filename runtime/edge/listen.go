@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
@@ -62,6 +63,10 @@ func (e *Edge) sourceStopped(name string) {
 		if l.end == nil {
 			continue // a legacy session's stream: it has no listen to end
 		}
+		if followsResourcesOf(l, name) {
+			l.end(&SourceStopped{Name: name})
+			continue
+		}
 		_, still := e.agree(l.asked)
 		for method := range l.wanted {
 			if !still[method] {
@@ -70,6 +75,19 @@ func (e *Edge) sourceStopped(name string) {
 			}
 		}
 	}
+}
+
+// followsResourcesOf reports whether the listen l follows a resource of
+// the namespace name (mcpx://<name>/...): its updates stopped with it. A
+// root namespace's URIs pass unchanged, so its listens cannot be told
+// apart and go on. (l.uris is set when l is made, and only read after.)
+func followsResourcesOf(l *listener, name string) bool {
+	for u := range l.uris {
+		if strings.HasPrefix(u, "mcpx://"+name+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // closeListener stops l hearing anything more: the broadcast skips it

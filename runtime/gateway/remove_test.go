@@ -112,6 +112,12 @@ type sink struct {
 }
 
 func (s *sink) add(m *jsonrpc.Message) { s.mu.Lock(); s.msgs = append(s.msgs, m); s.mu.Unlock() }
+func (s *sink) snapshot() []*jsonrpc.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*jsonrpc.Message(nil), s.msgs...)
+}
+
 func (s *sink) methods() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,5 +197,54 @@ func TestRemoveEndsAffectedListens(t *testing.T) {
 	case r := <-tools.reply:
 		t.Fatalf("the tools listen ended: %+v", r.Msg)
 	default:
+	}
+}
+
+// TestRemoveEndsListensFollowingItsResources: a listen that follows a
+// resource of the upstream removed is ended by mcpx (its updates stopped
+// with it), as a listen promised a kind of change no upstream makes any
+// more is.
+func TestRemoveEndsListensFollowingItsResources(t *testing.T) {
+	leakcheck.Check(t)
+	a := newFake("a", "x")
+	b := newSubFake("b", true) // subscriptions_test.go: its resource x://1
+	g, _ := gateway(t, a, b)
+	e := &edge.Edge{Server: &server.Server{NS: g, Info: mcp.Implementation{Name: "mcpx", Version: "0"}}, Log: slog.New(slog.DiscardHandler)}
+	ctx, cancel := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() { defer close(watched); e.WatchChanges(ctx) }()
+	defer func() { cancel(); <-watched }()
+
+	var got sink
+	reply := make(chan edge.Reply, 1)
+	m := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`"R"`), Method: "subscriptions/listen",
+		Params: json.RawMessage(`{"notifications":{"resourceSubscriptions":["mcpx://b/x://1"]},` + modernMeta + `}`)}
+	go func() { reply <- e.Handle(context.Background(), new(edge.Session), edge.In{Msg: m}, got.add) }()
+	eventually(t, "the acknowledgement naming the resource", func() bool {
+		for _, msg := range got.snapshot() {
+			if msg.Method == mcp.MethodNotificationsSubscriptionsAcknowledged && strings.Contains(string(msg.Params), "mcpx://b/x://1") {
+				return true
+			}
+		}
+		return false
+	})
+	eventually(t, "the edge watching removals", func() bool {
+		g.removing.mu.Lock()
+		defer g.removing.mu.Unlock()
+		return len(g.removing.fns) > 0
+	})
+	if err := g.Remove("b"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-reply:
+		if r.Msg == nil || r.Msg.Error != nil || !strings.Contains(string(r.Msg.Result), `"io.modelcontextprotocol/subscriptionId":"R"`) {
+			t.Errorf("the listen's answer: %+v", r.Msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listen following b's resource was not ended by b's removal")
+	}
+	if ms := got.methods(); ms[len(ms)-1] != mcp.MethodNotificationsCancelled {
+		t.Errorf("heard %v, want the cancellation last", ms)
 	}
 }
