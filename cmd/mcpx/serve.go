@@ -213,9 +213,12 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			c.Access = cfg.Access
 		}
 		settings := withTaskFlags(cfg.Tasks, taskFlags)
+		// --store, else $MCPX_STORE, else the config's mcpx.store.
 		url := *storeURL
 		if v, ok := os.LookupEnv("MCPX_STORE"); ok && url == "memory" {
 			url = v
+		} else if url == "memory" && cfg.Store != "" {
+			url = cfg.Store
 		}
 		store, closeStore, err := host.TaskStore(url, settings.Max, log)
 		if err != nil {

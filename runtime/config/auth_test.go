@@ -92,3 +92,14 @@ func TestServerOAuth(t *testing.T) {
 		}
 	}
 }
+
+func TestStore(t *testing.T) {
+	env := func(k string) (string, bool) { return map[string]string{"PW": "s3"}[k], k == "PW" }
+	c, err := Parse("f.json", []byte(`{"mcpServers": {}, "mcpx": {"store": "redis://:${PW}@r:6379/0"}}`), env)
+	if err != nil || c.Store != "redis://:s3@r:6379/0" {
+		t.Fatalf("%q %v", c.Store, err)
+	}
+	if _, err := Parse("f.json", []byte(`{"mcpServers": {}, "mcpx": {"store": "postgres://x"}}`), env); err == nil || !strings.Contains(err.Error(), "redis://") {
+		t.Errorf("a store that is not redis: %v", err)
+	}
+}

@@ -138,6 +138,9 @@ type Config struct {
 	// Access is "mcpx.access": what each principal may use; nil when not
 	// set (everything).
 	Access *auth.Policy
+	// Store is "mcpx.store", ${VAR} expanded: "memory", a Redis URL, or ""
+	// when not set (memory).
+	Store string
 	// Discovery is "mcpx.discovery": offer the discovery tools even when
 	// no server is lazy.
 	Discovery bool
@@ -452,6 +455,7 @@ func (p *parser) parse(data []byte) (*Config, error) {
 			MaxParked   int                      `json:"maxParked"`
 			Auth        *rawAuth                 `json:"auth"`
 			Access      []rawRule                `json:"access"`
+			Store       string                   `json:"store"`
 			Discovery   bool                     `json:"discovery"`
 			APITools    bool                     `json:"apiTools"`
 			OpenAPI     map[string]rawOpenAPI    `json:"openapi"`
@@ -530,6 +534,9 @@ func (p *parser) parse(data []byte) (*Config, error) {
 	c.Access = p.access(file.MCPX.Access, c.Auth != nil, c.Servers)
 	p.contributed(c, file.MCPX.OpenAPI, file.MCPX.Commands)
 	c.Discovery, c.APITools = file.MCPX.Discovery, file.MCPX.APITools
+	if file.MCPX.Store != "" {
+		c.Store = p.expand("/mcpx/store", "", file.MCPX.Store)
+	}
 	if len(p.problems) > 0 {
 		return nil, p.fail()
 	}

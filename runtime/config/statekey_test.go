@@ -22,7 +22,7 @@ func TestStateKey(t *testing.T) {
 		{`,"mcpx":{"stateKey":"` + base64.StdEncoding.EncodeToString([]byte("sixteen bytes!!!")) + `"}`, "", "f.json: /mcpx/stateKey: the key is 16 bytes; a state key is at least 32 (generate one with `openssl rand -base64 32`)"},
 		{`,"mcpx":{"stateKey":"` + good + `,not*base64"}`, "", "f.json: /mcpx/stateKey: key 2 of 2 is not base64; generate one with `openssl rand -base64 32`"},
 		{`,"mcpx":{"stateKey":7}`, "", "f.json: /mcpx/stateKey: must be a string, not a number"},
-		{`,"mcpx":{"stateKeys":"x"}`, "", `f.json: /mcpx/stateKeys: unknown key; expected one of "access", "apiTools", "auth", "commands", "discovery", "maxParked", "maxTasks", "openapi", "parkTimeout", "stateKey", "taskAfter", "taskEager", "taskTTL"`},
+		{`,"mcpx":{"stateKeys":"x"}`, "", `f.json: /mcpx/stateKeys: unknown key; expected one of "access", "apiTools", "auth", "commands", "discovery", "maxParked", "maxTasks", "openapi", "parkTimeout", "stateKey", "store", "taskAfter", "taskEager", "taskTTL"`},
 	} {
 		c, err := Parse("f.json", []byte(`{"mcpServers":{"a":{"command":"x"}}`+tc.mcpx+`}`), env(nil))
 		switch {
