@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"sync"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -31,12 +32,14 @@ var listMethods = map[string]bool{
 }
 
 // key returns the cache key of a request, and whether it may be cached.
-// Requests that see different things (access) are cached apart.
-func (c *listCache) key(ns server.Namespace, rev mcp.Revision, method string, params any, access server.Access) (string, uint64, bool) {
-	v, ok := ns.(server.Versioned)
+// Requests that see different things (their access, read only for a list
+// request) are cached apart.
+func (c *listCache) key(ctx context.Context, srv *server.Server, rev mcp.Revision, method string, params any) (string, uint64, bool) {
+	v, ok := srv.NS.(server.Versioned)
 	if !ok || !listMethods[method] {
 		return "", 0, false
 	}
+	access := srv.AccessOf(ctx)
 	cursor := ""
 	if p, ok := params.(*mcp.PaginatedRequestParams); ok && p != nil {
 		cursor = p.Cursor

@@ -303,7 +303,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (rep
 	}
 	defer sess.untrack(string(m.ID))
 
-	key, version, cacheable := e.lists.key(e.Server.NS, rev, m.Method, params, e.Server.AccessOf(ctx))
+	key, version, cacheable := e.lists.key(ctx, e.Server, rev, m.Method, params)
 	if cacheable {
 		if raw, ok := e.lists.get(key, version); ok {
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}

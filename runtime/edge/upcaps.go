@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
 // What the client can do reaches the upstream (issue 12): a 2026-07-28
@@ -14,7 +15,7 @@ import (
 
 // tasksExtension is the tasks extension's identifier in
 // ClientCapabilities.extensions.
-const tasksExtension = "io.modelcontextprotocol/tasks"
+const tasksExtension = server.TasksExtension
 
 // relayable is what mcpx declares to a 2026-07-28 upstream for a client of
 // revision rev that declared caps (never nil; the empty value declares
@@ -60,10 +61,5 @@ func tasksRelayed(mcp.Revision) bool { return false }
 
 // declaredExtension returns the settings caps declares for extension id.
 func declaredExtension(caps *mcp.ClientCapabilities, id string) (json.RawMessage, bool) {
-	var ext map[string]json.RawMessage
-	if len(caps.Extensions) == 0 || json.Unmarshal(caps.Extensions, &ext) != nil {
-		return nil, false
-	}
-	v, ok := ext[id]
-	return v, ok
+	return server.Extension(caps.Extensions, id)
 }

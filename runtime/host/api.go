@@ -34,9 +34,10 @@ func (a *apiBackend) Servers(ctx context.Context) ([]restapi.Server, error) {
 		byName[u.Name] = u
 	}
 	var out []restapi.Server
-	for _, ns := range sortedNames(byNamespace(cfg)) {
+	sources := byNamespace(cfg)
+	for _, ns := range sortedNames(sources) {
 		s := restapi.Server{Namespace: ns, Tools: counts[ns], State: "up"}
-		src := byNamespace(cfg)[ns]
+		src := sources[ns]
 		switch {
 		case src.openapi != nil:
 			s.Kind = "openapi"

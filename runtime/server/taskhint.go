@@ -1,9 +1,6 @@
 package server
 
-import (
-	"context"
-	"encoding/json"
-)
+import "context"
 
 type upstreamTaskKey struct{}
 
@@ -26,11 +23,6 @@ func UpstreamTask(ctx context.Context) {
 // DeclaresTasksExtension reports whether the client of ctx declared the
 // 2026-07-28 tasks extension on its request.
 func DeclaresTasksExtension(ctx context.Context) bool {
-	var ext map[string]json.RawMessage
-	caps := ClientCapabilities(ctx)
-	if len(caps.Extensions) == 0 || json.Unmarshal(caps.Extensions, &ext) != nil {
-		return false
-	}
-	_, ok := ext["io.modelcontextprotocol/tasks"]
+	_, ok := Extension(ClientCapabilities(ctx).Extensions, TasksExtension)
 	return ok
 }

@@ -35,9 +35,7 @@ const refreshBefore = 30 * time.Second
 // upstream that answers 401 gets one retry with a fresh token.
 func CredentialsTransport(cc ClientCredentials, base http.RoundTripper) http.RoundTripper {
 	if base == nil {
-		own := http.DefaultTransport.(*http.Transport).Clone()
-		own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-		base = own
+		base = ownTransport()
 	}
 	conf := &clientcredentials.Config{
 		ClientID:     cc.ClientID,

@@ -46,17 +46,22 @@ type httpConn struct {
 }
 
 // httpClient is the client an HTTP upstream (either transport) is reached
-// with: spec.Transport, else its own transport, since the default keeps 2
-// idle connections per host, so 32 concurrent calls to one upstream would
-// dial most of the time.
+// with: spec.Transport, else its own (ownTransport).
 func httpClient(spec Spec) *http.Client {
 	tr := spec.Transport
 	if tr == nil {
-		own := http.DefaultTransport.(*http.Transport).Clone()
-		own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-		tr = own
+		tr = ownTransport()
 	}
 	return &http.Client{Transport: tr}
+}
+
+// ownTransport is mcpx's transport to an HTTP upstream: its own, since
+// the default keeps 2 idle connections per host, so 32 concurrent calls
+// to one upstream would dial most of the time.
+func ownTransport() *http.Transport {
+	own := http.DefaultTransport.(*http.Transport).Clone()
+	own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	return own
 }
 
 func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {

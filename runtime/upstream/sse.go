@@ -40,7 +40,7 @@ type sseConn struct {
 
 	mu      sync.Mutex
 	d       *edge.Dialect
-	pending map[string]chan reply
+	pending waiting
 	gone    chan struct{}
 	why     error // why the connection ended
 }
@@ -56,7 +56,7 @@ func dialSSE(ctx context.Context, spec Spec, log, noisy *slog.Logger, handler ha
 		return nil, fmt.Errorf("the SSE url: %w", err)
 	}
 	s := &sseConn{spec: spec, client: httpClient(spec), log: log, noisy: noisy, handler: handler,
-		pending: map[string]chan reply{}, gone: make(chan struct{})}
+		pending: waiting{}, gone: make(chan struct{})}
 	s.out = newOutbox(s.post, noisy, spec.sendWait)
 	// The stream lives as long as the connection, not as the dial's ctx.
 	sctx, stop := context.WithCancel(context.Background())
@@ -250,27 +250,15 @@ func (s *sseConn) message(data []byte, h *budget.Hold) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch := s.pending[string(m.ID)]; ch != nil {
-		delete(s.pending, string(m.ID))
-		ch <- reply{m, *h} // buffered, sent under s.mu: see forget
-		*h = budget.Hold{}
-	}
+	s.pending.deliver(m, h) // under s.mu: see forget
 }
 
 // refused answers the call whose answer the budget had no room for.
 func (s *sseConn) refused(r *budget.Refused) {
 	s.mu.Lock()
-	ch := s.pending[string(r.ID)]
-	if ch != nil {
-		delete(s.pending, string(r.ID))
-		ch <- reply{m: busyAnswer(s.spec.Name, r)}
-	}
+	answer := s.pending.refuse(s.spec.Name, r)
 	s.mu.Unlock()
-	if ch == nil {
-		s.noisy.Warn("a large message from the upstream was dropped", "why", r.Err)
-		return
-	}
-	s.log.Warn("a large answer from the upstream was dropped", "why", r.Err)
+	logDropped(s.log, s.noisy, r, answer)
 }
 
 // post sends one message to the endpoint. The transport answers it with
@@ -388,10 +376,7 @@ func (s *sseConn) die(why error) {
 	default:
 	}
 	s.why = why
-	for id, ch := range s.pending {
-		close(ch)
-		delete(s.pending, id)
-	}
+	s.pending.endAll()
 	close(s.gone)
 	s.mu.Unlock()
 	s.stop()

@@ -65,7 +65,7 @@ type process struct {
 	lastErr  atomic.Pointer[string] // its last stderr line, cut, for the log of its exit
 
 	mu      sync.Mutex
-	pending map[string]chan reply
+	pending waiting
 	gone    chan struct{}
 	exitErr error
 	stopped error // why mcpx killed it, if it did
@@ -125,7 +125,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		errR.Close()
 		return nil, startErr(spec, err)
 	}
-	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, setup: spec.Setup, pending: map[string]chan reply{}, gone: make(chan struct{})}
+	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, setup: spec.Setup, pending: waiting{}, gone: make(chan struct{})}
 	p.out = newOutbox(p.write, noisy, spec.sendWait)
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -155,10 +155,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		errR.Close()
 		p.mu.Lock()
 		p.exitErr = err
-		for id, ch := range p.pending {
-			close(ch)
-			delete(p.pending, id)
-		}
+		p.pending.endAll()
 		p.mu.Unlock()
 		close(p.gone)
 		p.out.close()
@@ -292,11 +289,7 @@ func (p *process) message(line []byte, h *budget.Hold) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ch := p.pending[string(m.ID)]; ch != nil {
-		delete(p.pending, string(m.ID))
-		ch <- reply{m, *h} // buffered, sent under p.mu: see forget
-		*h = budget.Hold{} // the caller's now
-	}
+	p.pending.deliver(m, h) // under p.mu: see forget
 }
 
 // refused answers the call whose answer the large-message budget had no
@@ -304,17 +297,9 @@ func (p *process) message(line []byte, h *budget.Hold) {
 // logged.
 func (p *process) refused(r *budget.Refused) {
 	p.mu.Lock()
-	ch := p.pending[string(r.ID)]
-	if ch != nil {
-		delete(p.pending, string(r.ID))
-		ch <- reply{m: busyAnswer(p.name, r)}
-	}
+	answer := p.pending.refuse(p.name, r)
 	p.mu.Unlock()
-	if ch == nil {
-		p.noisy.Warn("a large message from the upstream was dropped", "why", r.Err)
-		return
-	}
-	p.log.Warn("a large answer from the upstream was dropped", "why", r.Err)
+	logDropped(p.log, p.noisy, r, answer)
 }
 
 // busyAnswer is the error a call gets when its answer was dropped for the

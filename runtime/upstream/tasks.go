@@ -55,7 +55,7 @@ const (
 )
 
 // tasksExtension is the tasks extension's identifier in capabilities.
-const tasksExtension = "io.modelcontextprotocol/tasks"
+const tasksExtension = server.TasksExtension
 
 // taskCall is the client call an upstream task is followed for: where
 // the task's questions go, and what wakes its poller.
@@ -143,11 +143,7 @@ func withTasksExtension(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 // extension: its tasks may ask the client through tasks/get, so its calls
 // must be parkable for a 2026-07-28 client (see AsksByRequest).
 func declaresTasks(d *edge.Dialect) bool {
-	var ext map[string]json.RawMessage
-	if len(d.Capabilities.Extensions) == 0 || json.Unmarshal(d.Capabilities.Extensions, &ext) != nil {
-		return false
-	}
-	_, ok := ext[tasksExtension]
+	_, ok := server.Extension(d.Capabilities.Extensions, tasksExtension)
 	return ok
 }
 
