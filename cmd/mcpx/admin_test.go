@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -129,6 +131,83 @@ func TestAdminFlagAndJSONLogs(t *testing.T) {
 			t.Errorf("--log-level warn logged %s", l)
 		}
 	}
+}
+
+// TestMetricsFollowReload: a namespace a reload adds (here by --watch)
+// gets its own label in /metrics; before the fix it counted as "other"
+// until a restart. The first namespace, a contributed command's, has its
+// label from the start.
+func TestMetricsFollowReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpx.json")
+	tool := func(ns string) string {
+		return `"` + ns + `": {"tools": {"v": {"command": "printf", "args": ["x"]}}}`
+	}
+	os.WriteFile(path, []byte(`{"mcpServers": {}, "mcpx": {"commands": {`+tool("first")+`}}}`), 0o600)
+	lines, stop := serveLines(t, mcpxBin(t), "--config", path, "--watch", "--admin", "0")
+	defer stop()
+	var url, admin string
+	for _, l := range lines() {
+		if m := regexp.MustCompile(`at (http://\S+/mcp)`).FindStringSubmatch(l); m != nil {
+			url = m[1]
+		}
+		if m := regexp.MustCompile(`admin listener.* url=(http://\S+)`).FindStringSubmatch(l); m != nil {
+			admin = m[1]
+		}
+	}
+	if url == "" || admin == "" {
+		t.Fatalf("no MCP or admin URL in %q", lines())
+	}
+	call := func(name string) string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", name)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	scrape := func() string {
+		resp, err := http.Get(admin + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	call("first__v")
+	if m := scrape(); !strings.Contains(m, `namespace="first"`) {
+		t.Errorf("a contributed command's namespace has no label of its own:\n%s", grepLines(m, "mcpx_requests_total"))
+	}
+	os.WriteFile(path, []byte(`{"mcpServers": {}, "mcpx": {"commands": {`+tool("first")+`, `+tool("second")+`}}}`), 0o600)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(call("second__v"), `"x"`) {
+		if time.Now().After(deadline) {
+			t.Fatal("--watch did not reload the config")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if m := scrape(); !strings.Contains(m, `namespace="second"`) {
+		t.Errorf("the reloaded namespace has no label of its own:\n%s", grepLines(m, "mcpx_requests_total"))
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // TestLogFlagsRefuseBadValues: a --log-format or --log-level mcpx does

@@ -195,6 +195,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		rl.Observer = gopt.Observer
 		if adm != nil {
 			adm.built(g, rl.Upstreams)
+			// The contributed tools' namespaces (mcpx.commands, OpenAPI)
+			// too, and a reload's new ones from then on.
+			adm.m.AddNamespaces(rl.Namespaces())
+			rl.Named = adm.m.AddNamespaces
 		}
 		defer func() {
 			if err := g.Close(); err != nil { // stops every upstream, in parallel, within gateway.CloseTimeout

@@ -40,6 +40,9 @@ type Reloader struct {
 	Log  *slog.Logger
 	// Observer is told of the calls to the upstreams a reload adds.
 	Observer observe.Observer
+	// Named, when set, is told the namespaces of every config applied,
+	// before their servers start (the metrics' labels follow a reload).
+	Named func(namespaces []string)
 
 	mu  sync.Mutex
 	cur *config.Config
@@ -56,6 +59,14 @@ func NewReloader(path string, g *gateway.Gateway, cfg *config.Config, ups []Upst
 }
 
 // Upstreams are the config's servers as they run now, for readiness and
+// Namespaces returns the namespaces of the config applied now, sorted:
+// its servers' and its contributed tools'.
+func (r *Reloader) Namespaces() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return sortedNames(byNamespace(r.cur))
+}
+
 // metrics.
 func (r *Reloader) Upstreams() []Upstream {
 	r.mu.Lock()
@@ -137,6 +148,9 @@ func (r *Reloader) Reload(ctx context.Context) (Change, error) {
 		if _, had := old[ns]; !had {
 			ch.Added = append(ch.Added, ns)
 		}
+	}
+	if r.Named != nil {
+		r.Named(sortedNames(cur))
 	}
 	for _, ns := range append(append([]string(nil), ch.Restarted...), ch.Added...) {
 		src := cur[ns]

@@ -15,7 +15,9 @@ package metrics
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,8 +60,10 @@ type Metrics struct {
 	methodOf []string
 	revs     map[string]uint64 // revision -> index+1; 0 is none ("")
 	revOf    []string
-	nss      map[string]uint64 // namespace -> index+2; 0 is none (""), 1 is Other
-	nsOf     []string
+	// The namespace labels, replaced whole by AddNamespaces (a reload):
+	// the hot path reads them without a lock, and an index once given
+	// keeps its name, so the children cached by index stay right.
+	ns atomic.Pointer[namespaces]
 
 	reqs    cache[reqChild]
 	upcalls cache[callChild]
@@ -79,7 +83,7 @@ const HTTP = "http"
 
 // New returns metrics for a gateway of the namespaces named (the config's
 // servers, in order; the first MaxNamespaces count).
-func New(namespaces []string) *Metrics {
+func New(names []string) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 
@@ -99,14 +103,7 @@ func New(namespaces []string) *Metrics {
 		m.revOf = append(m.revOf, r)
 		m.revs[r] = uint64(len(m.revOf) - 1)
 	}
-	m.nss, m.nsOf = map[string]uint64{}, []string{"", Other}
-	for _, n := range namespaces {
-		if _, dup := m.nss[n]; dup || len(m.nsOf)-2 >= MaxNamespaces || n == "" {
-			continue
-		}
-		m.nsOf = append(m.nsOf, n)
-		m.nss[n] = uint64(len(m.nsOf) - 1)
-	}
+	m.ns.Store((&namespaces{index: map[string]uint64{}, names: []string{"", Other}}).with(names))
 
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcpx_requests_total",
@@ -157,15 +154,50 @@ func (m *Metrics) revision(r string) uint64 {
 	return 0
 }
 
+// namespaces are the namespace and upstream labels: index 0 is none (""),
+// 1 is Other, then the names in the order they were first named.
+type namespaces struct {
+	index map[string]uint64
+	names []string
+}
+
+// with returns the labels with the names not yet among them added, while
+// there is room (MaxNamespaces); n itself is not changed.
+func (n *namespaces) with(names []string) *namespaces {
+	next := &namespaces{index: maps.Clone(n.index), names: slices.Clip(n.names)}
+	for _, name := range names {
+		if _, dup := next.index[name]; dup || len(next.names)-2 >= MaxNamespaces || name == "" {
+			continue
+		}
+		next.names = append(next.names, name)
+		next.index[name] = uint64(len(next.names) - 1)
+	}
+	return next
+}
+
+// AddNamespaces lets the namespaces named be labels of their own from now
+// on (a reload's new servers; until then they count as "other"). Labels
+// are never taken away: a removed server's series keep its name.
+func (m *Metrics) AddNamespaces(names []string) {
+	for {
+		cur := m.ns.Load()
+		if m.ns.CompareAndSwap(cur, cur.with(names)) {
+			return
+		}
+	}
+}
+
 func (m *Metrics) namespace(n string) uint64 {
 	if n == "" {
 		return 0
 	}
-	if i, ok := m.nss[n]; ok {
+	if i, ok := m.ns.Load().index[n]; ok {
 		return i
 	}
 	return 1
 }
+
+func (m *Metrics) namespaceName(i uint64) string { return m.ns.Load().names[i] }
 
 // outcomes are the outcome labels: index 0 to 3 for observe's OK,
 // Cancelled, Timeout and Failed, then mcpx's own codes, then Other.
@@ -199,8 +231,8 @@ func (m *Metrics) RequestEnd(_ context.Context, r *observe.Request) {
 	meth, rev, ns, out := m.method(r.Method), m.revision(r.Revision), m.namespace(r.Namespace), outcome(r.Code)
 	c := m.reqs.get(meth<<48|rev<<40|ns<<16|out, func() reqChild {
 		return reqChild{
-			count: m.requests.WithLabelValues(m.methodOf[meth], m.revOf[rev], m.nsOf[ns], outcomeOf[out]),
-			took:  m.latency.WithLabelValues(m.methodOf[meth], m.nsOf[ns]),
+			count: m.requests.WithLabelValues(m.methodOf[meth], m.revOf[rev], m.namespaceName(ns), outcomeOf[out]),
+			took:  m.latency.WithLabelValues(m.methodOf[meth], m.namespaceName(ns)),
 		}
 	})
 	c.count.Inc()
@@ -213,8 +245,8 @@ func (m *Metrics) CallEnd(_ context.Context, c *observe.Call) {
 	up, rev, out := m.namespace(c.Upstream), m.revision(c.Revision), outcome(c.Code)
 	ch := m.upcalls.get(up<<40|rev<<32|out, func() callChild {
 		return callChild{
-			count: m.calls.WithLabelValues(m.nsOf[up], m.revOf[rev], outcomeOf[out]),
-			took:  m.callLatency.WithLabelValues(m.nsOf[up]),
+			count: m.calls.WithLabelValues(m.namespaceName(up), m.revOf[rev], outcomeOf[out]),
+			took:  m.callLatency.WithLabelValues(m.namespaceName(up)),
 		}
 	})
 	ch.count.Inc()

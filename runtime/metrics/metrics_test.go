@@ -56,11 +56,39 @@ func TestMaxNamespaces(t *testing.T) {
 		names = append(names, "ns"+strings.Repeat("x", i))
 	}
 	m := New(names)
-	if got := len(m.nsOf) - 2; got != MaxNamespaces {
+	if got := len(m.ns.Load().names) - 2; got != MaxNamespaces {
 		t.Errorf("%d namespace labels; want %d", got, MaxNamespaces)
 	}
 	if m.namespace(names[len(names)-1]) != 1 {
 		t.Errorf("a namespace past the cap is not other")
+	}
+}
+
+// TestAddNamespaces: a namespace a reload adds counts under its own name
+// from then on (before, as other); the names there were keep their
+// series, and a name added twice is one label.
+func TestAddNamespaces(t *testing.T) {
+	m := New([]string{"a"})
+	ctx := context.Background()
+	req := func(ns string) {
+		m.RequestEnd(ctx, &observe.Request{Method: mcp.MethodToolsCall, Revision: string(mcp.Rev20250618), Namespace: ns, Code: observe.OK, Start: time.Now()})
+	}
+	count := func(ns string) float64 {
+		return testutil.ToFloat64(m.requests.WithLabelValues(mcp.MethodToolsCall, string(mcp.Rev20250618), ns, "ok"))
+	}
+	req("a")
+	req("b")
+	if count("b") != 0 || count(Other) != 1 {
+		t.Fatalf("before the reload b counted %v, other %v; want 0 and 1", count("b"), count(Other))
+	}
+	m.AddNamespaces([]string{"a", "b", "b"})
+	req("a")
+	req("b")
+	if count("a") != 2 || count("b") != 1 || count(Other) != 1 {
+		t.Errorf("after the reload a %v, b %v, other %v; want 2, 1, 1", count("a"), count("b"), count(Other))
+	}
+	if got := len(m.ns.Load().names); got != 4 {
+		t.Errorf("%d labels (none, other, a, b); want 4", got)
 	}
 }
 
