@@ -27,12 +27,15 @@ everything:
 	else echo "everything: npm not found; TestEverything will be skipped"; fi
 
 # Every test: no binary tracked, vet, formatting, unit tests under the race
-# detector, a bounded fuzzing run, then generated/ must be current.
+# detector, the tests that count allocations without it (the race detector
+# makes sync.Pool drop items, so they are built only with `!race`), a
+# bounded fuzzing run, then generated/ must be current.
 test: schemas everything
 	@./scripts/no-binaries
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory fmt-check
 	$(GO) test -race ./...
+	$(GO) test -run '^TestMetricsAllocations$$' ./bench/
 	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory fresh
 
