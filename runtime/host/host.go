@@ -170,13 +170,21 @@ func TaskOptions(t config.TaskSettings) edge.TaskOptions {
 	return TaskOptionsIn(t, &tasks.Memory{Max: t.Max})
 }
 
-// TaskOptionsIn is [TaskOptions] with the tasks kept in store.
+// TaskOptionsIn is [TaskOptions] with the tasks kept in store. A store
+// other than this process's memory is shared by replicas: its tasks get
+// leases of DefaultLease, so that a replica's death fails its tasks.
 func TaskOptionsIn(t config.TaskSettings, store tasks.Store) edge.TaskOptions {
-	return edge.TaskOptions{
-		Runner: &tasks.Runner{Store: store, TTL: t.TTL},
-		Eager:  t.Eager, After: t.After,
+	r := &tasks.Runner{Store: store, TTL: t.TTL}
+	if _, own := store.(*tasks.Memory); !own {
+		r.Lease = DefaultLease
 	}
+	return edge.TaskOptions{Runner: r, Eager: t.Eager, After: t.After}
 }
+
+// DefaultLease is a shared store's task lease (tasks.Runner.Lease): a
+// task whose replica died is failed within it; a replica that cannot
+// reach the store for longer loses its running tasks too.
+const DefaultLease = 30 * time.Second
 
 // TaskStore is the store the --store flag names: "memory" (or ""), this
 // process's own, or a Redis URL (redis://[user:password@]host:port[/db],

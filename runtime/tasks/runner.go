@@ -26,6 +26,11 @@ type Runner struct {
 	PollInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Lease, when set, is how long a task's call may go without this
+	// runner renewing its lease before readers deem it lost with its
+	// replica (lease.go); renewed every Lease/3. 0: no lease, for a store
+	// of this process only. A store shared by replicas needs one.
+	Lease time.Duration
 
 	once sync.Once
 	mu   sync.Mutex
@@ -34,6 +39,8 @@ type Runner struct {
 	// notifications); called without locks held.
 	changed func(*Record)
 	swept   time.Time // when Start last removed the expired tasks
+	// renewing is set while the renewal loop runs (while calls run).
+	renewing bool
 }
 
 // sweepEvery is how often Start removes the expired tasks (and cancels
@@ -123,8 +130,15 @@ func (r *Runner) Start(ctx context.Context, owner string, ttl time.Duration, can
 		_ = r.Expire(ctx)
 	}
 	rec := &Record{ID: NewID(), Owner: owner, Status: mcp.TaskStatusWorking, CreatedAt: now, LastUpdatedAt: now, TTL: ttl, PollInterval: poll}
+	if r.Lease > 0 {
+		rec.LeaseUntil = now.Add(r.Lease)
+	}
 	r.mu.Lock()
 	r.live[rec.ID] = &running{cancel: cancel}
+	if r.Lease > 0 && !r.renewing {
+		r.renewing = true
+		go r.renew()
+	}
 	r.mu.Unlock()
 	if err := r.Store.Create(ctx, rec); err != nil {
 		r.mu.Lock()
@@ -221,21 +235,78 @@ func (r *Runner) Finish(ctx context.Context, id string, result, rpcError json.Ra
 	r.mu.Lock()
 	delete(r.live, id)
 	r.mu.Unlock()
-	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
-		if rec.Terminal() {
-			return ErrTerminal
-		}
-		if rpcError != nil {
-			rec.Status, rec.Error = mcp.TaskStatusFailed, rpcError
-		} else {
-			rec.Status, rec.Result = mcp.TaskStatusCompleted, result
-		}
-		rec.InputRequests = nil
-		rec.LastUpdatedAt = r.now().UTC()
-		return nil
-	})
+	update := func() (*Record, error) {
+		return r.Store.Update(ctx, id, func(rec *Record) error {
+			if rec.Terminal() {
+				return ErrTerminal
+			}
+			if rpcError != nil {
+				rec.Status, rec.Error = mcp.TaskStatusFailed, rpcError
+			} else {
+				rec.Status, rec.Result = mcp.TaskStatusCompleted, result
+			}
+			rec.InputRequests = nil
+			rec.LastUpdatedAt = r.now().UTC()
+			return nil
+		})
+	}
+	rec, err := update()
+	// A shared store that is down for a moment does not lose the
+	// outcome: tried again for a while (past the lease, readers have
+	// failed the task meanwhile, and the write is refused).
+	for wait, waited := 100*time.Millisecond, time.Duration(0); errors.Is(err, ErrUnavailable) && waited < finishRetry; wait = min(2*wait, 2*time.Second) {
+		time.Sleep(wait)
+		waited += wait
+		rec, err = update()
+	}
 	if err == nil {
 		r.notify(rec)
+	}
+}
+
+// finishRetry is how long Finish tries again to record an outcome while
+// the store is unavailable.
+const finishRetry = 30 * time.Second
+
+// renew renews the leases of the tasks whose calls run here, every
+// Lease/3, until none runs. A task found ended meanwhile (cancelled on
+// another replica, or failed by a reader past its lease, or expired) has
+// its call cancelled here: nobody waits for it any more.
+func (r *Runner) renew() {
+	t := time.NewTicker(r.Lease / 3)
+	defer t.Stop()
+	ctx := context.Background()
+	for range t.C {
+		r.mu.Lock()
+		ids := make([]string, 0, len(r.live))
+		for id := range r.live {
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			r.renewing = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		for _, id := range ids {
+			_, err := r.Store.Update(ctx, id, func(rec *Record) error {
+				if rec.Terminal() {
+					return ErrTerminal
+				}
+				rec.LeaseUntil = r.now().UTC().Add(r.Lease)
+				return nil
+			})
+			if !errors.Is(err, ErrTerminal) && !errors.Is(err, ErrNotFound) {
+				continue // renewed, or the store is down: tried again next time
+			}
+			r.mu.Lock()
+			live := r.live[id]
+			delete(r.live, id)
+			r.mu.Unlock()
+			if live != nil && live.cancel != nil {
+				live.cancel()
+			}
+		}
 	}
 }
 
