@@ -36,7 +36,7 @@ func (r *Record) FailLapsed(now time.Time) bool {
 		Message string `json:"message"`
 	}{-32603, msg})
 	r.Status, r.StatusMessage, r.Error = mcp.TaskStatusFailed, msg, raw
-	r.Result, r.InputRequests = nil, nil
+	r.Result, r.InputRequests, r.Answers = nil, nil, nil
 	r.LastUpdatedAt = r.LeaseUntil
 	return true
 }

@@ -146,3 +146,54 @@ func TestFinishOutlastsAShortOutage(t *testing.T) {
 		t.Fatalf("after the outage: %+v %v", got, err)
 	}
 }
+
+// TestAnswerOnAnotherReplica: a tasks/update answered by a runner other
+// than the one whose call waits (another replica) reaches the waiting
+// call through the shared record; a key not outstanding is ignored.
+func TestAnswerOnAnotherReplica(t *testing.T) {
+	ctx := context.Background()
+	store := &Memory{}
+	holder := &Runner{Store: store, Lease: time.Second}
+	other := &Runner{Store: store, Lease: time.Second}
+	rec, err := holder.Start(ctx, "o", 0, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan map[string]json.RawMessage, 1)
+	go func() {
+		a, err := holder.Ask(ctx, rec.ID, map[string]json.RawMessage{"k1": json.RawMessage(`{"method":"elicitation/create"}`), "k2": json.RawMessage(`{}`)})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- a
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		r, _ := other.Get(ctx, rec.ID, "o")
+		if r.Status == mcp.TaskStatusInputRequired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not input_required")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := other.Answer(ctx, rec.ID, "o", map[string]json.RawMessage{"k1": json.RawMessage(`"one"`), "nope": json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := other.Get(ctx, rec.ID, "o"); len(r.InputRequests) != 1 || r.InputRequests["k2"] == nil {
+		t.Errorf("after one answer: %v", r.InputRequests)
+	}
+	other.Answer(ctx, rec.ID, "o", map[string]json.RawMessage{"k2": json.RawMessage(`"two"`)})
+	select {
+	case a := <-got:
+		if string(a["k1"]) != `"one"` || string(a["k2"]) != `"two"` || len(a) != 2 {
+			t.Errorf("answers: %s", a)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the waiting call did not get the answers given on another runner")
+	}
+	if r, _ := other.Get(ctx, rec.ID, "o"); r.Status != mcp.TaskStatusWorking || len(r.Answers) != 0 {
+		t.Errorf("after the answers were taken: %+v", r)
+	}
+}

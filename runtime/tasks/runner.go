@@ -208,7 +208,7 @@ func (r *Runner) Cancel(ctx context.Context, id, owner string) (*Record, error) 
 			return nil
 		}
 		rec.Status, rec.StatusMessage = mcp.TaskStatusCancelled, "cancelled by the client"
-		rec.InputRequests = nil
+		rec.InputRequests, rec.Answers = nil, nil
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
@@ -245,7 +245,7 @@ func (r *Runner) Finish(ctx context.Context, id string, result, rpcError json.Ra
 			} else {
 				rec.Status, rec.Result = mcp.TaskStatusCompleted, result
 			}
-			rec.InputRequests = nil
+			rec.InputRequests, rec.Answers = nil, nil
 			rec.LastUpdatedAt = r.now().UTC()
 			return nil
 		})
@@ -354,10 +354,24 @@ func (r *Runner) Ask(ctx context.Context, id string, reqs map[string]json.RawMes
 		return nil, err
 	}
 	r.notify(rec)
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-ready:
+	// Answers given on another replica wait in the record: with a shared
+	// store (a lease), it is read for them every answerPoll.
+	var poll <-chan time.Time
+	if r.Lease > 0 {
+		t := time.NewTicker(answerPoll)
+		defer t.Stop()
+		poll = t.C
+	}
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ready:
+			break wait
+		case <-poll:
+			r.takeAnswers(ctx, id, live)
+		}
 	}
 	r.mu.Lock()
 	answers := live.answers
@@ -390,8 +404,37 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	live := r.live[id]
-	if live == nil || live.asked == nil {
-		return nil // nothing outstanding (ended, or between questions): ignored
+	if live == nil {
+		// The call runs on another replica (or nowhere any more): the
+		// answers to questions outstanding wait in the record for it.
+		rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
+			took := false
+			for k, v := range responses {
+				if _, out := rec.InputRequests[k]; out {
+					if rec.Answers == nil {
+						rec.Answers = map[string]json.RawMessage{}
+					}
+					rec.Answers[k] = v
+					delete(rec.InputRequests, k)
+					took = true
+				}
+			}
+			if !took {
+				return errNothing
+			}
+			rec.LastUpdatedAt = r.now().UTC()
+			return nil
+		})
+		if errors.Is(err, errNothing) {
+			return nil
+		}
+		if err == nil && r.changed != nil {
+			go r.changed(rec)
+		}
+		return err
+	}
+	if live.asked == nil {
+		return nil // nothing outstanding (between questions): ignored
 	}
 	took := map[string]bool{}
 	for k, v := range responses {
@@ -422,6 +465,61 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		go f(rec)
 	}
 	return nil
+}
+
+// errNothing: an update with nothing to change.
+var errNothing = errors.New("tasks: nothing to change")
+
+// answerPoll is how often a call waiting for answers with a shared store
+// reads its record for answers given on other replicas.
+const answerPoll = 100 * time.Millisecond
+
+// takeAnswers moves the answers another replica left in the record for
+// the keys live still waits on into live, and closes live.ready once none
+// is left.
+func (r *Runner) takeAnswers(ctx context.Context, id string, live *running) {
+	r.mu.Lock()
+	want := map[string]bool{}
+	for k := range live.asked {
+		want[k] = true
+	}
+	r.mu.Unlock()
+	var took map[string]json.RawMessage
+	_, err := r.Store.Update(ctx, id, func(rec *Record) error {
+		took = nil
+		for k, v := range rec.Answers {
+			if want[k] {
+				if took == nil {
+					took = map[string]json.RawMessage{}
+				}
+				took[k] = v
+				delete(rec.Answers, k)
+			}
+		}
+		if took == nil {
+			return errNothing
+		}
+		return nil
+	})
+	if err != nil {
+		return // none, or the store is down: read again next time
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if live.asked == nil {
+		return
+	}
+	moved := false
+	for k, v := range took {
+		if live.asked[k] {
+			live.answers[k] = v
+			delete(live.asked, k)
+			moved = true
+		}
+	}
+	if moved && len(live.asked) == 0 {
+		close(live.ready) // the last key, taken here: closed once
+	}
 }
 
 // Running reports how many tasks have a call running in this process.

@@ -51,6 +51,10 @@ type Record struct {
 	// failed by whoever reads it ([Record.FailLapsed]). Zero: no lease
 	// (the store dies with the process running the call).
 	LeaseUntil time.Time `json:"leaseUntil,omitzero"`
+	// Answers are answers to InputRequests given on a replica other than
+	// the one running the call, by key, waiting for that replica to take
+	// them ([Runner.Answer]); their keys have left InputRequests.
+	Answers map[string]json.RawMessage `json:"answers,omitempty"`
 }
 
 // Terminal reports whether the task has ended: completed, failed or
@@ -74,6 +78,12 @@ func (r *Record) clone() *Record {
 		c.InputRequests = make(map[string]json.RawMessage, len(r.InputRequests))
 		for k, v := range r.InputRequests {
 			c.InputRequests[k] = v
+		}
+	}
+	if r.Answers != nil {
+		c.Answers = make(map[string]json.RawMessage, len(r.Answers))
+		for k, v := range r.Answers {
+			c.Answers[k] = v
 		}
 	}
 	return &c
