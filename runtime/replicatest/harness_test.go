@@ -76,6 +76,7 @@ type redisProc struct {
 	port    int
 	dir     string
 	persist bool
+	pass    string // requirepass, when set
 	cmd     *exec.Cmd
 }
 
@@ -83,7 +84,7 @@ type redisProc struct {
 // under CI, where .ci/run installs it). With persist, it keeps its data
 // in an append-only file (appendfsync always) in a directory of the
 // test's, so a restart finds what was written before it.
-func startRedis(t testing.TB, persist bool) *redisProc {
+func startRedis(t testing.TB, persist bool, pass string) *redisProc {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -91,7 +92,7 @@ func startRedis(t testing.TB, persist bool) *redisProc {
 		}
 		t.Skip("redis-server is not installed; apt-get install redis-server")
 	}
-	r := &redisProc{t: t, port: freePort(t), dir: t.TempDir(), persist: persist}
+	r := &redisProc{t: t, port: freePort(t), dir: t.TempDir(), persist: persist, pass: pass}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -102,6 +103,9 @@ func (r *redisProc) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
 func (r *redisProc) start() {
 	r.t.Helper()
 	args := []string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--dir", r.dir, "--save", ""}
+	if r.pass != "" {
+		args = append(args, "--requirepass", r.pass)
+	}
 	if r.persist {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
@@ -160,9 +164,12 @@ var servingAt = regexp.MustCompile(`(http://127\.0\.0\.1:\d+/mcp)`)
 
 // startProc runs bin with args until the test ends, and waits for the
 // URL it prints on stderr.
-func startProc(t testing.TB, name, bin string, args ...string) *proc {
+func startProc(t testing.TB, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +231,9 @@ type setup struct {
 	redis    bool
 	persist  bool          // Redis keeps an append-only file
 	lease    time.Duration // --task-lease; 0 for mcpx's default
+	// password: Redis requires it; the replicas' mcpx.store names it as
+	// ${MCPX_TEST_REDIS_PASSWORD}, set in their environment only.
+	password string
 }
 
 // cluster is a running setup: its replicas behind the proxy.
@@ -255,11 +265,16 @@ func start(t testing.TB, s setup) *cluster {
 			{"name": "alice", "token": aliceToken}, {"name": "bob", "token": bobToken},
 		}},
 	}
+	var env []string
 	if s.redis {
-		c.redisProc = startRedis(t, s.persist)
+		c.redisProc = startRedis(t, s.persist, s.password)
 		mcpxBlock["store"] = "redis://" + c.redisProc.addr()
+		if s.password != "" {
+			mcpxBlock["store"] = "redis://:${MCPX_TEST_REDIS_PASSWORD}@" + c.redisProc.addr()
+			env = []string{"MCPX_TEST_REDIS_PASSWORD=" + s.password}
+		}
 	}
-	c.fixture = startProc(t, "mcpx-fixture", fixtureBin, "--listen", "127.0.0.1:0")
+	c.fixture = startProc(t, "mcpx-fixture", nil, fixtureBin, "--listen", "127.0.0.1:0")
 	cfg := map[string]any{
 		"mcpServers": map[string]any{
 			"fx": map[string]any{"url": c.fixture.url},
@@ -279,7 +294,7 @@ func start(t testing.TB, s setup) *cluster {
 		args = append(args, "--task-lease", s.lease.String())
 	}
 	for i := range s.replicas {
-		c.procs = append(c.procs, startProc(t, fmt.Sprintf("replica %d", i), mcpxBin, args...))
+		c.procs = append(c.procs, startProc(t, fmt.Sprintf("replica %d", i), env, mcpxBin, args...))
 	}
 	c.proxy = newProxy(t, c.procs)
 	c.url = c.proxy.url + "/mcp"
@@ -442,6 +457,10 @@ func (m *modern) until(id string, d time.Duration, ok func(map[string]any) bool)
 	for {
 		a := m.task("tasks/get", id, "")
 		res := a.result()
+		if a.status == 503 && a.header.Get("Retry-After") != "" && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond) // the store is back in a moment: as asked, try again
+			continue
+		}
 		if res == nil {
 			m.t.Fatalf("tasks/get %s: %v", id, a)
 		}
