@@ -319,6 +319,7 @@ func newProxy(t testing.TB, replicas []*proc) *rrProxy {
 		backends = append(backends, &httputil.ReverseProxy{
 			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
 			FlushInterval: -1, // SSE as it comes
+			Transport:     keepAlive,
 		})
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -351,6 +352,13 @@ func (p *rrProxy) at(mark int) int { p.mu.Lock(); defer p.mu.Unlock(); return p.
 func (p *rrProxy) nextIs(n int) int { return int(p.next.Load()) % n }
 
 func (p *rrProxy) mark() int { p.mu.Lock(); defer p.mu.Unlock(); return len(p.hits) }
+
+// keepAlive keeps enough idle connections for the benchmarks'
+// concurrency (net/http's default keeps 2 a host), for the client and the
+// proxy alike.
+var keepAlive = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+
+var client = &http.Client{Transport: keepAlive}
 
 // answer is a JSON-RPC answer as the tests read it.
 type answer struct {
@@ -390,7 +398,7 @@ func post(t testing.TB, url, token string, hdr map[string]string, body string) a
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
