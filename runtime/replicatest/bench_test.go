@@ -29,7 +29,8 @@ var benchSetups = []struct {
 // BenchmarkReplicas: 2026-07-28 requests through the proxy, 16 at a time
 // (SetParallelism on GOMAXPROCS), on each setup: "call" is a tools/call
 // of the replica's own stdio upstream (no store), "tasks-get" a tasks/get
-// of a completed task (one store read per request).
+// of a completed task (one store read per request); "tasks-get-serial"
+// the same one request at a time.
 func BenchmarkReplicas(b *testing.B) {
 	for _, bs := range benchSetups {
 		b.Run(bs.name, func(b *testing.B) {
@@ -61,6 +62,15 @@ func BenchmarkReplicas(b *testing.B) {
 					b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "req/s")
 				})
 			}
+			// One at a time: a request's latency, where the store's round
+			// trip shows instead of hiding behind the others.
+			b.Run("tasks-get-serial", func(b *testing.B) {
+				for b.Loop() {
+					if a := m.task("tasks/get", id, ""); a.result() == nil {
+						b.Fatalf("tasks/get: %v", a)
+					}
+				}
+			})
 		})
 	}
 }
