@@ -197,3 +197,39 @@ func TestAnswerOnAnotherReplica(t *testing.T) {
 		t.Errorf("after the answers were taken: %+v", r)
 	}
 }
+
+// TestAnswerTakenWhenTheStoreFails: the last answer reaches the waiting
+// call even when the store could not record it (before, the call waited
+// on, its answers taken, until its context ended).
+func TestAnswerTakenWhenTheStoreFails(t *testing.T) {
+	ctx := context.Background()
+	f := &flaky{Store: &Memory{}}
+	r := &Runner{Store: f}
+	rec, err := r.Start(ctx, "", 0, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan map[string]json.RawMessage, 1)
+	go func() {
+		a, _ := r.Ask(ctx, rec.ID, map[string]json.RawMessage{"k": json.RawMessage(`{}`)})
+		got <- a
+	}()
+	for {
+		if g, _ := r.Get(ctx, rec.ID, ""); g.Status == mcp.TaskStatusInputRequired {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.n.Store(1)
+	if err := r.Answer(ctx, rec.ID, "", map[string]json.RawMessage{"k": json.RawMessage(`"v"`)}); err == nil {
+		t.Error("the store's failure was not said")
+	}
+	select {
+	case a := <-got:
+		if string(a["k"]) != `"v"` {
+			t.Errorf("answers: %s", a)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the waiting call did not get its answer")
+	}
+}

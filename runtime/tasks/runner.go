@@ -402,37 +402,12 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	live := r.live[id]
 	if live == nil {
-		// The call runs on another replica (or nowhere any more): the
-		// answers to questions outstanding wait in the record for it.
-		rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
-			took := false
-			for k, v := range responses {
-				if _, out := rec.InputRequests[k]; out {
-					if rec.Answers == nil {
-						rec.Answers = map[string]json.RawMessage{}
-					}
-					rec.Answers[k] = v
-					delete(rec.InputRequests, k)
-					took = true
-				}
-			}
-			if !took {
-				return errNothing
-			}
-			rec.LastUpdatedAt = r.now().UTC()
-			return nil
-		})
-		if errors.Is(err, errNothing) {
-			return nil
-		}
-		if err == nil && r.changed != nil {
-			go r.changed(rec)
-		}
-		return err
+		r.mu.Unlock()
+		return r.answerElsewhere(ctx, id, responses)
 	}
+	defer r.mu.Unlock()
 	if live.asked == nil {
 		return nil // nothing outstanding (between questions): ignored
 	}
@@ -454,17 +429,50 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
+	if len(live.asked) == 0 {
+		// Taken even when the record could not say so (the store down):
+		// the waiting call has its answers and goes on.
+		close(live.ready)
+	}
 	if err != nil {
 		return err
-	}
-	if len(live.asked) == 0 {
-		close(live.ready)
 	}
 	f := r.changed
 	if f != nil {
 		go f(rec)
 	}
 	return nil
+}
+
+// answerElsewhere leaves the answers to the questions outstanding in the
+// record, for the replica whose call waits on them (or for nobody, when
+// the call ended: they go with the record).
+func (r *Runner) answerElsewhere(ctx context.Context, id string, responses map[string]json.RawMessage) error {
+	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
+		took := false
+		for k, v := range responses {
+			if _, out := rec.InputRequests[k]; out {
+				if rec.Answers == nil {
+					rec.Answers = map[string]json.RawMessage{}
+				}
+				rec.Answers[k] = v
+				delete(rec.InputRequests, k)
+				took = true
+			}
+		}
+		if !took {
+			return errNothing
+		}
+		rec.LastUpdatedAt = r.now().UTC()
+		return nil
+	})
+	if errors.Is(err, errNothing) {
+		return nil // keys not outstanding are ignored
+	}
+	if err == nil {
+		go r.notify(rec)
+	}
+	return err
 }
 
 // errNothing: an update with nothing to change.
@@ -484,6 +492,11 @@ func (r *Runner) takeAnswers(ctx context.Context, id string, live *running) {
 		want[k] = true
 	}
 	r.mu.Unlock()
+	// A read first: most polls find nothing, and an update costs a
+	// shared store several round trips.
+	if rec, err := r.Store.Get(ctx, id); err != nil || len(rec.Answers) == 0 {
+		return
+	}
 	var took map[string]json.RawMessage
 	_, err := r.Store.Update(ctx, id, func(rec *Record) error {
 		took = nil
