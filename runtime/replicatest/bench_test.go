@@ -94,7 +94,7 @@ func BenchmarkStoreGet(b *testing.B) {
 	now := time.Now()
 	rec := &tasks.Record{ID: "t", Owner: "o", Status: mcp.TaskStatusWorking, CreatedAt: now, LastUpdatedAt: now, TTL: time.Hour,
 		Result: []byte(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 1000) + `"}]}`)}
-	r := startRedis(b, false, "")
+	r := startRedis(b, false, "", nil)
 	rdb := redis.NewClient(&redis.Options{Addr: r.addr()})
 	b.Cleanup(func() { rdb.Close() })
 	for name, s := range map[string]tasks.Store{"memory": &tasks.Memory{}, "redis": redisstore.New(rdb, redisstore.Options{})} {

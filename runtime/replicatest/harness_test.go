@@ -77,6 +77,7 @@ type redisProc struct {
 	dir     string
 	persist bool
 	pass    string // requirepass, when set
+	tls     *tlsFiles
 	cmd     *exec.Cmd
 }
 
@@ -84,7 +85,7 @@ type redisProc struct {
 // under CI, where .ci/run installs it). With persist, it keeps its data
 // in an append-only file (appendfsync always) in a directory of the
 // test's, so a restart finds what was written before it.
-func startRedis(t testing.TB, persist bool, pass string) *redisProc {
+func startRedis(t testing.TB, persist bool, pass string, tls *tlsFiles) *redisProc {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -92,7 +93,7 @@ func startRedis(t testing.TB, persist bool, pass string) *redisProc {
 		}
 		t.Skip("redis-server is not installed; apt-get install redis-server")
 	}
-	r := &redisProc{t: t, port: freePort(t), dir: t.TempDir(), persist: persist, pass: pass}
+	r := &redisProc{t: t, port: freePort(t), dir: t.TempDir(), persist: persist, pass: pass, tls: tls}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -103,6 +104,9 @@ func (r *redisProc) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
 func (r *redisProc) start() {
 	r.t.Helper()
 	args := []string{"--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--dir", r.dir, "--save", ""}
+	if r.tls != nil { // TLS only, on the same port
+		args = append(args, "--port", "0", "--tls-port", fmt.Sprint(r.port), "--tls-cert-file", r.tls.cert, "--tls-key-file", r.tls.key, "--tls-auth-clients", "no")
+	}
 	if r.pass != "" {
 		args = append(args, "--requirepass", r.pass)
 	}
@@ -234,6 +238,10 @@ type setup struct {
 	// password: Redis requires it; the replicas' mcpx.store names it as
 	// ${MCPX_TEST_REDIS_PASSWORD}, set in their environment only.
 	password string
+	// tls: Redis speaks TLS only, with a certificate of its own CA; the
+	// replicas name rediss:// and trust that CA by SSL_CERT_FILE (Go's
+	// roots on Linux), nothing of mcpx's own.
+	tls bool
 }
 
 // cluster is a running setup: its replicas behind the proxy.
@@ -267,11 +275,18 @@ func start(t testing.TB, s setup) *cluster {
 	}
 	var env []string
 	if s.redis {
-		c.redisProc = startRedis(t, s.persist, s.password)
-		mcpxBlock["store"] = "redis://" + c.redisProc.addr()
+		var tf *tlsFiles
+		scheme := "redis://"
+		if s.tls {
+			tf = newTLSFiles(t)
+			scheme = "rediss://"
+			env = append(env, "SSL_CERT_FILE="+tf.cert)
+		}
+		c.redisProc = startRedis(t, s.persist, s.password, tf)
+		mcpxBlock["store"] = scheme + c.redisProc.addr()
 		if s.password != "" {
-			mcpxBlock["store"] = "redis://:${MCPX_TEST_REDIS_PASSWORD}@" + c.redisProc.addr()
-			env = []string{"MCPX_TEST_REDIS_PASSWORD=" + s.password}
+			mcpxBlock["store"] = scheme + ":${MCPX_TEST_REDIS_PASSWORD}@" + c.redisProc.addr()
+			env = append(env, "MCPX_TEST_REDIS_PASSWORD="+s.password)
 		}
 	}
 	c.fixture = startProc(t, "mcpx-fixture", nil, fixtureBin, "--listen", "127.0.0.1:0")
