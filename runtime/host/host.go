@@ -199,6 +199,11 @@ func TaskStore(url string, max int, log *slog.Logger) (store tasks.Store, close 
 	if err != nil {
 		return nil, nil, fmt.Errorf("--store: %v (want memory, or redis://host:port)", err)
 	}
+	if log != nil {
+		// go-redis's own lines (a failed dial while Redis is away) go
+		// to mcpx's log, in its format, not as bare lines on stderr.
+		redis.SetLogger(redisLog{log})
+	}
 	rdb := redis.NewClient(opt)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -206,4 +211,11 @@ func TaskStore(url string, max int, log *slog.Logger) (store tasks.Store, close 
 		log.Warn("the task store does not answer yet; requests that need it fail until it does", "store", opt.Addr, "err", err)
 	}
 	return redisstore.New(rdb, redisstore.Options{Max: max}), rdb.Close, nil
+}
+
+// redisLog writes go-redis's messages to mcpx's log.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.Warn("task store (Redis): "+fmt.Sprintf(format, v...))
 }

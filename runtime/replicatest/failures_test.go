@@ -12,7 +12,7 @@ import (
 // saying its replica stopped, inline in tasks/get (the 2026-07-28
 // flavour); a task running on a survivor is not touched and completes.
 func TestReplicaKilledMidTask(t *testing.T) {
-	const lease = time.Second
+	const lease = 2 * time.Second
 	c := start(t, setup{replicas: 3, redis: true, lease: lease})
 	m := &modern{t: t, url: c.url, token: aliceToken}
 	working, holder := newTaskOn(t, c, m, "fx__slow_compute", `{"seconds":60}`)
@@ -97,5 +97,18 @@ func TestRedisRestarted(t *testing.T) {
 	res = m.until(during, 10*time.Second, status("completed"))
 	if !strings.Contains(text(res), "Computed during") {
 		t.Errorf("the task that ended while Redis was down: %v", res)
+	}
+	// go-redis's own complaints are in mcpx's log, in its format.
+	said := false
+	for i, p := range c.procs {
+		for _, line := range strings.Split(p.log(), "\n") {
+			if strings.HasPrefix(line, "redis: ") {
+				t.Errorf("replica %d wrote go-redis's bare line: %s", i, line)
+			}
+			said = said || strings.Contains(line, "task store (Redis)")
+		}
+	}
+	if !said {
+		t.Error("no replica logged what go-redis said")
 	}
 }
