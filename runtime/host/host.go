@@ -217,5 +217,5 @@ func TaskStore(url string, max int, log *slog.Logger) (store tasks.Store, close 
 type redisLog struct{ log *slog.Logger }
 
 func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
-	l.log.Warn("task store (Redis): "+fmt.Sprintf(format, v...))
+	l.log.Warn("task store (Redis): " + fmt.Sprintf(format, v...))
 }
