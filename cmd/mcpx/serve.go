@@ -59,6 +59,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	fs.DurationVar(&taskFlags.Eager, "task-eager", 0, "how long a call of a tool that supports tasks may run before a 2026-07-28 client gets a task for it; overrides mcpx.taskEager (0: 250ms)")
 	fs.DurationVar(&taskFlags.After, "task-after", 0, "the same for a tool that declares no task support; overrides mcpx.taskAfter (0: 10s)")
 	fs.DurationVar(&taskFlags.TTL, "task-ttl", 0, "how long a task is kept from its creation; overrides mcpx.taskTTL (0: 1h)")
+	taskLease := fs.Duration("task-lease", 0, "with a shared --store (Redis): how long a task may go without its replica renewing its lease (every third of it) before any replica reports it failed, its replica deemed dead (0: 30s)")
 	fs.IntVar(&taskFlags.Max, "max-tasks", 0, "tasks held at once; when full none is evicted and new ones are refused; overrides mcpx.maxTasks (0: 1024)")
 	listen, adminAddr := "", ""
 	var limits streamhttp.Options
@@ -85,6 +86,10 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcpx %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return 2
+	}
+	if *taskLease < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: --task-lease %v: must be more than zero\n", cmd, *taskLease)
 		return 2
 	}
 	if err := checkTaskFlags(taskFlags); err != nil {
@@ -231,6 +236,9 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		defer closeStore()
 		c.Tasks = host.TaskOptionsIn(settings, store)
+		if *taskLease > 0 && c.Tasks.Runner.Lease > 0 {
+			c.Tasks.Runner.Lease = *taskLease
+		}
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;
 		// a bad key is refused at startup, as with a config.

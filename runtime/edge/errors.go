@@ -10,6 +10,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tasks"
 )
 
 // fail turns err into the error response rev expects, with the HTTP status
@@ -26,6 +27,13 @@ func status(rev mcp.Revision, je *jsonrpc.Error, err error) int {
 	}
 	if IsModern(rev) {
 		switch {
+		case errors.Is(err, tasks.ErrUnavailable):
+			// A 2026-07-28 request stands alone: 503 (Retry-After, set by
+			// the transport) tells the client and any load balancer to
+			// try it again. A legacy session's client reads the JSON-RPC
+			// error instead (SDKs turn a non-2xx into a bare transport
+			// failure), so it gets -32603 with 200.
+			return http.StatusServiceUnavailable
 		case je.Code == jsonrpc.MethodNotFound:
 			return http.StatusNotFound
 		case je.Code == jsonrpc.HeaderMismatch, je.Code == jsonrpc.MissingRequiredClientCapability, je.Code == jsonrpc.UnsupportedProtocolVersion:
@@ -76,6 +84,9 @@ func (e *Edge) rpcError(rev mcp.Revision, err error) *jsonrpc.Error {
 		return jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "%s", err.Error())
 	case errors.Is(err, server.ErrUnsupported):
 		return jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "%s", err.Error())
+	case errors.Is(err, tasks.ErrUnavailable):
+		e.log().Warn("the task store is unavailable; a request that needs it failed", "err", err)
+		return jsonrpc.Errorf(jsonrpc.InternalError, nil, "%s; try again later", err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the request timed out")
 	case errors.Is(err, context.Canceled):

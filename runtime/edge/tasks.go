@@ -598,6 +598,9 @@ func (e *Edge) tasksList(c *call) (any, error) {
 		cursor = p.Cursor
 	}
 	recs, next, err := e.runner().List(c.ctx, c.owner(), cursor, e.Server.PageSize)
+	if errors.Is(err, tasks.ErrUnavailable) {
+		return nil, err // -32603: the store, not the cursor
+	}
 	if err != nil {
 		return nil, server.InvalidParams("%v", err)
 	}
@@ -659,6 +662,9 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	rec, err := e.runner().Start(c.ctx, c.owner(), ttl, cancel)
 	if err != nil {
 		cancel()
+		if errors.Is(err, tasks.ErrUnavailable) {
+			return nil, err // said so, in rpcError
+		}
 		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "%v", err)
 	}
 	cp := *p

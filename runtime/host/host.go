@@ -170,13 +170,21 @@ func TaskOptions(t config.TaskSettings) edge.TaskOptions {
 	return TaskOptionsIn(t, &tasks.Memory{Max: t.Max})
 }
 
-// TaskOptionsIn is [TaskOptions] with the tasks kept in store.
+// TaskOptionsIn is [TaskOptions] with the tasks kept in store. A store
+// other than this process's memory is shared by replicas: its tasks get
+// leases of DefaultLease, so that a replica's death fails its tasks.
 func TaskOptionsIn(t config.TaskSettings, store tasks.Store) edge.TaskOptions {
-	return edge.TaskOptions{
-		Runner: &tasks.Runner{Store: store, TTL: t.TTL},
-		Eager:  t.Eager, After: t.After,
+	r := &tasks.Runner{Store: store, TTL: t.TTL}
+	if _, own := store.(*tasks.Memory); !own {
+		r.Lease = DefaultLease
 	}
+	return edge.TaskOptions{Runner: r, Eager: t.Eager, After: t.After}
 }
+
+// DefaultLease is a shared store's task lease (tasks.Runner.Lease): a
+// task whose replica died is failed within it; a replica that cannot
+// reach the store for longer loses its running tasks too.
+const DefaultLease = 30 * time.Second
 
 // TaskStore is the store the --store flag names: "memory" (or ""), this
 // process's own, or a Redis URL (redis://[user:password@]host:port[/db],
@@ -191,6 +199,11 @@ func TaskStore(url string, max int, log *slog.Logger) (store tasks.Store, close 
 	if err != nil {
 		return nil, nil, fmt.Errorf("--store: %v (want memory, or redis://host:port)", err)
 	}
+	if log != nil {
+		// go-redis's own lines (a failed dial while Redis is away) go
+		// to mcpx's log, in its format, not as bare lines on stderr.
+		redis.SetLogger(redisLog{log})
+	}
 	rdb := redis.NewClient(opt)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -198,4 +211,11 @@ func TaskStore(url string, max int, log *slog.Logger) (store tasks.Store, close 
 		log.Warn("the task store does not answer yet; requests that need it fail until it does", "store", opt.Addr, "err", err)
 	}
 	return redisstore.New(rdb, redisstore.Options{Max: max}), rdb.Close, nil
+}
+
+// redisLog writes go-redis's messages to mcpx's log.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.Warn("task store (Redis): " + fmt.Sprintf(format, v...))
 }

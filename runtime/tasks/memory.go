@@ -66,9 +66,11 @@ func (m *Memory) Get(_ context.Context, id string) (*Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.byID[id]
-	if !ok || r.Expired(m.now()) {
+	now := m.now()
+	if !ok || r.Expired(now) {
 		return nil, ErrNotFound
 	}
+	r.FailLapsed(now) // kept: the record is the store's own
 	return r.clone(), nil
 }
 
@@ -77,9 +79,11 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (*
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.byID[id]
-	if !ok || r.Expired(m.now()) {
+	now := m.now()
+	if !ok || r.Expired(now) {
 		return nil, ErrNotFound
 	}
+	r.FailLapsed(now)
 	c := r.clone()
 	if err := fn(c); err != nil {
 		return nil, err
@@ -117,6 +121,7 @@ func (m *Memory) List(_ context.Context, owner, cursor string, limit int) ([]*Re
 		if limit > 0 && len(out) == limit {
 			return out, out[len(out)-1].ID, nil
 		}
+		r.FailLapsed(now)
 		out = append(out, r.clone())
 	}
 	return out, "", nil

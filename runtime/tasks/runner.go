@@ -26,6 +26,11 @@ type Runner struct {
 	PollInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Lease, when set, is how long a task's call may go without this
+	// runner renewing its lease before readers deem it lost with its
+	// replica (lease.go); renewed every Lease/3. 0: no lease, for a store
+	// of this process only. A store shared by replicas needs one.
+	Lease time.Duration
 
 	once sync.Once
 	mu   sync.Mutex
@@ -34,6 +39,8 @@ type Runner struct {
 	// notifications); called without locks held.
 	changed func(*Record)
 	swept   time.Time // when Start last removed the expired tasks
+	// renewing is set while the renewal loop runs (while calls run).
+	renewing bool
 }
 
 // sweepEvery is how often Start removes the expired tasks (and cancels
@@ -123,8 +130,15 @@ func (r *Runner) Start(ctx context.Context, owner string, ttl time.Duration, can
 		_ = r.Expire(ctx)
 	}
 	rec := &Record{ID: NewID(), Owner: owner, Status: mcp.TaskStatusWorking, CreatedAt: now, LastUpdatedAt: now, TTL: ttl, PollInterval: poll}
+	if r.Lease > 0 {
+		rec.LeaseUntil = now.Add(r.Lease)
+	}
 	r.mu.Lock()
 	r.live[rec.ID] = &running{cancel: cancel}
+	if r.Lease > 0 && !r.renewing {
+		r.renewing = true
+		go r.renew()
+	}
 	r.mu.Unlock()
 	if err := r.Store.Create(ctx, rec); err != nil {
 		r.mu.Lock()
@@ -194,7 +208,7 @@ func (r *Runner) Cancel(ctx context.Context, id, owner string) (*Record, error) 
 			return nil
 		}
 		rec.Status, rec.StatusMessage = mcp.TaskStatusCancelled, "cancelled by the client"
-		rec.InputRequests = nil
+		rec.InputRequests, rec.Answers = nil, nil
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
@@ -221,21 +235,78 @@ func (r *Runner) Finish(ctx context.Context, id string, result, rpcError json.Ra
 	r.mu.Lock()
 	delete(r.live, id)
 	r.mu.Unlock()
-	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
-		if rec.Terminal() {
-			return ErrTerminal
-		}
-		if rpcError != nil {
-			rec.Status, rec.Error = mcp.TaskStatusFailed, rpcError
-		} else {
-			rec.Status, rec.Result = mcp.TaskStatusCompleted, result
-		}
-		rec.InputRequests = nil
-		rec.LastUpdatedAt = r.now().UTC()
-		return nil
-	})
+	update := func() (*Record, error) {
+		return r.Store.Update(ctx, id, func(rec *Record) error {
+			if rec.Terminal() {
+				return ErrTerminal
+			}
+			if rpcError != nil {
+				rec.Status, rec.Error = mcp.TaskStatusFailed, rpcError
+			} else {
+				rec.Status, rec.Result = mcp.TaskStatusCompleted, result
+			}
+			rec.InputRequests, rec.Answers = nil, nil
+			rec.LastUpdatedAt = r.now().UTC()
+			return nil
+		})
+	}
+	rec, err := update()
+	// A shared store that is down for a moment does not lose the
+	// outcome: tried again for a while (past the lease, readers have
+	// failed the task meanwhile, and the write is refused).
+	for wait, waited := 100*time.Millisecond, time.Duration(0); errors.Is(err, ErrUnavailable) && waited < finishRetry; wait = min(2*wait, 2*time.Second) {
+		time.Sleep(wait)
+		waited += wait
+		rec, err = update()
+	}
 	if err == nil {
 		r.notify(rec)
+	}
+}
+
+// finishRetry is how long Finish tries again to record an outcome while
+// the store is unavailable.
+const finishRetry = 30 * time.Second
+
+// renew renews the leases of the tasks whose calls run here, every
+// Lease/3, until none runs. A task found ended meanwhile (cancelled on
+// another replica, or failed by a reader past its lease, or expired) has
+// its call cancelled here: nobody waits for it any more.
+func (r *Runner) renew() {
+	t := time.NewTicker(r.Lease / 3)
+	defer t.Stop()
+	ctx := context.Background()
+	for range t.C {
+		r.mu.Lock()
+		ids := make([]string, 0, len(r.live))
+		for id := range r.live {
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			r.renewing = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		for _, id := range ids {
+			_, err := r.Store.Update(ctx, id, func(rec *Record) error {
+				if rec.Terminal() {
+					return ErrTerminal
+				}
+				rec.LeaseUntil = r.now().UTC().Add(r.Lease)
+				return nil
+			})
+			if !errors.Is(err, ErrTerminal) && !errors.Is(err, ErrNotFound) {
+				continue // renewed, or the store is down: tried again next time
+			}
+			r.mu.Lock()
+			live := r.live[id]
+			delete(r.live, id)
+			r.mu.Unlock()
+			if live != nil && live.cancel != nil {
+				live.cancel()
+			}
+		}
 	}
 }
 
@@ -283,10 +354,24 @@ func (r *Runner) Ask(ctx context.Context, id string, reqs map[string]json.RawMes
 		return nil, err
 	}
 	r.notify(rec)
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-ready:
+	// Answers given on another replica wait in the record: with a shared
+	// store (a lease), it is read for them every answerPoll.
+	var poll <-chan time.Time
+	if r.Lease > 0 {
+		t := time.NewTicker(answerPoll)
+		defer t.Stop()
+		poll = t.C
+	}
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ready:
+			break wait
+		case <-poll:
+			r.takeAnswers(ctx, id, live)
+		}
 	}
 	r.mu.Lock()
 	answers := live.answers
@@ -317,10 +402,14 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	live := r.live[id]
-	if live == nil || live.asked == nil {
-		return nil // nothing outstanding (ended, or between questions): ignored
+	if live == nil {
+		r.mu.Unlock()
+		return r.answerElsewhere(ctx, id, responses)
+	}
+	defer r.mu.Unlock()
+	if live.asked == nil {
+		return nil // nothing outstanding (between questions): ignored
 	}
 	took := map[string]bool{}
 	for k, v := range responses {
@@ -340,17 +429,110 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
+	if len(live.asked) == 0 {
+		// Taken even when the record could not say so (the store down):
+		// the waiting call has its answers and goes on.
+		close(live.ready)
+	}
 	if err != nil {
 		return err
-	}
-	if len(live.asked) == 0 {
-		close(live.ready)
 	}
 	f := r.changed
 	if f != nil {
 		go f(rec)
 	}
 	return nil
+}
+
+// answerElsewhere leaves the answers to the questions outstanding in the
+// record, for the replica whose call waits on them (or for nobody, when
+// the call ended: they go with the record).
+func (r *Runner) answerElsewhere(ctx context.Context, id string, responses map[string]json.RawMessage) error {
+	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
+		took := false
+		for k, v := range responses {
+			if _, out := rec.InputRequests[k]; out {
+				if rec.Answers == nil {
+					rec.Answers = map[string]json.RawMessage{}
+				}
+				rec.Answers[k] = v
+				delete(rec.InputRequests, k)
+				took = true
+			}
+		}
+		if !took {
+			return errNothing
+		}
+		rec.LastUpdatedAt = r.now().UTC()
+		return nil
+	})
+	if errors.Is(err, errNothing) {
+		return nil // keys not outstanding are ignored
+	}
+	if err == nil {
+		go r.notify(rec)
+	}
+	return err
+}
+
+// errNothing: an update with nothing to change.
+var errNothing = errors.New("tasks: nothing to change")
+
+// answerPoll is how often a call waiting for answers with a shared store
+// reads its record for answers given on other replicas.
+const answerPoll = 100 * time.Millisecond
+
+// takeAnswers moves the answers another replica left in the record for
+// the keys live still waits on into live, and closes live.ready once none
+// is left.
+func (r *Runner) takeAnswers(ctx context.Context, id string, live *running) {
+	r.mu.Lock()
+	want := map[string]bool{}
+	for k := range live.asked {
+		want[k] = true
+	}
+	r.mu.Unlock()
+	// A read first: most polls find nothing, and an update costs a
+	// shared store several round trips.
+	if rec, err := r.Store.Get(ctx, id); err != nil || len(rec.Answers) == 0 {
+		return
+	}
+	var took map[string]json.RawMessage
+	_, err := r.Store.Update(ctx, id, func(rec *Record) error {
+		took = nil
+		for k, v := range rec.Answers {
+			if want[k] {
+				if took == nil {
+					took = map[string]json.RawMessage{}
+				}
+				took[k] = v
+				delete(rec.Answers, k)
+			}
+		}
+		if took == nil {
+			return errNothing
+		}
+		return nil
+	})
+	if err != nil {
+		return // none, or the store is down: read again next time
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if live.asked == nil {
+		return
+	}
+	moved := false
+	for k, v := range took {
+		if live.asked[k] {
+			live.answers[k] = v
+			delete(live.asked, k)
+			moved = true
+		}
+	}
+	if moved && len(live.asked) == 0 {
+		close(live.ready) // the last key, taken here: closed once
+	}
 }
 
 // Running reports how many tasks have a call running in this process.

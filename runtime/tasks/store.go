@@ -46,6 +46,15 @@ type Record struct {
 	// InputRequests are the questions outstanding while input_required,
 	// by key (each a hub InputRequest), keys unique over the task's life.
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+	// LeaseUntil is when the replica running the call behind a task that
+	// has not ended must have renewed its lease by; past it, the task is
+	// failed by whoever reads it ([Record.FailLapsed]). Zero: no lease
+	// (the store dies with the process running the call).
+	LeaseUntil time.Time `json:"leaseUntil,omitzero"`
+	// Answers are answers to InputRequests given on a replica other than
+	// the one running the call, by key, waiting for that replica to take
+	// them ([Runner.Answer]); their keys have left InputRequests.
+	Answers map[string]json.RawMessage `json:"answers,omitempty"`
 }
 
 // Terminal reports whether the task has ended: completed, failed or
@@ -71,6 +80,12 @@ func (r *Record) clone() *Record {
 			c.InputRequests[k] = v
 		}
 	}
+	if r.Answers != nil {
+		c.Answers = make(map[string]json.RawMessage, len(r.Answers))
+		for k, v := range r.Answers {
+			c.Answers[k] = v
+		}
+	}
 	return &c
 }
 
@@ -84,6 +99,10 @@ var (
 	ErrFull = errors.New("task store full")
 	// ErrExists: Create with an id already taken.
 	ErrExists = errors.New("task id already exists")
+	// ErrUnavailable wraps every failure to reach a shared store (Redis):
+	// the request that needed it fails saying so (HTTP 503 with
+	// Retry-After for a 2026-07-28 request, -32603 otherwise); others go on.
+	ErrUnavailable = errors.New("the task store is unavailable")
 )
 
 // Store holds task records. Implementations are safe for concurrent use,
@@ -93,7 +112,8 @@ type Store interface {
 	// it may (a live task is never evicted for a new one).
 	Create(ctx context.Context, rec *Record) error
 	// Get returns the task with this id; ErrNotFound for none, or one
-	// expired.
+	// expired. A task whose lease lapsed is returned failed, and stays so
+	// ([Record.FailLapsed]); Update and List see it failed too.
 	Get(ctx context.Context, id string) (*Record, error)
 	// Update changes the task with this id atomically: fn gets a copy,
 	// changes it, and what it leaves is stored, unless it returns an error,

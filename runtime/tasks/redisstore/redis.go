@@ -70,8 +70,9 @@ func New(rdb redis.UniversalClient, opt Options) *Store {
 }
 
 // ErrUnavailable wraps every failure to reach Redis: the request that
-// needed the store fails saying so; others go on.
-var ErrUnavailable = errors.New("the task store (Redis) is unavailable")
+// needed the store fails saying so; others go on. It is
+// tasks.ErrUnavailable, which the edge maps to its answers.
+var ErrUnavailable = tasks.ErrUnavailable
 
 func (s *Store) unavailable(err error) error {
 	if err == nil || errors.Is(err, tasks.ErrNotFound) || errors.Is(err, tasks.ErrFull) || errors.Is(err, tasks.ErrExists) {
@@ -81,7 +82,7 @@ func (s *Store) unavailable(err error) error {
 	if s.where != "" {
 		where = " at " + s.where
 	}
-	return fmt.Errorf("%w%s: %v", ErrUnavailable, where, err)
+	return fmt.Errorf("%w (Redis%s): %v", ErrUnavailable, where, err)
 }
 
 func (s *Store) taskKey(id string) string     { return s.prefix + "task:" + id }
@@ -154,6 +155,13 @@ func (s *Store) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	if err != nil {
 		return nil, s.unavailable(err)
 	}
+	var stored tasks.Record
+	if json.Unmarshal(raw, &stored) == nil && stored.Lapsed(s.now()) {
+		// The lease lapsed: store the task failed, so the record no
+		// longer depends on a reader's clock (Update decodes it failed
+		// and writes it back as it finds it).
+		return s.Update(ctx, id, func(*tasks.Record) error { return nil })
+	}
 	return s.decode(raw)
 }
 
@@ -162,9 +170,11 @@ func (s *Store) decode(raw []byte) (*tasks.Record, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("the task store holds a record mcpx cannot read: %w", err)
 	}
-	if r.Expired(s.now()) {
+	now := s.now()
+	if r.Expired(now) {
 		return nil, tasks.ErrNotFound
 	}
+	r.FailLapsed(now)
 	return &r, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +176,76 @@ func Run(t *testing.T, newStore New) {
 		recs, _, _ := s.List(ctx, "o", "", 0)
 		if len(recs) != 2 {
 			t.Errorf("listed %d after expiry", len(recs))
+		}
+	})
+	t.Run("LeaseLapses", func(t *testing.T) {
+		c := NewClock()
+		s := newStore(t, 100, c)
+		const lease = 10 * time.Second
+		leased := func(id string) *tasks.Record {
+			r := record(c, id, "o", time.Hour)
+			r.LeaseUntil = c.Now().Add(lease)
+			return r
+		}
+		renew := func(id string) error {
+			_, err := s.Update(ctx, id, func(r *tasks.Record) error {
+				if r.Terminal() {
+					return tasks.ErrTerminal
+				}
+				r.LeaseUntil = c.Now().Add(lease)
+				return nil
+			})
+			return err
+		}
+		for _, id := range []string{"renewed", "dead", "dead2", "dead3"} {
+			if err := s.Create(ctx, leased(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := leased("done")
+		done.Status, done.Result = mcp.TaskStatusCompleted, json.RawMessage(`{"content":[]}`)
+		s.Create(ctx, done)
+		s.Create(ctx, record(c, "unleased", "o", time.Hour))
+		c.Advance(lease / 2)
+		if err := renew("renewed"); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := s.Get(ctx, "dead"); r == nil || r.Status != mcp.TaskStatusWorking {
+			t.Fatalf("within its lease: %+v", r)
+		}
+		c.Advance(lease/2 + time.Millisecond) // dead's lease has run out; renewed's has not
+		r, err := s.Get(ctx, "dead")
+		if err != nil || r.Status != mcp.TaskStatusFailed || !strings.Contains(r.StatusMessage, "replica") {
+			t.Fatalf("past its lease: %+v %v", r, err)
+		}
+		var je struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(r.Error, &je) != nil || je.Code != -32603 || !strings.Contains(je.Message, "lease") {
+			t.Errorf("a lapsed task's error: %s", r.Error)
+		}
+		if err := renew("dead2"); !errors.Is(err, tasks.ErrTerminal) {
+			t.Errorf("a renewal past the lease: %v (want the task failed, not renewed)", err)
+		}
+		recs, _, _ := s.List(ctx, "o", "", 0)
+		status := map[string]mcp.TaskStatus{}
+		for _, r := range recs {
+			status[r.ID] = r.Status
+		}
+		if status["dead3"] != mcp.TaskStatusFailed || status["renewed"] != mcp.TaskStatusWorking ||
+			status["done"] != mcp.TaskStatusCompleted || status["unleased"] != mcp.TaskStatusWorking {
+			t.Errorf("listed: %v", status)
+		}
+		c.Advance(-time.Minute) // a reader whose clock lags still sees it failed once stored so
+		if r, _ := s.Get(ctx, "dead"); r == nil || r.Status != mcp.TaskStatusFailed {
+			t.Errorf("a failed lapsed task came back: %+v", r)
+		}
+		c.Advance(time.Minute)
+		for _, id := range []string{"renewed", "done", "unleased"} {
+			if r, _ := s.Get(ctx, id); r == nil || r.Status == mcp.TaskStatusFailed {
+				t.Errorf("%s: %+v", id, r)
+			}
 		}
 	})
 }

@@ -702,6 +702,9 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 		fail(w, status, w.id, "the response could not be encoded")
 		return
 	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1") // as every 503 of this transport
+	}
 	writeBody(w, status, b)
 }
 
