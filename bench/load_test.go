@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,6 +123,42 @@ type mcpxProc struct {
 	cmd   *exec.Cmd
 	url   string // the /mcp endpoint
 	admin string // http://host:port of /metrics, /readyz, /debug/pprof/
+
+	mu       sync.Mutex
+	warnings map[string]int // mcpx's warnings and errors by message
+	first    []string       // the first few, whole
+}
+
+// warned counts a warning or error line of mcpx's log by its msg.
+func (p *mcpxProc) warned(line string) {
+	msg := line
+	if i := strings.Index(line, "msg="); i >= 0 {
+		msg = line[i:]
+		if j := strings.Index(msg, `" `); j >= 0 {
+			msg = msg[:j+1]
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.warnings == nil {
+		p.warnings = map[string]int{}
+	}
+	p.warnings[msg]++
+	if len(p.first) < 5 {
+		p.first = append(p.first, line)
+	}
+}
+
+// logWarnings reports mcpx's warnings and errors, counted by message.
+func (p *mcpxProc) logWarnings(tb testing.TB) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for msg, n := range p.warnings {
+		tb.Logf("mcpx logged %d× %s", n, msg)
+	}
+	for _, line := range p.first {
+		tb.Logf("  e.g. %s", line)
+	}
 }
 
 // startServe runs `mcpx serve --config cfg --admin` and waits for both
@@ -155,7 +192,7 @@ func startServe(tb testing.TB, cfg string, extra ...string) *mcpxProc {
 	})
 	p := &mcpxProc{cmd: cmd}
 	found := make(chan struct{})
-	go scanAddrs(p, stderr, found, func(line string) { tb.Log("mcpx:", line) })
+	go scanAddrs(p, stderr, found, p.warned)
 	select {
 	case <-found:
 	case <-time.After(60 * time.Second):
@@ -703,6 +740,7 @@ func TestLoad(t *testing.T) {
 	}
 	t.Logf("  all: %d answered right (%.0f/s), %d lost, %d crossed, %d connections closed mid-call",
 		total.ok, float64(total.ok)/elapsed.Seconds(), total.lost, total.wrong, total.abandoned)
+	mx.logWarnings(t)
 	t.Logf("during: peak RSS %.1f MiB, %d goroutines, %d open files (%d readings)", float64(peak.rss)/(1<<20), peak.goroutines, peak.fds, len(samples))
 	if total.lost+total.wrong > 0 {
 		if len(problems) > 20 {
@@ -762,5 +800,76 @@ func settle(mx *mcpxProc, port int, within time.Duration, done func(procFigures)
 			return f, false
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestLoadChecksReplies: the load run's check of a reply catches a reply
+// to another request (its id, or another request's token), a lost one
+// (an HTTP error, a JSON-RPC error), and counts a call its client
+// abandoned as abandoned, not lost; the right reply passes, from a JSON
+// body and from an SSE stream.
+func TestLoadChecksReplies(t *testing.T) {
+	var mode atomic.Value
+	var last atomic.Value // the previous request's token
+	last.Store("")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     int64 `json:"id"`
+			Params struct {
+				Arguments struct {
+					Token string `json:"token"`
+					MS    int    `json:"ms"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		token, id := req.Params.Arguments.Token, req.ID
+		prev := last.Swap(token).(string)
+		reply := func(id int64, text string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":%q}]}}`, id, text)
+		}
+		switch mode.Load() {
+		case "right":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, reply(id, token))
+		case "sse":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+			io.WriteString(w, "event: message\ndata: "+reply(id, token)+"\n\n")
+		case "other-id":
+			io.WriteString(w, reply(id+1, token))
+		case "other-token":
+			io.WriteString(w, reply(id, prev))
+		case "http-error":
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case "rpc-error":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"broke"}}`, id)
+		case "hang":
+			<-r.Context().Done()
+		}
+	}))
+	defer srv.Close()
+	c := newLoadClient(1, modernRev, srv.URL)
+	defer c.end()
+	for _, tc := range []struct {
+		mode                       string
+		abandon                    time.Duration
+		ok, wrong, lost, abandoned int
+	}{
+		{mode: "right", ok: 1},
+		{mode: "sse", ok: 1},
+		{mode: "other-id", wrong: 1},
+		{mode: "other-token", wrong: 1},
+		{mode: "http-error", lost: 1},
+		{mode: "rpc-error", lost: 1},
+		{mode: "hang", abandon: 50 * time.Millisecond, abandoned: 1},
+	} {
+		mode.Store(tc.mode)
+		var st loadStats
+		c.do(call{kind: "echo"}, tc.abandon, &st)
+		if st.ok != tc.ok || st.wrong != tc.wrong || st.lost != tc.lost || st.abandoned != tc.abandoned {
+			t.Errorf("%s: ok %d, crossed %d, lost %d, abandoned %d; want %d, %d, %d, %d (%v)",
+				tc.mode, st.ok, st.wrong, st.lost, st.abandoned, tc.ok, tc.wrong, tc.lost, tc.abandoned, st.problems)
+		}
 	}
 }
