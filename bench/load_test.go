@@ -126,7 +126,7 @@ type mcpxProc struct {
 
 	mu       sync.Mutex
 	warnings map[string]int // mcpx's warnings and errors by message
-	first    []string       // the first few, whole
+	first    []string       // the first two of each message, whole
 }
 
 // warned counts a warning or error line of mcpx's log by its msg.
@@ -144,7 +144,7 @@ func (p *mcpxProc) warned(line string) {
 		p.warnings = map[string]int{}
 	}
 	p.warnings[msg]++
-	if len(p.first) < 5 {
+	if p.warnings[msg] <= 2 && len(p.first) < 20 { // two of each kind
 		p.first = append(p.first, line)
 	}
 }
@@ -609,19 +609,50 @@ func loadConfig(tb testing.TB, fxURL string, clients int) string {
 	return path
 }
 
-// startFixture runs mcpx-fixture over HTTP and returns its URL and port.
-func startFixture(tb testing.TB) (string, int) {
+// startFixture runs mcpx-fixture over HTTP and returns its URL and port;
+// what it writes on stderr besides its address is passed to logf.
+func startFixture(tb testing.TB, logf func(string)) (string, int) {
 	bin, err := fixtureBin()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := start(tb, exec.Command(bin, "--listen", "127.0.0.1:0"), true)
-	u := strings.TrimSuffix(p.url, "/mcp")
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0")
+	stdin, _ := cmd.StdinPipe()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	urls := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stderr)
+		for s.Scan() { // to the end: a full pipe would block the fixture
+			if i := strings.Index(s.Text(), "http://"); i >= 0 && len(urls) == 0 && cap(urls) > 0 && strings.Contains(s.Text(), "serving") {
+				urls <- strings.Fields(s.Text()[i:])[0]
+				continue
+			}
+			logf(s.Text())
+		}
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(60 * time.Second):
+		tb.Fatal("mcpx-fixture did not say where it listens within 60 s")
+	}
+	u := strings.TrimSuffix(url, "/mcp")
 	port, err := strconv.Atoi(u[strings.LastIndexByte(u, ':')+1:])
 	if err != nil {
-		tb.Fatalf("fixture URL %q: %v", p.url, err)
+		tb.Fatalf("fixture URL %q: %v", url, err)
 	}
-	return p.url, port
+	return url, port
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {
@@ -636,7 +667,25 @@ func TestLoad(t *testing.T) {
 		t.Skip("the load run starts processes and runs for -load.duration")
 	}
 	clients, duration := *loadClients, *loadDuration
-	fxURL, fxPort := startFixture(t)
+	var fxLog struct {
+		sync.Mutex
+		lines []string
+		n     int
+	}
+	fxURL, fxPort := startFixture(t, func(line string) {
+		fxLog.Lock()
+		defer fxLog.Unlock()
+		if fxLog.n++; len(fxLog.lines) < 10 {
+			fxLog.lines = append(fxLog.lines, line)
+		}
+	})
+	defer func() {
+		fxLog.Lock()
+		defer fxLog.Unlock()
+		if fxLog.n > 0 {
+			t.Logf("mcpx-fixture wrote %d lines on stderr; the first:\n%s", fxLog.n, strings.Join(fxLog.lines, "\n"))
+		}
+	}()
 	mx := startServe(t, loadConfig(t, fxURL, clients), "--max-in-flight", strconv.Itoa(max(1024, 2*clients)),
 		"--max-sessions", strconv.Itoa(max(1024, 2*clients)))
 	mx.waitReady(t, 60*time.Second)
