@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench run conformance everything fuzz
+.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench run conformance everything fuzz load
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -88,6 +88,18 @@ bench:
 	@pkgs=$$($(GO) list ./generated/... ./runtime/... ./bench/ 2>/dev/null); \
 	if [ -z "$$pkgs" ]; then echo "bench: no packages under generated/ or runtime/ yet"; \
 	else $(GO) test -run='^$$' -bench=. -benchmem $$pkgs; fi
+
+# The load run (bench/load_test.go, BENCHMARKS.md "Load and leaks"):
+# LOAD_CLIENTS clients of the five revisions against `mcpx serve` in front
+# of mcpx-fixture (HTTP) and the Go SDK's server (stdio) for LOAD_DURATION,
+# a tenth of them closing connections mid-call; every reply checked, then
+# goroutines and open files back to the baseline. `make test` runs it short.
+LOAD_CLIENTS  ?= 1000
+LOAD_DURATION ?= 60s
+LOAD_IDLEWAIT ?= 100s
+load:
+	$(GO) test -count=1 -timeout 30m -run '^TestLoad$$' -v ./bench/ \
+		-args -load.clients=$(LOAD_CLIENTS) -load.duration=$(LOAD_DURATION) -load.idlewait=$(LOAD_IDLEWAIT)
 
 # mcpx on its built-in demo namespace: Streamable HTTP at
 # http://127.0.0.1:7777/mcp until Ctrl-C.

@@ -41,6 +41,13 @@ const (
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(serveRoleEnv); role != "" {
+		if run := stdioRoles[role]; run != nil { // load_test.go
+			if err := run(); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		}
 		if err := serveRole(role, os.Getenv(upstreamEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)

@@ -441,6 +441,13 @@ func TestTaskStoreFull(t *testing.T) {
 	if e.Code != jsonrpc.InternalError || !strings.Contains(e.Message, "full") {
 		t.Fatalf("a 2025-11-25 task with the store full: %d %s", e.Code, e.Message)
 	}
+	// The slow task would otherwise run on past the test (goleak in TestMain).
+	c.taskDo(mcp.MethodTasksCancel, extCaps, first, "")
+	select {
+	case <-c.ns.cancelled:
+	case <-time.After(time.Minute):
+		t.Fatal("the cancelled task's call did not end")
+	}
 }
 
 // TestTaskListenUndeclared: a subscriptions/listen asking for task

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -50,6 +51,13 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	// No goroutine the tests started may outlive them (issue 17: leaks).
+	// The one that starts upstream processes from a locked thread
+	// (lifetime_linux.go, for Pdeathsig) lives as long as the program.
+	if err := goleak.Find(goleak.IgnoreTopFunction("github.com/mcpx-dev/mcpx/runtime/upstream.init.0.func1")); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goleak: goroutines left after the tests:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -84,8 +84,9 @@ func TestContractRedisServer(t *testing.T) {
 // set of tasks, and the bound is shared.
 func TestSharedAcrossStores(t *testing.T) {
 	m := miniredis.RunT(t)
-	a := New(redis.NewClient(&redis.Options{Addr: m.Addr()}), Options{Max: 2})
-	b := New(redis.NewClient(&redis.Options{Addr: m.Addr()}), Options{Max: 2})
+	ra, rb := redis.NewClient(&redis.Options{Addr: m.Addr()}), redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { ra.Close(); rb.Close() }) // their goroutines end with them (goleak in TestMain)
+	a, b := New(ra, Options{Max: 2}), New(rb, Options{Max: 2})
 	ctx := context.Background()
 	now := time.Now()
 	rec := func(id string) *tasks.Record {
@@ -110,7 +111,9 @@ func TestSharedAcrossStores(t *testing.T) {
 // is unavailable, and works again once it is back.
 func TestUnavailable(t *testing.T) {
 	m := miniredis.RunT(t)
-	s := New(redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond}), Options{})
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	s := New(rdb, Options{})
 	ctx := context.Background()
 	addr := m.Addr()
 	m.Close()

@@ -97,6 +97,12 @@ func (s *stream) writeRaw(b []byte, last bool) error {
 // returns, leaving that goroutine to end the stream. Until then, or when
 // the connection cannot be taken over, it is served as any request.
 func (h *Handler) serveListen(w *response, r *http.Request, acc accepts, es *edge.Session, in edge.In) {
+	// A connection taken over is closed after the stream's last chunk: the
+	// client must know not to send its next request on it, which would be
+	// lost (net/http retries no POST). TestEndedListenConnectionNotReused.
+	if r.ProtoMajor == 1 && r.ProtoMinor >= 1 {
+		w.Header().Set("Connection", "close")
+	}
 	ctx, end := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	gone := func() { end(edge.ErrClientGone) }
 	st := newStream(h, w, gone)
