@@ -159,6 +159,8 @@ func TestAnswerOnAnotherReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its call ends with the test, and the holder's lease renewal with it.
+	defer holder.Finish(ctx, rec.ID, json.RawMessage(`{}`), nil)
 	got := make(chan map[string]json.RawMessage, 1)
 	go func() {
 		a, err := holder.Ask(ctx, rec.ID, map[string]json.RawMessage{"k1": json.RawMessage(`{"method":"elicitation/create"}`), "k2": json.RawMessage(`{}`)})
