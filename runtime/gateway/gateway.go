@@ -587,10 +587,10 @@ func (g *Gateway) rebuild() {
 		toolIdx: map[string]target{}, promptIdx: map[string]target{},
 		downTools: map[string]*member{}, downPrompts: map[string]*member{},
 	}
-	taken := map[string]string{}
+	taken := map[string]holder{}
 	for _, t := range g.fixedTools {
 		v.toolIdx[t.Name] = target{name: t.Name}
-		taken[t.Name] = "mcpx's own tool " + quote(t.Name)
+		taken[t.Name] = holder{kind: "tool", original: t.Name}
 	}
 	var tools []mcp.Tool
 	var prompts []mcp.Prompt
@@ -722,26 +722,42 @@ func (m *member) expose(name string) string {
 
 // place hands out the exposed name for m's tool or prompt original, and
 // records it in taken; see Gateway for the policy.
-func (g *Gateway) place(taken map[string]string, m *member, kind, original string) (string, bool) {
-	who := fmt.Sprintf("upstream %q %s %q", m.name, kind, original)
+func (g *Gateway) place(taken map[string]holder, m *member, kind, original string) (string, bool) {
+	me := holder{m, kind, original}
 	name := m.expose(original)
 	prev, clash := taken[name]
-	if clash && prev == who {
+	if clash && prev == me {
 		g.warnOnce("upstream listed a name twice: dropped the second", "upstream", m.name, "kind", kind, "name", original)
 		return "", false
 	}
 	if !clash {
-		taken[name] = who
+		taken[name] = me
 		return name, true
 	}
 	alt := disambiguate(name, m.name, original)
 	if prev2, clash2 := taken[alt]; clash2 {
-		g.warnOnce("exposed name collision: dropped", "name", name, "kept", prev, "also", prev2, "dropped", who)
+		g.warnOnce("exposed name collision: dropped", "name", name, "kept", prev.String(), "also", prev2.String(), "dropped", me.String())
 		return "", false
 	}
-	taken[alt] = who
-	g.warnOnce("exposed name collision: renamed the later one", "name", name, "kept", prev, "renamed", who, "as", alt)
+	taken[alt] = me
+	g.warnOnce("exposed name collision: renamed the later one", "name", name, "kept", prev.String(), "renamed", me.String(), "as", alt)
 	return alt, true
+}
+
+// holder is what holds an exposed name while rebuild places them: an
+// upstream's tool or prompt, or (m nil) one of mcpx's own tools. Its text
+// is made only for a warning, not for every name placed.
+type holder struct {
+	m        *member
+	kind     string
+	original string
+}
+
+func (h holder) String() string {
+	if h.m == nil {
+		return "mcpx's own tool " + quote(h.original)
+	}
+	return fmt.Sprintf("upstream %q %s %q", h.m.name, h.kind, h.original)
 }
 
 // warnOnce logs a collision the first time it is found; the caller holds
