@@ -12,8 +12,12 @@
 // in one pass, two to three times faster. Once encoding/json/v2 is a plain
 // standard package, this file's import changes and nothing else.
 //
-// Writing JSON stays with encoding/json: the generated types' omitempty
-// and omitzero tags mean what v1 says.
+// Writing JSON keeps encoding/json's meaning (the generated types'
+// omitempty and omitzero tags mean what v1 says): [Marshal] writes what
+// encoding/json.Marshal writes, byte for byte, with the v2 implementation
+// under its v1 options, in one pass. encoding/json re-scans and copies the
+// output of every MarshalJSON method (each union, each json.RawMessage):
+// a 1 MB text block was encoded, then compacted again once per level.
 package mcpjson
 
 import (
@@ -23,6 +27,7 @@ import (
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // MaxDepth is how deeply arrays and objects may nest in what [Unmarshal]
@@ -33,6 +38,20 @@ const MaxDepth = 10000
 // with an UnmarshalJSON method (the generated unions, json.RawMessage)
 // decode through it, as with encoding/json.
 func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// Marshal encodes v as encoding/json.Marshal does, byte for byte (HTML-
+// safe strings, v1's omitempty, nil slices as null, MarshalJSON honoured;
+// only a string holding invalid UTF-8 differs: its U+FFFD is written as
+// the character, not as \ufffd), in one pass: the generated unions write their variant straight into the
+// same encoder (MarshalJSONTo) instead of returning bytes to re-scan.
+func Marshal(v any) ([]byte, error) { return json.Marshal(v, jsonv1.DefaultOptionsV1()) }
+
+// Encoder is what a MarshalJSONTo method writes to.
+type Encoder = jsontext.Encoder
+
+// MarshalEncode writes v to enc with enc's own options: a union's variant
+// in the encoding of the value that holds it.
+func MarshalEncode(enc *Encoder, v any) error { return json.MarshalEncode(enc, v) }
 
 // IsSyntax reports whether err says the input is not JSON at all (as
 // opposed to JSON of the wrong shape): JSON-RPC answers the one -32700 and

@@ -388,7 +388,7 @@ func (d *Dialect) encode(rev mcp.Revision, params any) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(wire)
+	return mcpjson.Marshal(wire) // as encodeResult
 }
 
 func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) (any, error) {
