@@ -3,6 +3,7 @@ package mcpjson_test
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
@@ -100,5 +101,29 @@ func TestMarshalUnionErrors(t *testing.T) {
 	}
 	if _, err := json.Marshal(empty); err == nil {
 		t.Error("encoding/json of a union with no variant: no error")
+	}
+}
+
+// TestUnmarshalShared: the same values as Unmarshal, a raw member being
+// the input's own bytes.
+func TestUnmarshalShared(t *testing.T) {
+	for name, doc := range marshalCases {
+		want, got := mcp.New(name), mcp.New(name)
+		werr := mcpjson.Unmarshal([]byte(doc), want)
+		gerr := mcpjson.UnmarshalShared([]byte(doc), got)
+		if werr != nil || gerr != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Unmarshal %v, UnmarshalShared %v; equal %v", name, werr, gerr, reflect.DeepEqual(got, want))
+		}
+	}
+	in := []byte(`{"name":"t","arguments":{"a": 1}}`)
+	var p mcp.CallToolRequestParams
+	if err := mcpjson.UnmarshalShared(in, &p); err != nil {
+		t.Fatal(err)
+	}
+	if string(p.Arguments) != `{"a": 1}` || &p.Arguments[0] != &in[bytes.IndexByte(in[1:], '{')+1] {
+		t.Errorf("arguments %s: not the input's bytes", p.Arguments)
+	}
+	if err := mcpjson.UnmarshalShared([]byte(`{"name":"t","arguments":{"a":}}`), &p); err == nil || !mcpjson.IsSyntax(err) {
+		t.Errorf("invalid JSON: %v, want a syntax error", err)
 	}
 }

@@ -21,6 +21,7 @@
 package mcpjson
 
 import (
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -38,6 +39,19 @@ const MaxDepth = 10000
 // with an UnmarshalJSON method (the generated unions, json.RawMessage)
 // decode through it, as with encoding/json.
 func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// UnmarshalShared is Unmarshal, except that each json.RawMessage it
+// fills (not those a union's own UnmarshalJSON fills) is a slice of data,
+// not a copy: for a message's params and result, already slices of the
+// buffer the message owns (jsonrpc.Decode), whose arguments and structured
+// content were copied once more on every call. data must not change while
+// v is in use.
+func UnmarshalShared(data []byte, v any) error { return json.Unmarshal(data, v, sharedRaw) }
+
+var sharedRaw = json.WithUnmarshalers(json.UnmarshalFunc(func(b []byte, m *stdjson.RawMessage) error {
+	*m = b
+	return nil
+}))
 
 // Marshal encodes v as encoding/json.Marshal does, byte for byte (HTML-
 // safe strings, v1's omitempty, nil slices as null, MarshalJSON honoured;

@@ -389,7 +389,8 @@ func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, erro
 		return mcp.New(name), nil
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := mcpjson.Unmarshal(raw, wire); err != nil {
+		// raw is a slice of the request's own buffer: arguments stay in it.
+		if err := mcpjson.UnmarshalShared(raw, wire); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %s", jsonrpc.Clip(mcpjson.Describe(err)))
 		}
 	}
