@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench run conformance everything fuzz load
+.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench bench-gateway run conformance everything fuzz load
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -100,6 +100,23 @@ LOAD_IDLEWAIT ?= 100s
 load:
 	$(GO) test -count=1 -timeout 30m -run '^TestLoad$$' -v ./bench/ \
 		-args -load.clients=$(LOAD_CLIENTS) -load.duration=$(LOAD_DURATION) -load.idlewait=$(LOAD_IDLEWAIT)
+
+# Issue 17's targets table (BENCHMARKS.md, "Issue 17"): BENCH_RUNS runs of
+# the gateway benchmarks it reads (procs at c=32, oneproc at c=1, 64 kB
+# echoed through processes, a 1 MB result and the small call in memory),
+# raw output in BENCH_OUT, then the table, each ratio within its run.
+BENCH_RUNS ?= 5
+BENCH_OUT  ?= /tmp/mcpx-bench-gateway.txt
+bench-gateway:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) test -c -o "$$dir/bench.test" ./bench/ && \
+	$(GO) build -o "$$dir/gwtable" ./bench/gwtable && \
+	cd bench && for i in $$(seq $(BENCH_RUNS)); do \
+		echo "=== run $$i ($$(cut -d' ' -f1-3 /proc/loadavg) load)"; \
+		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/procs/./c32/' -test.benchtime=1s || exit 1; \
+		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/oneproc/./c1/' -test.benchtime=1s || exit 1; \
+		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway(Large|Result|Work|WorkLarge)$$' -test.benchmem -test.benchtime=1s || exit 1; \
+	done > $(BENCH_OUT) && "$$dir/gwtable" < $(BENCH_OUT)
 
 # mcpx on its built-in demo namespace: Streamable HTTP at
 # http://127.0.0.1:7777/mcp until Ctrl-C.

@@ -228,6 +228,23 @@ func (w *typeWriter) union(t *model.Type) {
 		jen.Return(jen.Qual(jsonPath, "Marshal").Call(jen.Id("u").Dot("Value"))),
 	)
 	w.f.Line()
+	// MarshalJSONTo: the same through mcpjson.Marshal, the variant written
+	// into the caller's encoder instead of returned and scanned again.
+	var checkTo jen.Code = jen.Null()
+	if !w.hub {
+		checkTo = jen.If(jen.Id("u").Dot("missing").Op("!=").Lit("")).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("%s.%s: %%s has no %s form", WirePkg(w.rev), t.Name, w.rev)), jen.Id("u").Dot("missing"))),
+		)
+	}
+	w.f.Comment("MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).")
+	w.f.Func().Params(jen.Id("u").Id(t.Name)).Id("MarshalJSONTo").Params(jen.Id("enc").Op("*").Qual(decodePath, "Encoder")).Error().Block(
+		checkTo,
+		jen.If(jen.Id("u").Dot("Value").Op("==").Nil()).Block(
+			jen.Return(jen.Qual("errors", "New").Call(jen.Lit(pkgName+"."+t.Name+": no variant set"))),
+		),
+		jen.Return(jen.Qual(decodePath, "MarshalEncode").Call(jen.Id("enc"), jen.Id("u").Dot("Value"))),
+	)
+	w.f.Line()
 	w.unmarshal(t, iface, pkgName)
 }
 

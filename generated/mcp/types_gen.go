@@ -430,6 +430,14 @@ func (u CompleteRequestParamsRef) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CompleteRequestParamsRef) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.CompleteRequestParamsRef: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var v CompleteRequestParamsRefValue
@@ -918,6 +926,14 @@ func (u ContentBlock) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.ContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	var v ContentBlockValue
@@ -1062,6 +1078,14 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("mcp.CreateMessageResultContent: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CreateMessageResultContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.CreateMessageResultContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -1244,6 +1268,14 @@ func (u ElicitRequestParams) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ElicitRequestParams) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.ElicitRequestParams: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	var v ElicitRequestParamsValue
@@ -1362,6 +1394,14 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("mcp.EmbeddedResourceResource: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u EmbeddedResourceResource) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.EmbeddedResourceResource: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -1701,6 +1741,14 @@ func (u InputRequest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u InputRequest) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.InputRequest: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	var v InputRequestValue
@@ -1790,6 +1838,14 @@ func (u InputResponse) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("mcp.InputResponse: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u InputResponse) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.InputResponse: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -2409,6 +2465,14 @@ func (u ReadResourceResultContentsItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ReadResourceResultContentsItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.ReadResourceResultContentsItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	var v ReadResourceResultContentsItemValue
@@ -2682,6 +2746,14 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.SamplingMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
@@ -2745,6 +2817,14 @@ func (u SamplingMessageContentBlock) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("mcp.SamplingMessageContentBlock: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.Value == nil {
+		return errors.New("mcp.SamplingMessageContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.

@@ -12,17 +12,23 @@
 // in one pass, two to three times faster. Once encoding/json/v2 is a plain
 // standard package, this file's import changes and nothing else.
 //
-// Writing JSON stays with encoding/json: the generated types' omitempty
-// and omitzero tags mean what v1 says.
+// Writing JSON keeps encoding/json's meaning (the generated types'
+// omitempty and omitzero tags mean what v1 says): [Marshal] writes what
+// encoding/json.Marshal writes, byte for byte, with the v2 implementation
+// under its v1 options, in one pass. encoding/json re-scans and copies the
+// output of every MarshalJSON method (each union, each json.RawMessage):
+// a 1 MB text block was encoded, then compacted again once per level.
 package mcpjson
 
 import (
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // MaxDepth is how deeply arrays and objects may nest in what [Unmarshal]
@@ -33,6 +39,33 @@ const MaxDepth = 10000
 // with an UnmarshalJSON method (the generated unions, json.RawMessage)
 // decode through it, as with encoding/json.
 func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// UnmarshalShared is Unmarshal, except that each json.RawMessage it
+// fills (not those a union's own UnmarshalJSON fills) is a slice of data,
+// not a copy: for a message's params and result, already slices of the
+// buffer the message owns (jsonrpc.Decode), whose arguments and structured
+// content were copied once more on every call. data must not change while
+// v is in use.
+func UnmarshalShared(data []byte, v any) error { return json.Unmarshal(data, v, sharedRaw) }
+
+var sharedRaw = json.WithUnmarshalers(json.UnmarshalFunc(func(b []byte, m *stdjson.RawMessage) error {
+	*m = b
+	return nil
+}))
+
+// Marshal encodes v as encoding/json.Marshal does, byte for byte (HTML-
+// safe strings, v1's omitempty, nil slices as null, MarshalJSON honoured;
+// only a string holding invalid UTF-8 differs: its U+FFFD is written as
+// the character, not as \ufffd), in one pass: the generated unions write their variant straight into the
+// same encoder (MarshalJSONTo) instead of returning bytes to re-scan.
+func Marshal(v any) ([]byte, error) { return json.Marshal(v, jsonv1.DefaultOptionsV1()) }
+
+// Encoder is what a MarshalJSONTo method writes to.
+type Encoder = jsontext.Encoder
+
+// MarshalEncode writes v to enc with enc's own options: a union's variant
+// in the encoding of the value that holds it.
+func MarshalEncode(enc *Encoder, v any) error { return json.MarshalEncode(enc, v) }
 
 // IsSyntax reports whether err says the input is not JSON at all (as
 // opposed to JSON of the wrong shape): JSON-RPC answers the one -32700 and

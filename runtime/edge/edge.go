@@ -389,7 +389,8 @@ func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, erro
 		return mcp.New(name), nil
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := mcpjson.Unmarshal(raw, wire); err != nil {
+		// raw is a slice of the request's own buffer: arguments stay in it.
+		if err := mcpjson.UnmarshalShared(raw, wire); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %s", jsonrpc.Clip(mcpjson.Describe(err)))
 		}
 	}
@@ -407,7 +408,7 @@ func (e *Edge) encodeResult(rev mcp.Revision, result any) (json.RawMessage, erro
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(wire)
+	return mcpjson.Marshal(wire) // encoding/json's bytes, in one pass (a 1 MB text was scanned four times)
 }
 
 // envelope fills what every 2026-07-28 result carries: resultType (MUST)

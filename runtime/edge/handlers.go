@@ -203,7 +203,11 @@ func (e *Edge) listen(c *call) (any, error) {
 // initialize for a legacy session.
 func (c *call) clientCapabilities() *mcp.ClientCapabilities {
 	if IsModern(c.rev) {
-		caps, err := decodeParams(c.rev, "ClientCapabilities", c.meta[clientCapabilitiesKey])
+		raw := c.meta[clientCapabilitiesKey]
+		if string(raw) == "{}" { // most requests' (they declare nothing): not decoded on every call
+			return &mcp.ClientCapabilities{}
+		}
+		caps, err := decodeParams(c.rev, "ClientCapabilities", raw)
 		if p, ok := caps.(*mcp.ClientCapabilities); ok && err == nil {
 			return p
 		}

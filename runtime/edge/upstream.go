@@ -388,7 +388,7 @@ func (d *Dialect) encode(rev mcp.Revision, params any) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(wire)
+	return mcpjson.Marshal(wire) // as encodeResult
 }
 
 func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) (any, error) {
@@ -397,7 +397,8 @@ func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) 
 		return nil, fmt.Errorf("%s has no %s", rev, hubName)
 	}
 	if len(raw) > 0 {
-		if err := mcpjson.Unmarshal(raw, wire); err != nil {
+		// raw is a slice of the answer's own buffer (jsonrpc.Decode).
+		if err := mcpjson.UnmarshalShared(raw, wire); err != nil {
 			return nil, fmt.Errorf("the upstream's %s does not decode: %w", hubName, err)
 		}
 	}

@@ -253,6 +253,27 @@ func EncodeBatch(msgs []*Message) ([]byte, error) {
 	return append(buf, ']'), nil
 }
 
+// Framed is Encode of a result response in three pieces: the bytes before
+// the result, the result itself (m's own bytes, not a copy) and the closing
+// brace, so that a large result is written out without first being copied
+// into one buffer with its envelope. ok is false, and Encode is the way,
+// when m is not a result response or its result holds a line break to
+// compact.
+func Framed(m *Message) (head, result, tail []byte, ok bool) {
+	if m.Result == nil || m.Error != nil || m.Method != "" || m.Params != nil ||
+		bytes.IndexByte(m.Result, '\n') >= 0 || bytes.IndexByte(m.Result, '\r') >= 0 {
+		return nil, nil, nil, false
+	}
+	head, err := appendMessage(make([]byte, 0, 48+len(m.ID)), &Message{ID: m.ID})
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	head = append(head[:len(head)-1], `,"result":`...)
+	return head, m.Result, closeBrace, true
+}
+
+var closeBrace = []byte{'}'}
+
 func appendMessage(buf []byte, m *Message) ([]byte, error) {
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	raw := func(name string, v json.RawMessage) error {

@@ -160,3 +160,37 @@ func TestTooDeepIsSaidSo(t *testing.T) {
 		t.Errorf("malformed JSON: %+v", errs[0])
 	}
 }
+
+// TestFramed: the three pieces of a result response are Encode's bytes;
+// what Encode would change (a line break to compact) or is not a result
+// response is not framed.
+func TestFramed(t *testing.T) {
+	for _, m := range []*Message{
+		Response(json.RawMessage(`7`), json.RawMessage(`{"content":[{"type":"text","text":"a\nb"}]}`)),
+		Response(json.RawMessage(`"id-\"x\""`), json.RawMessage(`{}`)),
+		Response(json.RawMessage(`-1.5e3`), json.RawMessage(`[1,2]`)),
+	} {
+		head, result, tail, ok := Framed(m)
+		want, err := Encode(m)
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v, Encode: %v", m.ID, ok, err)
+		}
+		if got := string(head) + string(result) + string(tail); got != string(want) {
+			t.Errorf("Framed = %s, Encode = %s", got, want)
+		}
+		if &result[0] != &m.Result[0] {
+			t.Errorf("%s: the result was copied", m.ID)
+		}
+	}
+	for _, m := range []*Message{
+		Response(json.RawMessage(`1`), json.RawMessage("{\n\"a\": 1}")),
+		Response(json.RawMessage(`1`), json.RawMessage("{\r\"a\": 1}")),
+		ErrorResponse(json.RawMessage(`1`), &Error{Code: InternalError, Message: "x"}),
+		Request(json.RawMessage(`1`), "tools/call", json.RawMessage(`{}`)),
+		Notification("notifications/progress", json.RawMessage(`{}`)),
+	} {
+		if _, _, _, ok := Framed(m); ok {
+			t.Errorf("Framed(%+v): ok, want Encode", m)
+		}
+	}
+}

@@ -85,6 +85,17 @@ func (u CallToolResultContentItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CallToolResultContentItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.CallToolResultContentItem: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.CallToolResultContentItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	var v CallToolResultContentItemValue
@@ -181,6 +192,17 @@ func (u CompleteRequestParamsRef) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20241105.CompleteRequestParamsRef: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CompleteRequestParamsRef) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.CompleteRequestParamsRef: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.CompleteRequestParamsRef: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -301,6 +323,17 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CreateMessageResultContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.CreateMessageResultContent: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.CreateMessageResultContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var v CreateMessageResultContentValue
@@ -380,6 +413,17 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20241105.EmbeddedResourceResource: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u EmbeddedResourceResource) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.EmbeddedResourceResource: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.EmbeddedResourceResource: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -766,6 +810,17 @@ func (u PromptMessageContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u PromptMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.PromptMessageContent: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.PromptMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	var v PromptMessageContentValue
@@ -847,6 +902,17 @@ func (u ReadResourceResultContentsItem) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20241105.ReadResourceResultContentsItem: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ReadResourceResultContentsItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.ReadResourceResultContentsItem: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.ReadResourceResultContentsItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -1029,6 +1095,17 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20241105.SamplingMessageContent: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20241105.SamplingMessageContent: %s has no 2024-11-05 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20241105.SamplingMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.

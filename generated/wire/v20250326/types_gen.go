@@ -115,6 +115,17 @@ func (u CallToolResultContentItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CallToolResultContentItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.CallToolResultContentItem: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.CallToolResultContentItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	var v CallToolResultContentItemValue
@@ -213,6 +224,17 @@ func (u CompleteRequestParamsRef) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250326.CompleteRequestParamsRef: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CompleteRequestParamsRef) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.CompleteRequestParamsRef: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.CompleteRequestParamsRef: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -334,6 +356,17 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CreateMessageResultContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.CreateMessageResultContent: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.CreateMessageResultContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var v CreateMessageResultContentValue
@@ -402,6 +435,17 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250326.EmbeddedResourceResource: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u EmbeddedResourceResource) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.EmbeddedResourceResource: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.EmbeddedResourceResource: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -778,6 +822,17 @@ func (u PromptMessageContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u PromptMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.PromptMessageContent: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.PromptMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	var v PromptMessageContentValue
@@ -861,6 +916,17 @@ func (u ReadResourceResultContentsItem) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250326.ReadResourceResultContentsItem: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ReadResourceResultContentsItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.ReadResourceResultContentsItem: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.ReadResourceResultContentsItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -1018,6 +1084,17 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250326.SamplingMessageContent: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250326.SamplingMessageContent: %s has no 2025-03-26 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250326.SamplingMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.

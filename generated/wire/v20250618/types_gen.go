@@ -188,6 +188,17 @@ func (u CompleteRequestParamsRef) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CompleteRequestParamsRef) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.CompleteRequestParamsRef: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.CompleteRequestParamsRef: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var v CompleteRequestParamsRefValue
@@ -263,6 +274,17 @@ func (u ContentBlock) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250618.ContentBlock: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.ContentBlock: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.ContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -373,6 +395,17 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CreateMessageResultContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.CreateMessageResultContent: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.CreateMessageResultContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	var v CreateMessageResultContentValue
@@ -438,6 +471,17 @@ func (u ElicitRequestParams) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250618.ElicitRequestParams: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ElicitRequestParams) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.ElicitRequestParams: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.ElicitRequestParams: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -509,6 +553,17 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250618.EmbeddedResourceResource: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u EmbeddedResourceResource) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.EmbeddedResourceResource: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.EmbeddedResourceResource: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -962,6 +1017,17 @@ func (u ReadResourceResultContentsItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ReadResourceResultContentsItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.ReadResourceResultContentsItem: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.ReadResourceResultContentsItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	var v ReadResourceResultContentsItemValue
@@ -1167,6 +1233,17 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20250618.SamplingMessageContent: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20250618.SamplingMessageContent: %s has no 2025-06-18 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20250618.SamplingMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.

@@ -298,6 +298,17 @@ func (u CompleteRequestParamsRef) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CompleteRequestParamsRef) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.CompleteRequestParamsRef: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.CompleteRequestParamsRef: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var v CompleteRequestParamsRefValue
@@ -373,6 +384,17 @@ func (u ContentBlock) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20251125.ContentBlock: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.ContentBlock: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.ContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -510,6 +532,17 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CreateMessageResultContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.CreateMessageResultContent: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.CreateMessageResultContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
@@ -611,6 +644,17 @@ func (u ElicitRequestParams) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20251125.ElicitRequestParams: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ElicitRequestParams) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.ElicitRequestParams: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.ElicitRequestParams: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -728,6 +772,17 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20251125.EmbeddedResourceResource: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u EmbeddedResourceResource) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.EmbeddedResourceResource: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.EmbeddedResourceResource: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -1279,6 +1334,17 @@ func (u ReadResourceResultContentsItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ReadResourceResultContentsItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.ReadResourceResultContentsItem: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.ReadResourceResultContentsItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	var v ReadResourceResultContentsItemValue
@@ -1528,6 +1594,17 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.SamplingMessageContent: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.SamplingMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
@@ -1598,6 +1675,17 @@ func (u SamplingMessageContentBlock) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20251125.SamplingMessageContentBlock: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20251125.SamplingMessageContentBlock: %s has no 2025-11-25 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20251125.SamplingMessageContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.

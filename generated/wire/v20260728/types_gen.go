@@ -294,6 +294,17 @@ func (u CompleteRequestParamsRef) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CompleteRequestParamsRef) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.CompleteRequestParamsRef: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.CompleteRequestParamsRef: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	var v CompleteRequestParamsRefValue
@@ -388,6 +399,17 @@ func (u ContentBlock) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20260728.ContentBlock: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.ContentBlock: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.ContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -523,6 +545,17 @@ func (u CreateMessageResultContent) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20260728.CreateMessageResultContent: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u CreateMessageResultContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.CreateMessageResultContent: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.CreateMessageResultContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -679,6 +712,17 @@ func (u ElicitRequestParams) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ElicitRequestParams) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.ElicitRequestParams: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.ElicitRequestParams: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	var v ElicitRequestParamsValue
@@ -773,6 +817,17 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20260728.EmbeddedResourceResource: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u EmbeddedResourceResource) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.EmbeddedResourceResource: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.EmbeddedResourceResource: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -994,6 +1049,17 @@ func (u InputRequest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u InputRequest) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.InputRequest: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.InputRequest: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	var v InputRequestValue
@@ -1090,6 +1156,17 @@ func (u InputResponse) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20260728.InputResponse: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u InputResponse) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.InputResponse: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.InputResponse: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.
@@ -1606,6 +1683,17 @@ func (u ReadResourceResultContentsItem) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u ReadResourceResultContentsItem) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.ReadResourceResultContentsItem: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.ReadResourceResultContentsItem: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *ReadResourceResultContentsItem) UnmarshalJSON(b []byte) error {
 	var v ReadResourceResultContentsItemValue
@@ -1848,6 +1936,17 @@ func (u SamplingMessageContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.Value)
 }
 
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContent) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.SamplingMessageContent: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.SamplingMessageContent: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
+}
+
 // UnmarshalJSON decodes whichever variant b holds.
 func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	if startsArray(b) {
@@ -1918,6 +2017,17 @@ func (u SamplingMessageContentBlock) MarshalJSON() ([]byte, error) {
 		return nil, errors.New("v20260728.SamplingMessageContentBlock: no variant set")
 	}
 	return json.Marshal(u.Value)
+}
+
+// MarshalJSONTo writes the variant held in Value into enc (mcpjson.Marshal).
+func (u SamplingMessageContentBlock) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if u.missing != "" {
+		return fmt.Errorf("v20260728.SamplingMessageContentBlock: %s has no 2026-07-28 form", u.missing)
+	}
+	if u.Value == nil {
+		return errors.New("v20260728.SamplingMessageContentBlock: no variant set")
+	}
+	return mcpjson.MarshalEncode(enc, u.Value)
 }
 
 // UnmarshalJSON decodes whichever variant b holds.

@@ -169,7 +169,9 @@ func readPeek(params json.RawMessage) *peek {
 	if len(params) > 0 && params[0] == '{' {
 		// What does not fit stays empty and read false; the edge then
 		// reads the params itself and reports what is wrong.
-		p.read = mcpjson.Unmarshal(params, p) == nil
+		// Shared: its arguments and _meta stay in the body's buffer
+		// (a 64 kB arguments member was copied here for a look).
+		p.read = mcpjson.UnmarshalShared(params, p) == nil
 	}
 	return p
 }

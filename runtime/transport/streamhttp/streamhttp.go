@@ -295,13 +295,19 @@ func (h *Handler) admit(w http.ResponseWriter, id json.RawMessage) bool {
 
 func (h *Handler) leave() { <-h.inFlight }
 
-// writeBody answers with JSON b. Its length is declared: net/http would
+// writeBody answers with the JSON parts, one after another. Its length is declared: net/http would
 // otherwise send a body over 2 kB chunked.
-func writeBody(w http.ResponseWriter, status int, b []byte) {
+func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
+	n := 0
+	for _, b := range parts {
+		n += len(b)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Header().Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(status)
-	w.Write(b)
+	for _, b := range parts {
+		w.Write(b)
+	}
 }
 
 // ServeHTTP serves the MCP endpoint.
@@ -678,6 +684,12 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 	var err error
 	switch m := msg.(type) {
 	case *jsonrpc.Message:
+		// A plain JSON answer takes the result as it is, not copied into
+		// one buffer with its envelope (a 1 MB result was, once more).
+		if head, result, tail, ok := jsonrpc.Framed(m); ok && acc.json && status == http.StatusOK && !st.claim() {
+			writeBody(w, status, head, result, tail)
+			return
+		}
 		b, err = jsonrpc.Encode(m)
 	case []*jsonrpc.Message:
 		b, err = jsonrpc.EncodeBatch(m)
