@@ -618,6 +618,8 @@ func (e *Edge) tasksResult(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The task's questions and progress come on this stream meanwhile.
+	defer e.resultStream(c, rec.ID)()
 	rec, err = e.runner().Wait(c.ctx, rec.ID, c.owner())
 	if err != nil {
 		return nil, err
@@ -664,8 +666,7 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	cp := *p
 	cp.Task = nil
 	d.params = &cp
-	e.taskSessions().m.Store(rec.ID, c.sess)
-	d.sink = e.sessionSink(c.sess, rec.ID)
+	d.sink = e.newTaskRoute(c.sess, rec.ID).send // tasks_legacy.go
 	id := rec.ID
 	d.asking = func() func() {
 		ctx := context.WithoutCancel(d.ctx)
