@@ -309,7 +309,10 @@ func TestLegacyTaskRouteStdio(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- stdio.Serve(context.Background(), routeEdge(release), inR, outW, stdio.Options{}); outW.Close() }()
+	go func() {
+		done <- stdio.Serve(context.Background(), routeEdge(release), inR, outW, stdio.Options{})
+		outW.Close()
+	}()
 	defer func() { inW.Close(); <-done }()
 	lines := make(chan *jsonrpc.Message, 64)
 	go func() {
