@@ -34,10 +34,21 @@ type routeNS struct {
 }
 
 func (n *routeNS) ListTools(context.Context) ([]mcp.Tool, error) {
-	return []mcp.Tool{{Name: "route", InputSchema: json.RawMessage(`{"type":"object"}`), Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}}}, nil
+	return []mcp.Tool{{Name: "route", InputSchema: json.RawMessage(`{"type":"object"}`), Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}},
+		{Name: "late", InputSchema: json.RawMessage(`{"type":"object"}`), Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}}}, nil
 }
 
 func (n *routeNS) CallTool(ctx context.Context, p *mcp.CallToolRequestParams) (*mcp.CallToolResult, error) {
+	if p.Name == "late" {
+		// Reports progress once more after it has answered: the task
+		// has ended by then.
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			server.Progress(ctx, 2, 2, "too late")
+		}()
+		server.Progress(ctx, 1, 2, "in time")
+		return text("late done"), nil
+	}
 	if p.Name != "route" {
 		return n.fakeNS.CallTool(ctx, p)
 	}
@@ -394,5 +405,52 @@ func TestLegacyTaskRouteStdio(t *testing.T) {
 	wantRouteResult(t, final, id)
 	if asked != 1 || len(progress) != 2 || progress[0] != 1 || progress[1] != 2 {
 		t.Errorf("asked %d times, progress %v; want one question and [1 2]", asked, progress)
+	}
+}
+
+// TestLegacyTaskProgressStopsAtEnd: progress the call behind a 2025-11-25
+// task reports after the task has ended is not sent (the progress page:
+// progress for tasks MUST stop at a terminal status), while what it
+// reported before reaches the session stream, tagged.
+func TestLegacyTaskProgressStopsAtEnd(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	e := routeEdge(release)
+	sess := new(edge.Session)
+	do := func(method, params string) edge.Reply {
+		return e.Handle(context.Background(), sess, edge.In{Msg: &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: method, Params: json.RawMessage(params)}, Default: edge.Headerless}, nil)
+	}
+	if r := do("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`); r.Msg.Error != nil {
+		t.Fatal(r.Msg.Error)
+	}
+	got := make(chan *jsonrpc.Message, 16)
+	defer e.Attach(sess, func(m *jsonrpc.Message) { got <- m })()
+	r := do(mcp.MethodToolsCall, `{"name":"late","arguments":{},"task":{},"_meta":{"progressToken":"tok"}}`)
+	var created struct{ Task struct{ TaskID string } }
+	if r.Msg.Error != nil || json.Unmarshal(r.Msg.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call with task: %+v", r.Msg)
+	}
+	var progress []string
+	ended := false
+	for timeout := time.After(time.Second); ; {
+		select {
+		case m := <-got:
+			checkLegacyFromServer(t, m, created.Task.TaskID)
+			switch m.Method {
+			case mcp.MethodNotificationsProgress:
+				if ended {
+					t.Errorf("progress after the task ended: %s", m.Params)
+				}
+				progress = append(progress, string(m.Params))
+			case mcp.MethodNotificationsTasksStatus:
+				ended = ended || strings.Contains(string(m.Params), `"completed"`)
+			}
+			continue
+		case <-timeout:
+		}
+		break
+	}
+	if !ended || len(progress) != 1 || !strings.Contains(progress[0], "in time") {
+		t.Fatalf("ended %v, progress %q; want the one in time, then the end", ended, progress)
 	}
 }
