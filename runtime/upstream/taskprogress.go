@@ -24,6 +24,7 @@ import (
 // the ones that mean something.
 type progressGuard struct {
 	inner context.Context // the call's context, with the edge's notifier
+	next  server.Notifier // that notifier
 
 	mu      sync.Mutex
 	sent    bool    // some progress went to the client
@@ -37,28 +38,27 @@ type progressGuardKey struct{}
 // guardProgress is ctx with its progress (the client gave a token) going
 // through a progressGuard.
 func guardProgress(ctx context.Context) context.Context {
-	g := &progressGuard{inner: ctx}
+	if server.NotifierOf(ctx) == nil {
+		return ctx
+	}
+	g := &progressGuard{inner: ctx, next: server.NotifierOf(ctx)}
 	return context.WithValue(server.WithNotifier(ctx, g), progressGuardKey{}, g)
 }
 
-func (g *progressGuard) ProgressToken() json.RawMessage { return server.ProgressToken(g.inner) }
-func (g *progressGuard) LogLevel() mcp.LoggingLevel     { return server.LogLevel(g.inner) }
+func (g *progressGuard) ProgressToken() json.RawMessage { return g.next.ProgressToken() }
+func (g *progressGuard) LogLevel() mcp.LoggingLevel     { return g.next.LogLevel() }
 
-// Notify passes the upstream's progress on when it increases, and log
-// messages as they are.
+// Notify passes the upstream's progress on when it increases, and the
+// rest as it is.
 func (g *progressGuard) Notify(method string, params any) bool {
-	switch p := params.(type) {
-	case *mcp.ProgressNotificationParams:
+	if p, ok := params.(*mcp.ProgressNotificationParams); ok && method == mcp.MethodNotificationsProgress {
 		total := 0.0
 		if p.Total != nil {
 			total = *p.Total
 		}
 		return g.send(p.Progress, total, p.Message, true)
-	case *mcp.LoggingMessageNotificationParams:
-		server.Log(g.inner, p.Level, p.Logger, p.Data)
-		return true
 	}
-	return false
+	return g.next.Notify(method, params)
 }
 
 // send reports progress to the client unless it would not increase;
