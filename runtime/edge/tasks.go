@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
@@ -260,23 +259,30 @@ type outcome struct {
 
 // detached is c for work that may outlive the request: its context keeps
 // the request's values but not its end (stop cuts the tie to the request
-// when the call becomes a task; cancel ends the work), and notifications
-// stop once gate is set (SEP-2663: no progress on tasks).
-func detached(c *call) (d *call, gate *atomic.Bool, stop func() bool, cancel context.CancelFunc) {
+// when the call becomes a task; cancel ends the work), and its
+// notifications leave the request's stream once gate is set (the stream
+// ended with the handle), for the gate's then.
+func detached(c *call) (d *call, gate *taskGate, stop func() bool, cancel context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.ctx))
 	stop = context.AfterFunc(c.ctx, cancel)
-	gate = new(atomic.Bool)
+	gate = new(taskGate)
 	sink := c.sink
 	cc := *c
 	cc.ctx = ctx
 	// Its own count: the request's settles when the request is answered,
 	// while the task goes on asking.
 	cc.asks = new(askCount)
-	if sink != nil {
-		cc.sink = func(m *jsonrpc.Message) {
-			if !gate.Load() {
+	// Until the call is a task its own stream, if any; after, the gate's
+	// then, if set (taskprogress.go).
+	cc.sink = func(m *jsonrpc.Message) {
+		if !gate.Load() {
+			if sink != nil {
 				sink(m)
 			}
+			return
+		}
+		if later := gate.later(); later != nil {
+			later(m)
 		}
 	}
 	return &cc, gate, stop, cancel
@@ -331,6 +337,7 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 		}
 	}
 	stop()
+	gate.then(e.describing(d.ctx, rec.ID)) // taskprogress.go
 	gate.Store(true)
 	go e.follow(inner, d, rec.ID, done, cancel)
 	return taskHandle(rec), nil
@@ -621,6 +628,8 @@ func (e *Edge) tasksResult(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The task's questions and progress come on this stream meanwhile.
+	defer e.resultStream(c, rec.ID)()
 	rec, err = e.runner().Wait(c.ctx, rec.ID, c.owner())
 	if err != nil {
 		return nil, err
@@ -670,8 +679,7 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	cp := *p
 	cp.Task = nil
 	d.params = &cp
-	e.taskSessions().m.Store(rec.ID, c.sess)
-	d.sink = e.sessionSink(c.sess, rec.ID)
+	d.sink = e.newTaskRoute(c.sess, rec.ID).send // tasks_legacy.go
 	id := rec.ID
 	d.asking = func() func() {
 		ctx := context.WithoutCancel(d.ctx)

@@ -23,6 +23,9 @@ package gatewaytest
 //	wake     required  (2026-07-28) polls every 5 s, but says when it is done
 //	nb       required  (2025-11-25) answers tasks/result before it is done
 //	long     required  finishes after 2.5 s
+//	steps    required  three steps 150 ms apart, then done: a statusMessage
+//	                   "step N of 3" on tasks/get, and (2025-11-25) progress
+//	                   N of 3 on the call's token (taskprogress_test.go)
 //
 // Everything mcpx sends it is validated closed-world: the 2025-11-25
 // schema for that flavour, and for the extension's methods the extension's
@@ -56,7 +59,7 @@ import (
 var taskerTools = map[string]string{
 	"slow": "required", "fails": "required", "broken": "required", "asks": "required",
 	"forever": "required", "opt": "optional", "plain": "", "wake": "required", "nb": "required",
-	"long": "required",
+	"long": "required", "steps": "required",
 }
 
 // taskerState is the task-making upstream's logic. handle takes one
@@ -85,6 +88,7 @@ type upTask struct {
 	question askerMsg // 2025-11-25: to send once a tasks/result waits
 	qid      string
 	asking   map[string]any // 2026-07-28: the outstanding inputRequests
+	message  string         // its statusMessage, when it has one
 }
 
 const (
@@ -110,6 +114,9 @@ func (s *taskerState) logged() []string {
 // object is t as a task object of the upstream's flavour.
 func (s *taskerState) object(t *upTask) map[string]any {
 	o := map[string]any{"taskId": t.id, "status": t.status, "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z"}
+	if t.message != "" {
+		o["statusMessage"] = t.message
+	}
 	if s.modern() {
 		o["ttlMs"], o["pollIntervalMs"] = 60000, t.poll
 		switch t.status {
@@ -191,6 +198,16 @@ func (s *taskerState) start(t *upTask) {
 			}
 			s.finish(t, toolText(t.tool+" done", false), nil)
 		})
+	case "steps":
+		for i := 1; i <= 3; i++ {
+			s.later(time.Duration(i)*150*time.Millisecond, func() {
+				t.message = fmt.Sprintf("step %d of 3", i)
+				if !s.modern() && t.token != nil {
+					s.send(askerMsg{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": t.token, "progress": i, "total": 3, "message": t.message}}, s.route(t))
+				}
+			})
+		}
+		s.later(600*time.Millisecond, func() { s.finish(t, toolText("steps done", false), nil) })
 	case "long":
 		s.later(2500*time.Millisecond, func() { s.finish(t, toolText("long done", false), nil) })
 	case "fails":

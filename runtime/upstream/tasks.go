@@ -284,6 +284,7 @@ func (f *follower) get(ctx context.Context) (*mcp.GetTaskResult, error) {
 	if g.PollIntervalMs != nil {
 		f.setInterval(g.PollIntervalMs)
 	}
+	describeTask(ctx, g) // its statusMessage, as progress (taskprogress.go)
 	return g, nil
 }
 

@@ -556,6 +556,7 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	defer clock.stop()
 	var token json.RawMessage
 	if n := server.ProgressToken(ctx); n != nil {
+		ctx = guardProgress(ctx) // increasing, from the upstream and its task (taskprogress.go)
 		token = json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(c.nextTok.Add(1), 10)))
 		c.tokens.Store(string(token), ctx)
 		defer c.tokens.Delete(string(token))
