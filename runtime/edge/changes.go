@@ -140,17 +140,28 @@ func (e *Edge) WatchChanges(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
+	changes := c.Changes()
+	if f, ok := e.Server.NS.(changeFollower); ok {
+		changes = f.FollowChanges(ctx) // every change, whatever other edges follow
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case method, ok := <-c.Changes():
+		case method, ok := <-changes:
 			if !ok {
 				return
 			}
 			e.broadcast(method)
 		}
 	}
+}
+
+// changeFollower is a namespace several consumers can follow, each
+// hearing every change (the gateway: gateway.FollowChanges); a plain
+// [server.Changer]'s one channel is shared by whoever reads it.
+type changeFollower interface {
+	FollowChanges(ctx context.Context) <-chan string
 }
 
 func (e *Edge) broadcast(method string) {
