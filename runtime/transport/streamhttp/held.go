@@ -32,12 +32,16 @@ func chunk(b []byte) []byte {
 	return append(out, "\r\n"...)
 }
 
+// canTakeOver reports whether r's connection may be taken over: only
+// HTTP/1.1 frames the response in chunks.
+func canTakeOver(r *http.Request) bool { return r.ProtoMajor == 1 && r.ProtoMinor >= 1 }
+
 // takeOver hijacks the stream's connection once nothing is being written,
 // so that every later write goes to it as a chunk. It reports false, and
 // leaves the stream as it was, when the connection cannot be taken over.
 func (s *stream) takeOver(r *http.Request) bool {
-	if r.ProtoMajor != 1 || r.ProtoMinor < 1 {
-		return false // only HTTP/1.1 frames the response in chunks
+	if !canTakeOver(r) {
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,6 +107,11 @@ func (h *Handler) serveListen(w *response, r *http.Request, acc accepts, es *edg
 	hd := &held{h: h, ended: make(chan edge.Reply, 1)}
 	st := newStream(h, w, hd.gone)
 	hd.st = st
+	// A taken-over connection is closed after the stream's last chunk:
+	// said up front, so that a proxy keeping its connections to mcpx
+	// alive does not send its next request on this one (it would get
+	// the close: a 502 from httputil.ReverseProxy).
+	st.lastOnConn = canTakeOver(r)
 	if !st.reserve() {
 		h.log.Warn("MaxStreams reached; a subscriptions/listen was refused", "limit", cap(h.streams))
 		unavailable(w, in.Msg.ID, "too many open streams; try again later")
