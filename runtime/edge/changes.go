@@ -33,6 +33,7 @@ type listener struct {
 	subID  json.RawMessage // modern listen: the tag
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
 	uris   map[string]bool // modern listen: the agreed resourceSubscriptions (subscribe.go)
+	tasks  map[string]bool // modern listen: the agreed task ids (listentasks.go); set under mu
 	sink   Sink
 	asked  mcp.SubscriptionFilter // modern listen: what it asked for (listen.go)
 	closed bool                   // guarded by mu: ending; nothing more is given it

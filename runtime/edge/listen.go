@@ -71,6 +71,7 @@ func (e *Edge) listen(c *call) (any, error) {
 	agreed, wanted := e.agree(p.Notifications)
 	uris, release := e.agreeResources(c, p.Notifications.ResourceSubscriptions) // subscribe.go
 	agreed.ResourceSubscriptions = uris
+	taskIDs := c.askedTasks() // listentasks.go
 	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{
 		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
 		Notifications: agreed,
@@ -84,7 +85,29 @@ func (e *Edge) listen(c *call) (any, error) {
 		c.sess.retrack(string(c.id), func() { l.stop(errCancelled) })
 	}
 	n := &requestNotifier{e: e, rev: c.rev, sink: c.sink}
-	if len(wanted) > 0 || len(uris) > 0 {
+	if len(taskIDs) > 0 {
+		// Followed before they are read, under l.mu: a change meanwhile
+		// waits and comes after the acknowledgement.
+		l.mu.Lock()
+		unfollow := e.followTasks(l, taskIDs)
+		agreedTasks, recs := e.agreeTasks(c, taskIDs)
+		l.tasks = make(map[string]bool, len(agreedTasks))
+		for _, id := range agreedTasks {
+			l.tasks[id] = true
+		}
+		if len(wanted) > 0 || len(uris) > 0 {
+			remove := e.listeners.add(l)
+			l.remove = func() { remove(); unfollow() }
+		} else {
+			l.remove = unfollow
+		}
+		n.sink = withTasksAcked(c.sink, agreedTasks)
+		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
+		for _, rec := range recs {
+			e.notifyTask(l, rec) // each one's state now
+		}
+		l.mu.Unlock()
+	} else if len(wanted) > 0 || len(uris) > 0 {
 		// Registered before the acknowledgement, so that no change after
 		// it is missed, and held until it is given to the sink, so that
 		// the acknowledgement comes first.
