@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tracing"
 )
 
 // List changes reach two kinds of listener: a legacy session with a stream
@@ -32,10 +33,19 @@ type listener struct {
 	subID  json.RawMessage // modern listen: the tag
 	wanted map[string]bool // modern listen: the agreed filter; nil = everything
 	uris   map[string]bool // modern listen: the agreed resourceSubscriptions (subscribe.go)
+	tasks  map[string]bool // modern listen: the agreed task ids (listentasks.go); set under mu
 	sink   Sink
-	asked  mcp.SubscriptionFilter  // modern listen: what it asked for (listen.go)
-	end    context.CancelCauseFunc // modern listen: ends it, mcpx's doing (listen.go)
-	closed bool                    // guarded by mu: ending; nothing more is given it
+	asked  mcp.SubscriptionFilter // modern listen: what it asked for (listen.go)
+	closed bool                   // guarded by mu: ending; nothing more is given it
+	// A modern listen's end (listen.go: stop): what it lets go, and where
+	// its final reply goes (finish, HandleHeld's; result, Handle's).
+	e       *Edge
+	owner   *Session // tracks the listen's id
+	remove  func()   // from the listeners; nil when never added
+	release func()   // its resource subscriptions
+	finish  func(Reply)
+	result  chan Reply
+	span    *tracing.Span
 	// mu is held while the listener is given a notification, and by a
 	// listen from before its registration until its acknowledgement is
 	// given to the sink: a change broadcast meanwhile waits, so it is
@@ -131,17 +141,28 @@ func (e *Edge) WatchChanges(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
+	changes := c.Changes()
+	if f, ok := e.Server.NS.(changeFollower); ok {
+		changes = f.FollowChanges(ctx) // every change, whatever other edges follow
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case method, ok := <-c.Changes():
+		case method, ok := <-changes:
 			if !ok {
 				return
 			}
 			e.broadcast(method)
 		}
 	}
+}
+
+// changeFollower is a namespace several consumers can follow, each
+// hearing every change (the gateway: gateway.FollowChanges); a plain
+// [server.Changer]'s one channel is shared by whoever reads it.
+type changeFollower interface {
+	FollowChanges(ctx context.Context) <-chan string
 }
 
 func (e *Edge) broadcast(method string) {

@@ -201,6 +201,8 @@ type Reply struct {
 	// Initialized is set when the message was a successful initialize: a
 	// Streamable HTTP transport mints a session for it.
 	Initialized bool
+	// held is a held listen's stop (HandleHeld); nil for a final reply.
+	held func(cause error)
 }
 
 // Sink receives the notifications a request produces while it runs
@@ -231,28 +233,61 @@ type call struct {
 	id     json.RawMessage
 	sink   Sink
 	asks   *askCount // its questions in flight (ask.go); nil counts none
+	// done, when set, is the transport's HandleHeld callback: a listen
+	// is then held without waiting (listen.go); span is the request's.
+	done func(Reply)
+	span *tracing.Span
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
 // the transport cannot deliver notifications for this request.
 func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Reply {
+	return e.serve(ctx, sess, in, sink, nil)
+}
+
+// HandleHeld serves in as Handle does, except a subscriptions/listen the
+// edge holds open: that returns as soon as its acknowledgement is given to
+// sink, with stop non-nil, and nothing of it waits meanwhile (listen.go).
+// The transport calls stop when the stream ends on its side: with
+// [ErrClientGone] when the client left (nothing more is sent), with any
+// other cause when mcpx ends it (its notifications/cancelled goes to sink
+// first). However it ends (stop, the client's notifications/cancelled,
+// its event source stopped), done is then called once, from the goroutine
+// that ended it, with the final reply (Msg nil when the client ended it);
+// done must not wait on the client. For any other message stop is nil,
+// the reply is final, and done is never called.
+func (e *Edge) HandleHeld(ctx context.Context, sess *Session, in In, sink Sink, done func(Reply)) (reply Reply, stop func(cause error)) {
+	rep := e.serve(ctx, sess, in, sink, done)
+	return rep, rep.held
+}
+
+func (e *Edge) serve(ctx context.Context, sess *Session, in In, sink Sink, done func(Reply)) Reply {
 	if e.Observer == nil || !in.Msg.IsRequest() {
-		return e.handle(ctx, sess, in, sink)
+		return e.handle(ctx, sess, in, sink, done)
 	}
 	ctx, r := observe.StartRequest(ctx, e.Observer, in.Msg.Method)
-	rep := e.handle(ctx, sess, in, sink)
-	r.Revision, r.Code = string(rep.Rev), observe.OK
-	switch {
-	case rep.Msg == nil:
-		r.Code = observe.Cancelled
-	case rep.Msg.Error != nil:
-		r.Code = rep.Msg.Error.Code
+	end := func(rep Reply) {
+		r.Revision, r.Code = string(rep.Rev), observe.OK
+		switch {
+		case rep.Msg == nil:
+			r.Code = observe.Cancelled
+		case rep.Msg.Error != nil:
+			r.Code = rep.Msg.Error.Code
+		}
+		r.End(ctx)
 	}
-	r.End(ctx)
+	if done != nil {
+		final := done
+		done = func(rep Reply) { end(rep); final(rep) }
+	}
+	rep := e.handle(ctx, sess, in, sink, done)
+	if rep.held == nil {
+		end(rep)
+	}
 	return rep
 }
 
-func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (reply Reply) {
+func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done func(Reply)) (reply Reply) {
 	m := in.Msg
 	switch {
 	case m.IsResponse():
@@ -269,7 +304,11 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (rep
 	rev, meta := cl.Revision(sess), cl.meta
 	ctx, span := tracing.StartRequest(ctx, m.Method, string(rev), m.ID, meta) // nil when tracing is off
 	if span != nil {
-		defer func() { span.End(reply.Msg) }()
+		defer func() {
+			if reply.held == nil { // a held listen's span ends with it
+				span.End(reply.Msg)
+			}
+		}()
 	}
 	if cl.err != nil {
 		return e.fail(m.ID, rev, cl.err)
@@ -301,7 +340,11 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (rep
 		// progress; answering both would make the responses ambiguous.
 		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "request id %s is already in use by a request in progress", jsonrpc.Clip(string(m.ID))))
 	}
-	defer sess.untrack(string(m.ID))
+	defer func() {
+		if reply.held == nil { // a held listen is tracked until it ends
+			sess.untrack(string(m.ID))
+		}
+	}()
 
 	key, version, cacheable := e.lists.key(ctx, e.Server, rev, m.Method, params)
 	if cacheable {
@@ -309,8 +352,11 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (rep
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
 		}
 	}
-	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, asks: new(askCount)}
+	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, asks: new(askCount), done: done, span: span}
 	result, err := h(e, c)
+	if r, ok := result.(Reply); ok {
+		return r // a listen's, final or held (listen.go)
+	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		// Its questions' notifications/cancelled go before its stream ends.
 		c.settleAsks()
@@ -344,6 +390,13 @@ func (s *Session) track(id string, cancel func()) bool {
 	}
 	s.inflight[id] = cancel
 	return true
+}
+
+// retrack replaces the cancel function of a request in progress.
+func (s *Session) retrack(id string, cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight[id] = cancel
 }
 
 func (s *Session) untrack(id string) {

@@ -141,62 +141,7 @@ func (e *Edge) discover(c *call) (any, error) {
 	}, nil
 }
 
-// listen answers subscriptions/listen: the acknowledgement first, tagged
-// with the listen id and naming the list changes mcpx agrees to send (those
-// the namespace tells of), then those notifications, tagged, until the
-// client ends the stream.
-func (e *Edge) listen(c *call) (any, error) {
-	if c.sink == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.InternalError, nil, "this transport cannot hold a subscription stream")
-	}
-	if err := c.listenTasks(); err != nil {
-		return nil, err // tasks.go
-	}
-	p, _ := c.params.(*mcp.SubscriptionsListenRequestParams)
-	if p == nil {
-		p = &mcp.SubscriptionsListenRequestParams{}
-	}
-	agreed, wanted := e.agree(p.Notifications)
-	uris, release := e.agreeResources(c, p.Notifications.ResourceSubscriptions) // subscribe.go
-	defer release()
-	agreed.ResourceSubscriptions = uris
-	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{
-		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
-		Notifications: agreed,
-	}
-	n := e.notifier(c)
-	// ctx ends with the request (the client, a shutdown) or when mcpx
-	// ends the stream itself (its event source stopped: listen.go).
-	ctx, end := context.WithCancelCause(c.ctx)
-	defer end(nil)
-	l := &listener{rev: c.rev, subID: c.id, wanted: wanted, uris: uriSet(uris), asked: p.Notifications, end: end, sink: c.sink}
-	if len(wanted) > 0 || len(uris) > 0 {
-		// Registered before the acknowledgement, so that no change after
-		// it is missed, and held until it is given to the sink, so that
-		// the acknowledgement comes first.
-		l.mu.Lock()
-		defer e.listeners.add(l)()
-		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
-		l.mu.Unlock()
-	} else {
-		n.Notify(mcp.MethodNotificationsSubscriptionsAcknowledged, ack)
-	}
-	<-ctx.Done()
-	closeListener(l) // no list change after this
-	if errors.Is(context.Cause(ctx), errCancelled) {
-		// The client ended it (notifications/cancelled, or a transport's
-		// ErrClientGone): nothing more may be sent.
-		return nil, ctx.Err()
-	}
-	// mcpx ends the stream (shutting down, its event source stopped). The
-	// subscriptions page asks for a successful result, the cancellation
-	// page for notifications/cancelled naming the listen id: the
-	// cancellation goes first, while the request is still in progress,
-	// then the result, which a client that acted on the cancellation
-	// ignores (docs/revisions.md#subscriptionslisten).
-	n.Notify(mcp.MethodNotificationsCancelled, &mcp.CancelledNotificationParams{RequestID: c.id, Reason: endReason(ctx)})
-	return &mcp.SubscriptionsListenResult{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: c.id}}, nil
-}
+// listen: listen.go.
 
 // clientCapabilities are what the client declared: on this request for
 // 2026-07-28 (servers MUST NOT infer them from earlier requests), at

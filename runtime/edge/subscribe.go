@@ -202,7 +202,9 @@ func (e *Edge) updated(uri string) {
 		}
 		n := &requestNotifier{e: e, rev: rev, sink: l.sink}
 		l.mu.Lock()
-		n.Notify(mcp.MethodNotificationsResourcesUpdated, p)
+		if !l.closed {
+			n.Notify(mcp.MethodNotificationsResourcesUpdated, p)
+		}
 		l.mu.Unlock()
 	}
 }

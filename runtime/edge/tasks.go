@@ -60,6 +60,7 @@ type taskState struct {
 	once     sync.Once
 	runner   *tasks.Runner
 	sessions taskSessions
+	listens  taskListens // listens following tasks (listentasks.go)
 
 	// The tools' task support by name, for one version of the tool list.
 	mu             sync.Mutex

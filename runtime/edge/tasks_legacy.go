@@ -49,7 +49,12 @@ type taskSessions struct {
 
 func (e *Edge) taskSessions() *taskSessions {
 	ts := &e.tasks.sessions
-	ts.once.Do(func() { e.runner().OnChange(e.taskChanged) })
+	ts.once.Do(func() {
+		e.runner().OnChange(func(rec *tasks.Record) {
+			e.taskChanged(rec)
+			e.listenTaskChanged(rec) // 2026-07-28 listens (listentasks.go)
+		})
+	})
 	return ts
 }
 

@@ -153,6 +153,7 @@ type Gateway struct {
 	sleeping      atomic.Int32 // lazy members not woken yet
 	version       atomic.Uint64
 	changes       chan string   // see Changes
+	feeds         changeFeeds   // see FollowChanges (changes.go)
 	subs          subscriptions // resource subscriptions (subscriptions.go)
 	removing      removers      // see OnRemove (remove.go)
 	lastResources [][2]any
@@ -220,7 +221,7 @@ func New(log *slog.Logger) *Gateway {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &Gateway{log: log, ctx: ctx, cancel: cancel, byName: map[string]*member{}, warned: map[string]bool{}, changes: make(chan string, 16)}
+	g := &Gateway{log: log, ctx: ctx, cancel: cancel, byName: map[string]*member{}, warned: map[string]bool{}, changes: make(chan string, ChangesQueue)}
 	g.rebuild()
 	return g
 }
@@ -675,15 +676,9 @@ func (g *Gateway) resourceState() [][2]any {
 
 // Changes implements [server.Changer]: the list_changed notifications for
 // the merged lists, sent when an upstream's change (or its going down or
-// up) changes what mcpx lists.
+// up) changes what mcpx lists. It is one follower's channel, for one
+// consumer; every other follows with [Gateway.FollowChanges] (changes.go).
 func (g *Gateway) Changes() <-chan string { return g.changes }
-
-func (g *Gateway) signal(method string) {
-	select {
-	case g.changes <- method:
-	default: // a consumer that is behind will list again anyway
-	}
-}
 
 func sortedBy[T any](items []T, key func(T) string) []T {
 	out := slices.Clone(items)

@@ -426,6 +426,12 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		for k := range took {
 			delete(rec.InputRequests, k)
 		}
+		if len(rec.InputRequests) == 0 && rec.Status == mcp.TaskStatusInputRequired {
+			// Every question answered: working again at once, never an
+			// input_required task without inputRequests (a DetailedTask
+			// the schema refuses), as tasks/get or a listen would see.
+			rec.Status = mcp.TaskStatusWorking
+		}
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})

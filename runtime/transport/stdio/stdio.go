@@ -79,6 +79,7 @@ func Serve(ctx context.Context, e *edge.Edge, r io.Reader, w io.Writer, opt Opti
 	}()
 	defer c.wg.Wait()
 	defer c.listening.Wait()
+	defer context.AfterFunc(ctx, c.stopListens)() // before Wait: cancel runs it
 	defer cancel()
 	// Once stopping, the writes get WriteGrace; then they are abandoned,
 	// the one being written too (it may never end: an unread pipe).
@@ -175,6 +176,9 @@ type conn struct {
 	slots     chan struct{}
 	listens   chan struct{}  // one token per open subscriptions/listen
 	listening sync.WaitGroup // the listens: the drain at EOF does not wait for them
+	lmu       sync.Mutex
+	open      map[*heldListen]bool // the held listens, to end when Serve stops
+	stopping  bool                 // Serve stops: a listen held from now on ends at once
 	wg        sync.WaitGroup
 
 	mu sync.Mutex // serialises writes
@@ -360,7 +364,7 @@ func (c *conn) handle(ctx context.Context, line []byte, hold *budget.Hold) {
 			}
 		}
 		if m.Method == mcp.MethodSubscriptionsListen && in(m, def).Class.Modern() {
-			async = c.runHeld(m, serve)
+			async = c.runHeld(ctx, m, def, answered)
 			return
 		}
 		async = c.run(ctx, serve)
@@ -391,22 +395,79 @@ func (c *conn) run(ctx context.Context, f func()) bool {
 	return true
 }
 
-// runHeld runs f, a subscriptions/listen, in its own goroutine without
-// a request slot: a listen is held open until someone ends it, and
-// MaxInFlight of them would otherwise stop every later request being
-// read. They are bounded on their own (MaxListens); one beyond is
-// answered with an error at once. It reports whether f runs.
-func (c *conn) runHeld(m *jsonrpc.Message, f func()) bool {
+// runHeld serves a subscriptions/listen without a request slot: a listen
+// is held open until someone ends it, and MaxInFlight of them would
+// otherwise stop every later request being read. They are bounded on
+// their own (MaxListens); one beyond is answered with an error at once.
+// The edge holds it without a goroutine (HandleHeld); it is set up in a
+// goroutine of its own, which returns once the listen is acknowledged.
+// It reports whether it runs.
+func (c *conn) runHeld(ctx context.Context, m *jsonrpc.Message, def mcp.Revision, answered func()) bool {
 	if !tryAcquire(c.listens) {
 		c.write(jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("too many open subscriptions/listen streams on this connection (at most %d); end one first", cap(c.listens))}))
 		return false
 	}
 	c.listening.Add(1)
+	hl := &heldListen{}
+	finish := func(rep edge.Reply) {
+		c.lmu.Lock()
+		hl.ended = true
+		delete(c.open, hl)
+		c.lmu.Unlock()
+		if rep.Msg != nil {
+			c.write(rep.Msg)
+		}
+		<-c.listens
+		c.listening.Done()
+	}
 	go func() {
-		defer func() { <-c.listens; c.listening.Done() }()
-		f()
+		defer answered()
+		reply, stop := c.e.HandleHeld(ctx, c.sess, in(m, def), c.write, finish)
+		if stop == nil {
+			finish(reply)
+			return
+		}
+		c.lmu.Lock()
+		if hl.ended { // ended already
+			c.lmu.Unlock()
+			return
+		}
+		hl.stop = stop
+		stopping := c.stopping
+		if !stopping {
+			if c.open == nil {
+				c.open = map[*heldListen]bool{}
+			}
+			c.open[hl] = true
+		}
+		c.lmu.Unlock()
+		if stopping {
+			stop(context.Canceled)
+		}
 	}()
 	return true
+}
+
+// heldListen is one open listen of the connection: its stop, until it
+// has ended.
+type heldListen struct {
+	stop  func(error)
+	ended bool
+}
+
+// stopListens ends the open listens: Serve is stopping (mcpx ends them,
+// with their cancellation and result).
+func (c *conn) stopListens() {
+	c.lmu.Lock()
+	c.stopping = true
+	open := make([]*heldListen, 0, len(c.open))
+	for hl := range c.open {
+		open = append(open, hl)
+	}
+	c.lmu.Unlock()
+	for _, hl := range open {
+		hl.stop(context.Canceled)
+	}
 }
 
 func tryAcquire(sem chan struct{}) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -31,12 +32,16 @@ func chunk(b []byte) []byte {
 	return append(out, "\r\n"...)
 }
 
+// canTakeOver reports whether r's connection may be taken over: only
+// HTTP/1.1 frames the response in chunks.
+func canTakeOver(r *http.Request) bool { return r.ProtoMajor == 1 && r.ProtoMinor >= 1 }
+
 // takeOver hijacks the stream's connection once nothing is being written,
 // so that every later write goes to it as a chunk. It reports false, and
 // leaves the stream as it was, when the connection cannot be taken over.
 func (s *stream) takeOver(r *http.Request) bool {
-	if r.ProtoMajor != 1 || r.ProtoMinor < 1 {
-		return false // only HTTP/1.1 frames the response in chunks
+	if !canTakeOver(r) {
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,71 +97,133 @@ func (s *stream) writeRaw(b []byte, last bool) error {
 // serveListen serves a subscriptions/listen from a client that takes
 // SSE: a held stream, with a slot of MaxStreams, ended by its client
 // (silently: edge.ErrClientGone) or by Close (with its cancellation and
-// result). The edge's listen runs in a goroutine of its own; once the
-// acknowledgement is written the connection is taken over and this
-// returns, leaving that goroutine to end the stream. Until then, or when
-// the connection cannot be taken over, it is served as any request.
+// result). The edge holds the listen without a goroutine (HandleHeld):
+// once the acknowledgement is written the connection is taken over and
+// this returns, leaving only the reader that notices the client leaving;
+// whoever ends the listen writes its end (held.end). When the connection
+// cannot be taken over it is served as any request, this goroutine
+// waiting for the end.
 func (h *Handler) serveListen(w *response, r *http.Request, acc accepts, es *edge.Session, in edge.In) {
-	// A connection taken over is closed after the stream's last chunk: the
-	// client must know not to send its next request on it, which would be
-	// lost (net/http retries no POST). TestEndedListenConnectionNotReused.
-	if r.ProtoMajor == 1 && r.ProtoMinor >= 1 {
-		w.Header().Set("Connection", "close")
-	}
-	ctx, end := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	gone := func() { end(edge.ErrClientGone) }
-	st := newStream(h, w, gone)
+	hd := &held{h: h, ended: make(chan edge.Reply, 1)}
+	st := newStream(h, w, hd.gone)
+	hd.st = st
+	// A taken-over connection is closed after the stream's last chunk:
+	// said up front, so that a proxy keeping its connections to mcpx
+	// alive does not send its next request on this one (it would get
+	// the close: a 502 from httputil.ReverseProxy).
+	st.lastOnConn = canTakeOver(r)
 	if !st.reserve() {
-		end(nil)
 		h.log.Warn("MaxStreams reached; a subscriptions/listen was refused", "limit", cap(h.streams))
 		unavailable(w, in.Msg.ID, "too many open streams; try again later")
 		return
 	}
-	stopClient := context.AfterFunc(r.Context(), gone)
-	stopHold := context.AfterFunc(h.hold, func() { end(errClosing) })
-	cleanup := func() { stopHold(); st.end(); end(nil) }
-
-	handled := make(chan edge.Reply, 1)
-	decided := make(chan bool, 1)
-	go func() {
-		reply := h.e.Handle(ctx, es, in, st.notify)
-		handled <- reply
-		if !<-decided {
-			return
-		}
-		defer h.taken.Done()
-		// Taken over: this goroutine ends the stream, the final event
-		// and the response's last chunk, or nothing for a client gone.
-		if reply.Msg != nil {
-			if b, err := jsonrpc.Encode(reply.Msg); err == nil {
-				st.final(b)
-			}
-		}
-		cleanup()
-		st.raw.Close()
-	}()
+	// The edge keeps nothing of this context once the listen is held: it
+	// is ended by stop, not by the context.
+	reply, stop := h.e.HandleHeld(context.WithoutCancel(r.Context()), es, in, st.notify, hd.finish)
+	if stop == nil { // ended before it was held (or refused)
+		defer st.end()
+		h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
+		return
+	}
+	hd.held(stop)
+	stopHold := context.AfterFunc(h.hold, func() { stop(errClosing) })
 	serve := func(reply edge.Reply) {
-		decided <- false
-		defer cleanup()
-		defer stopClient()
+		stopHold()
+		defer st.end()
 		h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
 	}
 	select {
-	case reply := <-handled: // ended before it was held (or refused)
+	case reply := <-hd.ended: // ended before its acknowledgement was written
 		serve(reply)
 		return
 	case <-st.firstEvent():
 	}
 	if !st.takeOver(r) {
-		serve(<-handled)
+		// Served the usual way: net/http's request context tells of the
+		// client leaving, and this goroutine writes the end.
+		stopClient := context.AfterFunc(r.Context(), hd.gone)
+		reply := <-hd.ended
+		stopClient()
+		serve(reply)
 		return
 	}
-	// net/http cancels the request's context when this returns: the
-	// client's leaving is the reader's to notice from now on.
-	stopClient()
-	go st.watchGone(gone)
+	hd.stopHold = func() { stopHold() }
+	go st.watchGone(hd.gone)
 	h.taken.Add(1)
-	decided <- true
+	hd.mu.Lock()
+	hd.taken = true
+	select {
+	case reply := <-hd.ended: // it ended before it was taken over
+		hd.mu.Unlock()
+		go hd.end(reply)
+	default:
+		hd.mu.Unlock()
+	}
+}
+
+// held is one listen the edge holds, as the transport sees it: its stop,
+// and where its end goes: the channel until the connection is taken over,
+// then a goroutine of the end's own that writes it.
+type held struct {
+	h        *Handler
+	st       *stream
+	mu       sync.Mutex
+	stop     func(error)
+	early    bool // the client left before stop was known
+	taken    bool // the connection is taken over: end writes the end
+	ended    chan edge.Reply
+	stopHold func() // the taken-over stream's Close hook
+}
+
+// held records the listen's stop; a client that left meanwhile stops it.
+func (hd *held) held(stop func(error)) {
+	hd.mu.Lock()
+	hd.stop = stop
+	early := hd.early
+	hd.mu.Unlock()
+	if early {
+		stop(edge.ErrClientGone)
+	}
+}
+
+// gone is the client leaving (its connection failed, a write did not go
+// through): the listen ends silently.
+func (hd *held) gone() {
+	hd.mu.Lock()
+	stop := hd.stop
+	hd.early = stop == nil
+	hd.mu.Unlock()
+	if stop != nil {
+		stop(edge.ErrClientGone)
+	}
+}
+
+// finish is the edge's done: the listen's end, from whoever ended it.
+// It must not wait on the client, so a taken-over stream's end is
+// written by a goroutine of its own.
+func (hd *held) finish(reply edge.Reply) {
+	hd.mu.Lock()
+	defer hd.mu.Unlock()
+	if hd.taken {
+		go hd.end(reply)
+		return
+	}
+	hd.ended <- reply // serveListen takes it
+}
+
+// end writes a taken-over stream's end: the final event and the
+// response's last chunk, or nothing for a client gone; then closes the
+// connection.
+func (hd *held) end(reply edge.Reply) {
+	defer hd.h.taken.Done()
+	if reply.Msg != nil {
+		if b, err := jsonrpc.Encode(reply.Msg); err == nil {
+			hd.st.final(b)
+		}
+	}
+	hd.stopHold()
+	hd.st.end()
+	hd.st.raw.Close()
 }
 
 // waitTaken waits, until ctx ends, for the streams whose connection was

@@ -64,6 +64,9 @@ type stream struct {
 	first   chan struct{} // closed once the first event is written (firstEvent)
 	wrote   bool          // the first event is written
 	raw     net.Conn      // the connection, once taken over (held.go)
+	// lastOnConn: the response is the connection's last (a listen's that
+	// may be taken over, held.go); set before the stream starts.
+	lastOnConn bool
 }
 
 // firstEvent is closed once the stream's first event has been written.
@@ -205,6 +208,9 @@ func (s *stream) pump() {
 			hd.Set("Content-Type", "text/event-stream")
 			hd.Set("Cache-Control", "no-cache")
 			hd.Set("X-Accel-Buffering", "no")
+			if s.lastOnConn {
+				hd.Set("Connection", "close")
+			}
 			s.w.WriteHeader(http.StatusOK)
 			if !s.flush(nil) {
 				return
