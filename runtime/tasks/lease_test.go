@@ -17,7 +17,10 @@ import (
 func TestLeaseRenewedWhileTheCallRuns(t *testing.T) {
 	ctx := context.Background()
 	store := &Memory{}
-	r := &Runner{Store: store, Lease: 150 * time.Millisecond}
+	// A lease long enough that a loaded machine's scheduling stall (a
+	// renewal every third of it) does not lapse it: a 150 ms lease did
+	// at a load average of 20.
+	r := &Runner{Store: store, Lease: time.Second}
 	rec, err := r.Start(ctx, "", 0, func() {})
 	if err != nil {
 		t.Fatal(err)
@@ -25,16 +28,16 @@ func TestLeaseRenewedWhileTheCallRuns(t *testing.T) {
 	if rec.LeaseUntil.IsZero() {
 		t.Fatal("no lease on a task of a runner with one")
 	}
-	time.Sleep(600 * time.Millisecond) // four leases
+	time.Sleep(2500 * time.Millisecond) // two and a half leases
 	got, err := r.Get(ctx, rec.ID, "")
 	if err != nil || got.Status != mcp.TaskStatusWorking {
-		t.Fatalf("after four leases with its call running: %+v %v", got, err)
+		t.Fatalf("after two and a half leases with its call running: %+v %v", got, err)
 	}
 	r.Finish(ctx, rec.ID, json.RawMessage(`{"content":[]}`), nil)
 	if got, _ := r.Get(ctx, rec.ID, ""); got.Status != mcp.TaskStatusCompleted {
 		t.Fatalf("finished: %+v", got)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		r.mu.Lock()
 		renewing := r.renewing
