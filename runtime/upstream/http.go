@@ -66,7 +66,7 @@ func ownTransport() *http.Transport {
 
 func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
 	h := &httpConn{spec: spec, client: httpClient(spec), log: log, handler: handler, gone: make(chan struct{})}
-	h.out = newOutbox(h.notify, noisy, spec.sendWait)
+	h.out = newOutbox(h.notify, noisy, spec.sendWait, spec.sendQueue)
 	return h, nil
 }
 

@@ -16,62 +16,100 @@ import (
 const sendWait = 5 * time.Second
 
 // maxPending is how many of those messages may be on their way to one
-// connection at once; one more is dropped, and the drop logged.
-const maxPending = 16
+// connection at once, and maxQueued how many more may wait for one of
+// them to end; one more is dropped, and the drop logged. The queue takes
+// a burst (a hundred clients hanging up at once each cancel a call: the
+// load run dropped a fifth of those cancellations without it) while an
+// upstream that reads nothing still holds at most maxPending goroutines
+// and maxQueued small messages.
+const (
+	maxPending = 16
+	maxQueued  = 256
+)
 
 // outbox sends, in the background, the messages that wait for no answer:
-// each within its deadline, at most maxPending at once. Neither a caller
-// nor the goroutine reading the upstream ever waits on them.
+// each within its deadline, at most maxPending at once, the rest in
+// turn. Neither a caller nor the goroutine reading the upstream ever
+// waits on them.
 type outbox struct {
 	write   func(context.Context, *jsonrpc.Message) error
 	log     *slog.Logger // rate-limited: an upstream's flood must not become mcpx's
 	timeout time.Duration
-	slots   chan struct{}
+	queued  int // the most that may wait in queue
 
 	ctx    context.Context // ends when the connection does
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
 	closed  bool
+	sending int                // senders running, at most maxPending
+	queue   []*jsonrpc.Message // waiting for a sender
 	senders sync.WaitGroup
 }
 
-// newOutbox sends with write, each message within wait (0: sendWait).
-func newOutbox(write func(context.Context, *jsonrpc.Message) error, log *slog.Logger, wait time.Duration) *outbox {
+// newOutbox sends with write, each message within wait (0: sendWait),
+// with queue messages waiting at most (0: maxQueued; below 0: none).
+func newOutbox(write func(context.Context, *jsonrpc.Message) error, log *slog.Logger, wait time.Duration, queue int) *outbox {
 	if wait <= 0 {
 		wait = sendWait
 	}
+	switch {
+	case queue == 0:
+		queue = maxQueued
+	case queue < 0:
+		queue = 0
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &outbox{write: write, log: log, timeout: wait, slots: make(chan struct{}, maxPending), ctx: ctx, cancel: cancel}
+	return &outbox{write: write, log: log, timeout: wait, queued: queue, ctx: ctx, cancel: cancel}
 }
 
 // send queues m and returns at once. When maxPending messages are already
-// on their way, m is dropped and the drop logged; after close, m is
-// dropped silently (the connection is gone).
+// on their way it waits its turn, and when the queue is full too it is
+// dropped and the drop logged; after close, m is dropped silently (the
+// connection is gone).
 func (o *outbox) send(m *jsonrpc.Message) {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
 		return
 	}
-	select {
-	case o.slots <- struct{}{}:
-	default:
+	if o.sending >= maxPending {
+		if len(o.queue) >= o.queued {
+			o.mu.Unlock()
+			o.log.Warn("message to the upstream dropped: too many are waiting to be sent", "message", describe(m), "limit", maxPending+o.queued)
+			return
+		}
+		o.queue = append(o.queue, m)
 		o.mu.Unlock()
-		o.log.Warn("message to the upstream dropped: too many are waiting to be sent", "message", describe(m), "limit", maxPending)
 		return
 	}
+	o.sending++
 	o.senders.Add(1)
 	o.mu.Unlock()
-	go func() {
-		defer o.senders.Done()
-		defer func() { <-o.slots }()
+	go o.run(m)
+}
+
+// run sends m, then what waits in the queue, until the queue is empty or
+// the outbox closed.
+func (o *outbox) run(m *jsonrpc.Message) {
+	defer o.senders.Done()
+	for {
 		ctx, cancel := context.WithTimeout(o.ctx, o.timeout)
-		defer cancel()
 		if err := o.write(ctx, m); err != nil && o.ctx.Err() == nil {
 			o.log.Info("message to the upstream not sent", "message", describe(m), "err", redact(err))
 		}
-	}()
+		cancel()
+		o.mu.Lock()
+		if o.closed || len(o.queue) == 0 {
+			o.sending--
+			o.mu.Unlock()
+			return
+		}
+		m = o.queue[0]
+		o.queue[0] = nil
+		o.queue = o.queue[1:]
+		o.mu.Unlock()
+	}
 }
 
 // close drops what is not sent yet: the messages on their way are
@@ -80,6 +118,7 @@ func (o *outbox) send(m *jsonrpc.Message) {
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
+	o.queue = nil
 	o.mu.Unlock()
 	o.cancel()
 }

@@ -117,7 +117,8 @@ func TestHTTPSendsHaveDeadlines(t *testing.T) {
 	defer srv.Close()
 	log, logs := newLogCapture()
 	const wait = time.Second
-	c := New(Spec{Name: "silent", URL: srv.URL + "/mcp", Timeout: 300 * time.Millisecond, sendWait: wait}, mcpxInfo, log)
+	// No queue: the drops beyond maxPending are what this test looks at.
+	c := New(Spec{Name: "silent", URL: srv.URL + "/mcp", Timeout: 300 * time.Millisecond, sendWait: wait, sendQueue: -1}, mcpxInfo, log)
 	closed := false
 	defer func() {
 		if !closed {
@@ -191,6 +192,42 @@ func TestHTTPSendsHaveDeadlines(t *testing.T) {
 		t.Errorf("the upstream got %d DELETEs, want 1", up.count("DELETE"))
 	}
 	t.Logf("Close took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// TestCancellationsWaitTheirTurn: a burst of cancellations beyond
+// maxPending, to an upstream that holds each until mcpx gives up on it,
+// waits in the queue and is sent as the first ones end: every one
+// reaches the upstream and none is dropped (before the queue, those
+// beyond maxPending were dropped).
+func TestCancellationsWaitTheirTurn(t *testing.T) {
+	defer noLeaks(t)()
+	up := newSilentHTTP()
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	log, logs := newLogCapture()
+	c := New(Spec{Name: "silent", URL: srv.URL + "/mcp", Timeout: 200 * time.Millisecond, sendWait: 300 * time.Millisecond}, mcpxInfo, log)
+	defer c.Close()
+	defer close(up.release)
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const calls = maxPending + 8
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := mcp.CallTool(ctx, c, &mcp.CallToolRequestParams{Name: "hang"}); err == nil {
+				t.Error("a call to a tool that hangs succeeded")
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(t, 10*time.Second, "every cancellation at the upstream", func() bool { return up.count("cancelled") == calls })
+	if n := len(logs.records("message to the upstream dropped: too many are waiting to be sent")); n != 0 {
+		t.Errorf("%d cancellations dropped; want none: they fit in the queue", n)
+	}
 }
 
 type result struct {

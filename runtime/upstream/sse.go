@@ -57,7 +57,7 @@ func dialSSE(ctx context.Context, spec Spec, log, noisy *slog.Logger, handler ha
 	}
 	s := &sseConn{spec: spec, client: httpClient(spec), log: log, noisy: noisy, handler: handler,
 		pending: waiting{}, gone: make(chan struct{})}
-	s.out = newOutbox(s.post, noisy, spec.sendWait)
+	s.out = newOutbox(s.post, noisy, spec.sendWait, spec.sendQueue)
 	// The stream lives as long as the connection, not as the dial's ctx.
 	sctx, stop := context.WithCancel(context.Background())
 	s.stop = stop

@@ -126,7 +126,7 @@ func startProcess(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*pro
 		return nil, startErr(spec, err)
 	}
 	p := &process{cmd: cmd, log: log, noisy: noisy, handler: handler, stdin: stdin, name: spec.Name, setup: spec.Setup, pending: waiting{}, gone: make(chan struct{})}
-	p.out = newOutbox(p.write, noisy, spec.sendWait)
+	p.out = newOutbox(p.write, noisy, spec.sendWait, spec.sendQueue)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); p.readStderr(errR) }()

@@ -83,6 +83,10 @@ type Spec struct {
 	// sendWait bounds each message sent without waiting for an answer
 	// and an HTTP session's DELETE; 0 means sendWait. Tests shorten it.
 	sendWait time.Duration
+	// sendQueue is how many such messages may wait for one of the
+	// maxPending sends to end: 0 means maxQueued, below 0 none (tests
+	// that look at the drops).
+	sendQueue int
 }
 
 // defaultLogRate is what Spec.LogRate 0 means, in lines a second.
