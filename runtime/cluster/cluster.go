@@ -84,7 +84,9 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func gone(replica string) error { return fmt.Errorf("%w: replica %s does not answer", ErrGone, replica) }
+func gone(replica string) error {
+	return fmt.Errorf("%w: replica %s does not answer", ErrGone, replica)
+}
 
 func timeoutOf(d time.Duration) time.Duration {
 	if d > 0 {

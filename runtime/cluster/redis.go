@@ -229,4 +229,3 @@ func (b *redisBus) Close() error {
 	<-b.done
 	return err
 }
-
