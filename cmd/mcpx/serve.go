@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/admin"
 	"github.com/mcpx-dev/mcpx/runtime/auth"
+	"github.com/mcpx-dev/mcpx/runtime/cluster"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
@@ -227,6 +228,17 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		defer closeStore()
 		c.Tasks = host.TaskOptionsIn(settings, store)
+		if cmd != "stdio" {
+			// The same URL shares the legacy sessions, list changes and
+			// parked calls' retries with the other replicas (issue 19).
+			cl, err := cluster.Open(url, log)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+				return 2
+			}
+			defer cl.Close()
+			c.Cluster, g.Replica = cl, cl.Bus.ID()
+		}
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;
 		// a bad key is refused at startup, as with a config.
