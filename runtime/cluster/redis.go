@@ -16,6 +16,10 @@ import (
 type Options struct {
 	// Timeout bounds a request to another replica; 0 is DefaultTimeout.
 	Timeout time.Duration
+	// AckTimeout is how soon the replica must say it has the request (it
+	// does before handling it); 0 is DefaultAckTimeout. A replica that
+	// does not is taken to be gone.
+	AckTimeout time.Duration
 	// Log receives the bus's own log lines; nil is slog.Default().
 	Log *slog.Logger
 }
@@ -35,7 +39,12 @@ type envelope struct {
 	Name string `json:"n,omitempty"` // a request's handler
 	Data []byte `json:"d,omitempty"`
 	Err  string `json:"e,omitempty"` // an answer's handler error
+	Ack  bool   `json:"a,omitempty"` // the replica has the request; its answer follows
 }
+
+// DefaultAckTimeout is how soon a replica must acknowledge a request when
+// Options.AckTimeout is 0.
+const DefaultAckTimeout = 2 * time.Second
 
 // redisBus is the Bus over Redis pub/sub: one subscriber connection per
 // replica (go-redis reconnects it and subscribes again after an outage).
@@ -43,6 +52,7 @@ type redisBus struct {
 	rdb     *redis.Client
 	id      string
 	timeout time.Duration
+	ack     time.Duration
 	log     *slog.Logger
 	ps      *redis.PubSub
 	done    chan struct{}
@@ -60,11 +70,14 @@ type redisSub struct{ ch chan Event }
 // answer now is no error: publishing fails with ErrUnavailable until it
 // does, and the subscriptions resume once it is back.
 func NewRedis(rdb *redis.Client, id string, opt Options) Bus {
-	b := &redisBus{rdb: rdb, id: id, timeout: timeoutOf(opt.Timeout), log: opt.Log,
+	b := &redisBus{rdb: rdb, id: id, timeout: timeoutOf(opt.Timeout), ack: opt.AckTimeout, log: opt.Log,
 		subs: map[string]map[*redisSub]bool{}, handlers: map[string]Handler{}, waiting: map[uint64]chan envelope{},
 		done: make(chan struct{})}
 	if b.log == nil {
 		b.log = slog.Default()
+	}
+	if b.ack <= 0 {
+		b.ack = DefaultAckTimeout
 	}
 	b.ps = rdb.Subscribe(context.Background(), rqPrefix+id, rpPrefix+id)
 	go b.read()
@@ -91,10 +104,15 @@ func (b *redisBus) read() {
 			}
 			b.mu.Lock()
 			ch := b.waiting[env.Seq]
-			delete(b.waiting, env.Seq)
+			if !env.Ack {
+				delete(b.waiting, env.Seq)
+			}
 			b.mu.Unlock()
 			if ch != nil {
-				ch <- env
+				select {
+				case ch <- env: // room for the ack and the answer
+				default:
+				}
 			}
 		}
 	}
@@ -118,8 +136,9 @@ func (b *redisBus) deliver(topic string, payload []byte) {
 	}
 }
 
-// serve answers one request with its handler.
+// serve answers one request with its handler, acknowledged first.
 func (b *redisBus) serve(env envelope) {
+	b.reply(envelope{From: b.id, Seq: env.Seq, Ack: true}, env.From)
 	b.mu.Lock()
 	h := b.handlers[env.Name]
 	b.mu.Unlock()
@@ -135,11 +154,15 @@ func (b *redisBus) serve(env envelope) {
 			out.Err = err.Error()
 		}
 	}
+	b.reply(out, env.From)
+}
+
+func (b *redisBus) reply(out envelope, to string) {
 	raw, _ := json.Marshal(out)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := b.rdb.Publish(ctx, rpPrefix+env.From, raw).Err(); err != nil {
-		b.log.Warn("cluster: an answer to another replica was lost", "replica", env.From, "err", err)
+	if err := b.rdb.Publish(ctx, rpPrefix+to, raw).Err(); err != nil {
+		b.log.Warn("cluster: an answer to another replica was lost", "replica", to, "err", err)
 	}
 }
 
@@ -192,7 +215,7 @@ func (b *redisBus) Handle(name string, h Handler) {
 
 func (b *redisBus) Request(ctx context.Context, replica, name string, data []byte) ([]byte, error) {
 	seq := b.seq.Add(1)
-	ch := make(chan envelope, 1)
+	ch := make(chan envelope, 2)
 	b.mu.Lock()
 	b.waiting[seq] = ch
 	b.mu.Unlock()
@@ -209,18 +232,30 @@ func (b *redisBus) Request(ctx context.Context, replica, name string, data []byt
 	if n == 0 { // nobody subscribed to the replica's channel: it is not running
 		return nil, gone(replica)
 	}
+	// A subscriber counted is not yet a replica alive (a server that has
+	// not noticed a connection gone): the request must be acknowledged.
+	ack := time.NewTimer(b.ack)
+	defer ack.Stop()
 	t := time.NewTimer(b.timeout)
 	defer t.Stop()
-	select {
-	case env := <-ch:
-		if env.Err != "" {
-			return nil, &RemoteError{Replica: replica, Msg: env.Err}
+	for {
+		select {
+		case env := <-ch:
+			if env.Ack {
+				ack.Stop()
+				continue
+			}
+			if env.Err != "" {
+				return nil, &RemoteError{Replica: replica, Msg: env.Err}
+			}
+			return env.Data, nil
+		case <-ack.C:
+			return nil, fmt.Errorf("%w: replica %s did not acknowledge the request within %s", ErrGone, replica, b.ack)
+		case <-t.C:
+			return nil, fmt.Errorf("%w: replica %s did not answer within %s", ErrGone, replica, b.timeout)
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		return env.Data, nil
-	case <-t.C:
-		return nil, fmt.Errorf("%w: replica %s did not answer within %s", ErrGone, replica, b.timeout)
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
 }
 
