@@ -100,15 +100,18 @@ func (b *memBus) Request(ctx context.Context, replica, name string, data []byte)
 	if h == nil || closed {
 		return nil, gone(replica)
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	// The handler gets a context of its own, as over Redis: nothing of
+	// the asker's (its principal) crosses but what data carries.
+	hctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
 	type reply struct {
 		b   []byte
 		err error
 	}
 	out := make(chan reply, 1)
 	go func() {
-		r, err := h(ctx, b.id, append([]byte(nil), data...))
+		r, err := h(hctx, b.id, append([]byte(nil), data...))
 		out <- reply{r, err}
 	}()
 	select {
@@ -118,10 +121,9 @@ func (b *memBus) Request(ctx context.Context, replica, name string, data []byte)
 		}
 		return r.b, nil
 	case <-ctx.Done():
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, gone(replica)
-		}
 		return nil, ctx.Err()
+	case <-hctx.Done():
+		return nil, gone(replica)
 	}
 }
 

@@ -242,13 +242,17 @@ func TestLegacySessionAcrossReplicas(t *testing.T) {
 		if st, _, msg := del(t, b.url, sid, ""); st != http.StatusNoContent {
 			t.Fatalf("DELETE on B: %d %v", st, msg)
 		}
-		select {
-		case _, open := <-stream:
-			for open {
-				_, open = <-stream
+		ended := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case _, open := <-stream:
+				if !open {
+					break wait
+				}
+			case <-ended:
+				t.Fatal("A's GET stream outlived the session's DELETE on B")
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("A's GET stream outlived the session's DELETE on B")
 		}
 		for i, r := range rs {
 			if st, _, msg := rpc(t, r.url, "", sessionHeaders(sid), `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); st != http.StatusNotFound {
@@ -389,16 +393,18 @@ func TestParkedQuestionOwnerAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := startReplicas(t, 2, memoryBackend(t), a)
-	state := parkAsk(t, rs[0], aliceToken)
-	_, _, msg := rpc(t, rs[1].url, bobToken, modernHeaders("tools/call", "ask"), askCall(state, adaAnswer))
-	if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != float64(-32602) {
-		t.Fatalf("bob's retry of alice's question on B: %v", msg)
-	}
-	_, _, msg = rpc(t, rs[1].url, aliceToken, modernHeaders("tools/call", "ask"), askCall(state, adaAnswer))
-	if got := resultText(msg); got != "hello Ada" {
-		t.Fatalf("alice's retry on B: %v", msg)
-	}
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		rs := startReplicas(t, 2, join, a)
+		state := parkAsk(t, rs[0], aliceToken)
+		_, _, msg := rpc(t, rs[1].url, bobToken, modernHeaders("tools/call", "ask"), askCall(state, adaAnswer))
+		if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != float64(-32602) {
+			t.Fatalf("bob's retry of alice's question on B: %v", msg)
+		}
+		_, _, msg = rpc(t, rs[1].url, aliceToken, modernHeaders("tools/call", "ask"), askCall(state, adaAnswer))
+		if got := resultText(msg); got != "hello Ada" {
+			t.Fatalf("alice's retry on B: %v", msg)
+		}
+	})
 }
 
 var _ = json.Marshal
