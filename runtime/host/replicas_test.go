@@ -41,9 +41,9 @@ type replica struct {
 }
 
 // backend makes the cluster of each replica of one test.
-type backend func(t *testing.T) func() *cluster.Cluster
+type backend func(t testing.TB) func() *cluster.Cluster
 
-func memoryBackend(t *testing.T) func() *cluster.Cluster {
+func memoryBackend(t testing.TB) func() *cluster.Cluster {
 	h, recs := cluster.NewHub(), &cluster.MemoryRecords{}
 	return func() *cluster.Cluster {
 		return &cluster.Cluster{Bus: h.Join(cluster.NewID(), 5*time.Second), Records: recs, Shared: true}
@@ -60,11 +60,11 @@ func redisBackend(addr string) func() *cluster.Cluster {
 	}
 }
 
-func miniredisBackend(t *testing.T) func() *cluster.Cluster {
+func miniredisBackend(t testing.TB) func() *cluster.Cluster {
 	return redisBackend(miniredis.RunT(t).Addr())
 }
 
-func redisServerBackend(t *testing.T) func() *cluster.Cluster {
+func redisServerBackend(t testing.TB) func() *cluster.Cluster {
 	return redisBackend(redistest.Server(t))
 }
 
@@ -108,7 +108,7 @@ func askerUpstream() *sdk.Server {
 
 // startReplica serves one replica on c, sealing states under states, with
 // a (nil: none).
-func startReplica(t *testing.T, c *cluster.Cluster, states *requeststate.Sealer, a *auth.Authenticator) *replica {
+func startReplica(t testing.TB, c *cluster.Cluster, states *requeststate.Sealer, a *auth.Authenticator) *replica {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	up := askerUpstream()
@@ -153,7 +153,7 @@ func startReplica(t *testing.T, c *cluster.Cluster, states *requeststate.Sealer,
 	return nil
 }
 
-func startReplicas(t *testing.T, n int, join func() *cluster.Cluster, a *auth.Authenticator) []*replica {
+func startReplicas(t testing.TB, n int, join func() *cluster.Cluster, a *auth.Authenticator) []*replica {
 	states := requeststate.Random() // the shared mcpx.stateKey
 	var rs []*replica
 	for range n {
