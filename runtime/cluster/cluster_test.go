@@ -238,3 +238,24 @@ func TestRedisUnavailable(t *testing.T) {
 		t.Fatalf("get: %v", err)
 	}
 }
+
+// BenchmarkRecordsGet: the per-request Redis cost of a shared legacy
+// session: one GETEX of its record (about 300 bytes) on a real
+// redis-server on loopback.
+//
+//	go test ./runtime/cluster -run '^$' -bench BenchmarkRecordsGet -benchtime 5000x -count 3
+func BenchmarkRecordsGet(b *testing.B) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Server(b)})
+	b.Cleanup(func() { rdb.Close() })
+	r := RedisRecords{RDB: rdb}
+	ctx := context.Background()
+	if err := r.Put(ctx, "k", make([]byte, 300), time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := r.Get(ctx, "k", time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

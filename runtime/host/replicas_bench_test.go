@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-dev/mcpx/runtime/cluster"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
 )
 
 // BenchmarkParkedRetry: what relaying a parked question's retry to the
@@ -109,4 +112,64 @@ func askPost(b testing.TB, url, body string) map[string]any {
 		b.Fatalf("%v: %s", err, raw)
 	}
 	return msg
+}
+
+// BenchmarkLegacySessionRequest: what sharing legacy sessions costs a
+// plain request (issue 19): tools/call greet on a session, with no cluster
+// (the session in the process), on the memory hub, and on a real
+// redis-server (one GETEX per request: the record read and its TTL
+// refreshed), the session made on another replica than the one serving.
+//
+//	go test ./runtime/host -run '^$' -bench BenchmarkLegacySessionRequest -benchtime 2000x -count 3
+func BenchmarkLegacySessionRequest(b *testing.B) {
+	for _, be := range []struct {
+		name string
+		new  backend
+	}{{"alone", nil}, {"memory", memoryBackend}, {"redis-server", redisServerBackend}} {
+		b.Run(be.name, func(b *testing.B) {
+			var init, serve *replica
+			if be.new == nil {
+				r := startReplica(b, &cluster.Cluster{Bus: cluster.Local(), Records: &cluster.MemoryRecords{}}, requeststate.Random(), nil)
+				init, serve = r, r
+			} else {
+				rs := startReplicas(b, 2, be.new(b), nil)
+				init, serve = rs[0], rs[1]
+			}
+			sid := benchSession(b, init.url)
+			body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{}}}`
+			b.ResetTimer()
+			for range b.N {
+				req, _ := http.NewRequest(http.MethodPost, serve.url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json")
+				req.Header.Set("Mcp-Session-Id", sid)
+				req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), "hello") {
+					b.Fatalf("%d %s", resp.StatusCode, raw)
+				}
+			}
+		})
+	}
+}
+
+func benchSession(b *testing.B, url string) string {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		b.Fatal("no session")
+	}
+	return sid
 }
