@@ -87,7 +87,12 @@ func eachBackend(t *testing.T, f func(t *testing.T, join func() *cluster.Cluster
 // askerUpstream is a 2025-11-25 Go SDK server with a plain tool (greet)
 // and one asking the client's name (ask) during its call.
 func askerUpstream() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "replica-upstream", Version: "1"}, &sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	s := sdk.NewServer(&sdk.Implementation{Name: "replica-upstream", Version: "1"}, &sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"},
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil }})
+	s.AddResource(&sdk.Resource{Name: "doc", URI: "test://doc", MIMEType: "text/plain"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "v1"}}}, nil
+	})
 	type none struct{}
 	text := func(s string) *sdk.CallToolResult {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
@@ -222,20 +227,48 @@ func TestLegacySessionAcrossReplicas(t *testing.T) {
 		}
 
 		stream, _ := sse(t, a.url, sid, "")
+		// A session of B's own, for comparison: A's stream must hear B's
+		// change as often as a stream on B does (the gateway tells one
+		// upstream change as the upstream's notification and as its list
+		// changing), no more (B's copy of the session does not forward
+		// list changes: every replica tells its own streams), no less.
+		local, _ := sse(t, b.url, legacySession(t, b.url, ""), "")
+		// The upstreams' first loads are list changes too, told across:
+		// let them pass before B's upstream changes.
+		for settled := false; !settled; {
+			select {
+			case <-stream:
+			case <-local:
+			case <-time.After(300 * time.Millisecond):
+				settled = true
+			}
+		}
 		// Only B's own upstream gains a tool; A hears of it over the bus.
-		// (A subscription on Redis takes effect asynchronously: the
-		// stream's replica subscribed to changes at startup.)
 		type none struct{}
 		sdk.AddTool(b.up, &sdk.Tool{Name: "wave", Description: "Waves."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{}, nil, nil
 		})
-		select {
-		case d := <-stream:
-			if !strings.Contains(d, "notifications/tools/list_changed") {
-				t.Fatalf("A's GET stream got %s", d)
+		heardA, heardB := 0, 0
+		quiet := time.After(10 * time.Second)
+	listen:
+		for {
+			select {
+			case d := <-stream:
+				if strings.Contains(d, "notifications/tools/list_changed") {
+					heardA++
+					quiet = time.After(300 * time.Millisecond)
+				}
+			case d := <-local:
+				if strings.Contains(d, "notifications/tools/list_changed") {
+					heardB++
+					quiet = time.After(300 * time.Millisecond)
+				}
+			case <-quiet:
+				break listen
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("A's GET stream did not hear B's upstream's list change")
+		}
+		if heardA == 0 || heardA != heardB {
+			t.Fatalf("B's upstream's tools list change: A's GET stream heard it %d times, a stream on B %d", heardA, heardB)
 		}
 
 		// DELETE on B ends it everywhere: A's stream, and every request.
@@ -408,3 +441,43 @@ func TestParkedQuestionOwnerAcrossReplicas(t *testing.T) {
 }
 
 var _ = json.Marshal
+
+// TestResourceUpdateReachesStreamOnAnotherReplica: a session subscribes to
+// a resource on B while its GET stream is held on A; the update B's
+// upstream sends reaches the stream on A over the bus.
+func TestResourceUpdateReachesStreamOnAnotherReplica(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		rs := startReplicas(t, 2, join, nil)
+		a, b := rs[0], rs[1]
+		sid := legacySession(t, a.url, "")
+		stream, _ := sse(t, a.url, sid, "")
+		_, _, msg := rpc(t, b.url, "", sessionHeaders(sid), `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
+		res, _ := msg["result"].(map[string]any)
+		list, _ := res["resources"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("resources/list on B: %v", msg)
+		}
+		uri, _ := list[0].(map[string]any)["uri"].(string)
+		st, _, msg := rpc(t, b.url, "", sessionHeaders(sid), fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":%q}}`, uri))
+		if st != http.StatusOK || msg["error"] != nil {
+			t.Fatalf("resources/subscribe on B: %d %v", st, msg)
+		}
+		// A's subscription to the session's topic may still be on its way
+		// (Redis subscribes asynchronously): the update is sent until heard.
+		deadline := time.After(10 * time.Second)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case d := <-stream:
+				if strings.Contains(d, "notifications/resources/updated") && strings.Contains(d, uri) {
+					return
+				}
+			case <-tick.C:
+				b.up.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: "test://doc"})
+			case <-deadline:
+				t.Fatal("the GET stream on A did not hear the update of the resource subscribed on B")
+			}
+		}
+	})
+}
