@@ -481,3 +481,46 @@ func TestResourceUpdateReachesStreamOnAnotherReplica(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionsWhileRedisIsDown: with Redis gone, a legacy request whose
+// session must be read, and an initialize, are 503 with Retry-After; a
+// 2026-07-28 request that needs nothing shared is served; once Redis is
+// back, the session is served again without anyone restarting anything.
+func TestSessionsWhileRedisIsDown(t *testing.T) {
+	m := miniredis.RunT(t)
+	rs := startReplicas(t, 2, redisBackend(m.Addr()), nil)
+	sid := legacySession(t, rs[0].url, "")
+	m.Close()
+	for i, body := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+	} {
+		hdr := sessionHeaders(sid)
+		if i == 1 {
+			hdr = nil
+		}
+		st, h, msg := rpc(t, rs[1].url, "", hdr, body)
+		e, _ := msg["error"].(map[string]any)
+		if st != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "unavailable") {
+			t.Fatalf("request %d with Redis down: %d %v %v", i, st, h, msg)
+		}
+	}
+	_, _, msg := rpc(t, rs[1].url, "", modernHeaders("tools/call", "greet"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{`+askMeta+`,"name":"greet","arguments":{}}}`)
+	if resultText(msg) != "hello" {
+		t.Fatalf("a 2026-07-28 call with Redis down: %v", msg)
+	}
+	if err := m.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _, msg := rpc(t, rs[1].url, "", sessionHeaders(sid), `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+		if st == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after Redis came back: %d %v", st, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
