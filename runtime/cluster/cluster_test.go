@@ -92,6 +92,21 @@ func runBus(t *testing.T, newBuses join) {
 			}
 		}
 	})
+	t.Run("heard once Subscribe returns, a request once the bus is joined", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		ch, cancel := bs[0].Subscribe("now")
+		t.Cleanup(cancel)
+		if err := bs[1].Publish(context.Background(), "now", []byte("1")); err != nil {
+			t.Fatal(err)
+		}
+		if ev := recv(t, ch); string(ev.Data) != "1" {
+			t.Fatalf("heard %+v", ev)
+		}
+		bs[1].Handle("echo", func(_ context.Context, _ string, d []byte) ([]byte, error) { return d, nil })
+		if got, err := bs[0].Request(context.Background(), "b", "echo", []byte("x")); err != nil || string(got) != "x" {
+			t.Fatalf("request at once: %q, %v", got, err)
+		}
+	})
 	t.Run("an unsubscribed topic hears nothing", func(t *testing.T) {
 		bs := newBuses(t, "a", "b")
 		ch, cancel := bs[0].Subscribe("x")

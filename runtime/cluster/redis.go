@@ -61,7 +61,10 @@ type redisBus struct {
 	subs     map[string]map[*redisSub]bool // by topic
 	handlers map[string]Handler
 	waiting  map[uint64]chan envelope // requests sent, by Seq
-	seq      atomic.Uint64
+	// confirming are the Subscribes waiting for Redis to confirm their
+	// channel, closed when it does.
+	confirming map[string][]chan struct{}
+	seq        atomic.Uint64
 }
 
 type redisSub struct{ ch chan Event }
@@ -72,15 +75,17 @@ type redisSub struct{ ch chan Event }
 func NewRedis(rdb *redis.Client, id string, opt Options) Bus {
 	b := &redisBus{rdb: rdb, id: id, timeout: timeoutOf(opt.Timeout), ack: opt.AckTimeout, log: opt.Log,
 		subs: map[string]map[*redisSub]bool{}, handlers: map[string]Handler{}, waiting: map[uint64]chan envelope{},
-		done: make(chan struct{})}
+		confirming: map[string][]chan struct{}{},
+		done:       make(chan struct{})}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
 	if b.ack <= 0 {
 		b.ack = DefaultAckTimeout
 	}
-	b.ps = rdb.Subscribe(context.Background(), rqPrefix+id, rpPrefix+id)
+	b.ps = rdb.Subscribe(context.Background())
 	go b.read()
+	b.subscribe(rqPrefix+id, rpPrefix+id)
 	return b
 }
 
@@ -88,7 +93,17 @@ func (b *redisBus) ID() string { return b.id }
 
 func (b *redisBus) read() {
 	defer close(b.done)
-	for m := range b.ps.Channel(redis.WithChannelSize(1024)) {
+	for v := range b.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024)) {
+		if sub, ok := v.(*redis.Subscription); ok {
+			if sub.Kind == "subscribe" {
+				b.confirmed(sub.Channel)
+			}
+			continue
+		}
+		m, ok := v.(*redis.Message)
+		if !ok {
+			continue
+		}
 		switch {
 		case len(m.Channel) > len(evPrefix) && m.Channel[:len(evPrefix)] == evPrefix:
 			b.deliver(m.Channel[len(evPrefix):], []byte(m.Payload))
@@ -187,8 +202,7 @@ func (b *redisBus) Subscribe(topic string) (<-chan Event, func()) {
 	b.subs[topic][s] = true
 	b.mu.Unlock()
 	if first {
-		// Failing now, it is subscribed again when the connection is.
-		_ = b.ps.Subscribe(context.Background(), evPrefix+topic)
+		b.subscribe(evPrefix + topic)
 	}
 	var once sync.Once
 	return s.ch, func() {
@@ -263,4 +277,44 @@ func (b *redisBus) Close() error {
 	err := b.ps.Close()
 	<-b.done
 	return err
+}
+
+// subscribe subscribes to channels and returns once Redis confirmed them,
+// so that what is published after it is heard; a Redis that does not
+// confirm soon (down) is waited for no longer: go-redis subscribes again
+// when the connection is back.
+func (b *redisBus) subscribe(channels ...string) {
+	var dones []chan struct{}
+	b.mu.Lock()
+	for _, c := range channels {
+		done := make(chan struct{})
+		b.confirming[c] = append(b.confirming[c], done)
+		dones = append(dones, done)
+	}
+	b.mu.Unlock()
+	if b.ps.Subscribe(context.Background(), channels...) != nil {
+		return
+	}
+	timeout := time.After(confirmWait)
+	for _, done := range dones {
+		select {
+		case <-done:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+// confirmWait bounds how long Subscribe waits for Redis's confirmation.
+const confirmWait = 2 * time.Second
+
+// confirmed wakes the Subscribes waiting for channel.
+func (b *redisBus) confirmed(channel string) {
+	b.mu.Lock()
+	waiting := b.confirming[channel]
+	delete(b.confirming, channel)
+	b.mu.Unlock()
+	for _, ch := range waiting {
+		close(ch)
+	}
 }
