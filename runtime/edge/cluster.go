@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
@@ -65,7 +66,7 @@ func (e *Edge) watchPeers(ctx context.Context) {
 // relayElsewhere answers a request the namespace said another replica
 // must serve (err is a *server.Elsewhere) with that replica's answer; ok
 // is false for any other error.
-func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, err error) (_ Reply, ok bool) {
+func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.Revision, err error) (_ Reply, ok bool) {
 	var el *server.Elsewhere
 	if !errors.As(err, &el) {
 		return Reply{}, false
@@ -85,7 +86,11 @@ func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, err error
 	if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil {
 		return Reply{Msg: jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "replica " + el.Replica + " answered the relayed request with no JSON-RPC response"}), Status: http.StatusOK}, true
 	}
-	return Reply{Msg: msgs[0], Status: http.StatusOK}, true
+	st := http.StatusOK
+	if je := msgs[0].Error; je != nil {
+		st = status(rev, je, nil) // its status as the holder answered it
+	}
+	return Reply{Msg: msgs[0], Status: st}, true
 }
 
 func relayError(replica string, err error) *jsonrpc.Error {

@@ -320,7 +320,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink) (rep
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
 	}
 	if err != nil {
-		if rep, ok := e.relayElsewhere(ctx, m, err); ok { // cluster.go
+		if rep, ok := e.relayElsewhere(ctx, m, rev, err); ok { // cluster.go
 			rep.Rev = rev
 			return rep
 		}

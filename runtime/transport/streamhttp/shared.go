@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/cluster"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
@@ -254,13 +255,24 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 	if h.shared == nil {
 		return func() {}
 	}
-	events, stop := h.shared.Bus.Subscribe(sessionKey(ss.id))
+	key := sessionKey(ss.id)
+	events, stop := h.shared.Bus.Subscribe(key)
 	done := make(chan struct{})
+	// A held stream keeps the session alive, here as in one process: its
+	// record's time to live is given again while it is held.
+	refresh := time.NewTicker(max(h.sessions.idle/3, time.Second))
 	go func() {
+		defer refresh.Stop()
 		for {
 			select {
 			case <-done:
 				return
+			case <-refresh.C:
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if _, err := h.shared.Records.Get(ctx, key, h.sessions.idle); errors.Is(err, cluster.ErrNotFound) {
+					h.sessions.drop(ss.id) // ended elsewhere meanwhile
+				}
+				cancel()
 			case ev := <-events:
 				if ev.From == h.shared.Bus.ID() {
 					continue // this replica's own: given to the stream already

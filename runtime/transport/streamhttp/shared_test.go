@@ -71,3 +71,26 @@ func TestSharedSessionRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedSessionHeldByItsStream: a GET stream held on A keeps a shared
+// session alive past its idle timeout with no request, as it does in one
+// process: B still serves it.
+func TestSharedSessionHeldByItsStream(t *testing.T) {
+	recs, hub := &cluster.MemoryRecords{}, cluster.NewHub()
+	opt := func() streamhttp.Options {
+		return streamhttp.Options{SessionIdle: 1500 * time.Millisecond, Shared: &streamhttp.Shared{Records: recs, Bus: hub.Join(cluster.NewID(), time.Second)}}
+	}
+	a, _ := start(t, opt())
+	b, _ := start(t, opt())
+	sid := openSession(t, a, "2025-06-18")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := do(t, ctx, http.MethodGet, a.URL, hdr{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}, "")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	time.Sleep(3 * time.Second) // twice the idle timeout, no request
+	h := hdr{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+	decode(t, post(t, b, h, `{"jsonrpc":"2.0","id":2,"method":"ping"}`), http.StatusOK)
+}
