@@ -29,7 +29,7 @@ type fakePeers struct {
 	req     string
 }
 
-func (*fakePeers) PublishChange(string)        {}
+func (*fakePeers) PublishChange(string)       {}
 func (*fakePeers) PeerChanges() <-chan string { return nil }
 func (p *fakePeers) Relay(_ context.Context, replica string, req []byte) ([]byte, error) {
 	p.replica, p.req = replica, string(req)
