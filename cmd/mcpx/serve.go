@@ -17,6 +17,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/admin"
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
+	"github.com/mcpx-dev/mcpx/runtime/cluster"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
@@ -238,6 +239,17 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		c.Tasks = host.TaskOptionsIn(settings, store)
 		if *taskLease > 0 && c.Tasks.Runner.Lease > 0 {
 			c.Tasks.Runner.Lease = *taskLease
+		}
+		if cmd != "stdio" {
+			// The same URL shares the legacy sessions, list changes and
+			// parked calls' retries with the other replicas (issue 19).
+			cl, err := cluster.Open(url, log)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpx %s: %v\n", cmd, err)
+				return 2
+			}
+			defer cl.Close()
+			c.Cluster, g.Replica = cl, cl.Bus.ID()
 		}
 	} else {
 		// A built-in namespace seals its requestState as a gateway does;

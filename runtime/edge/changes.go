@@ -128,6 +128,7 @@ func (e *Edge) Attach(sess *Session, sink Sink) func() {
 // part affects (listen.go). Without a changing or removing namespace it
 // returns at once (updates are still fanned out until ctx ends).
 func (e *Edge) WatchChanges(ctx context.Context) {
+	go e.watchPeers(ctx) // other replicas' list changes (cluster.go)
 	if s := e.subscriber(); s != nil {
 		go e.watchUpdates(ctx, s) // resource updates (subscribe.go)
 	}
@@ -154,6 +155,7 @@ func (e *Edge) WatchChanges(ctx context.Context) {
 				return
 			}
 			e.broadcast(method)
+			e.publishChange(method) // to the other replicas (cluster.go)
 		}
 	}
 }

@@ -105,6 +105,9 @@ type Edge struct {
 	Observer observe.Observer
 	// Tasks are the task settings (tasks.go).
 	Tasks TaskOptions
+	// Peers, when set, are the other replicas (cluster.go): list changes
+	// cross to them, and a parked call's retry is relayed to its replica.
+	Peers Peers
 	tasks taskState
 
 	lists     listCache
@@ -363,6 +366,10 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
 	}
 	if err != nil {
+		if rep, ok := e.relayElsewhere(ctx, m, rev, err); ok { // cluster.go
+			rep.Rev = rev
+			return rep
+		}
 		return e.fail(m.ID, rev, err)
 	}
 	raw, err := e.encodeResult(rev, result)

@@ -58,6 +58,9 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	}
 	tracing.Namespace(ctx, m.name)
 	up, parked, err := g.resume(ctx, method, params, m, cm.WithKey(params, own.(string)))
+	if err == nil {
+		err = g.elsewhere(parked) // parked on another replica (cluster.go)
+	}
 	if err != nil {
 		return nil, err
 	}

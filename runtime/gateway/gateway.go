@@ -130,8 +130,12 @@ type Gateway struct {
 	ParkTimeout time.Duration
 	MaxParked   int
 	Parked      ParkedCalls
-	parkOnce    sync.Once
-	live        sync.Map // parked call id -> *parkedCall
+	// Replica is this process's id among replicas sharing States' key:
+	// a parked call's state names it, and its retry on another replica
+	// is relayed here (cluster.go). "" for one process alone.
+	Replica  string
+	parkOnce sync.Once
+	live     sync.Map // parked call id -> *parkedCall
 
 	log    *slog.Logger
 	ctx    context.Context // cancelled by Close: stops the watchers

@@ -137,7 +137,7 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		defer release()
 		return u.Call(ctx, method, up)
 	}
-	pc := &parkedCall{id: parkID(), m: m, method: method, owner: auth.Owner(ctx), questions: make(chan *question), done: make(chan struct{})}
+	pc := &parkedCall{id: g.parkIDFor(), m: m, method: method, owner: auth.Owner(ctx), questions: make(chan *question), done: make(chan struct{})}
 	// The call outlives the client request that started it, not the
 	// gateway; its questions come to pc, and its notifications go to
 	// whichever request waits on it.

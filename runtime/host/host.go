@@ -14,6 +14,7 @@ import (
 	"net/http"
 
 	"github.com/mcpx-dev/mcpx/runtime/auth"
+	"github.com/mcpx-dev/mcpx/runtime/cluster"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/config"
@@ -58,6 +59,10 @@ type Config struct {
 	Observer observe.Observer
 	// Tasks are how the edge holds tasks (zero: its defaults).
 	Tasks edge.TaskOptions
+	// Cluster, when shared (Redis), is the replicas this one serves with:
+	// legacy sessions, list changes and parked calls' retries cross it
+	// (cluster.go). Nil or not shared: this process alone.
+	Cluster *cluster.Cluster
 }
 
 func (c Config) edge() *edge.Edge {
@@ -89,11 +94,12 @@ func HTTP(ctx context.Context, c Config, addr string, ready func(url string)) er
 	e := c.edge()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go e.WatchChanges(wctx)
 	opt := c.HTTP
 	if opt.Logger == nil {
 		opt.Logger = c.Log
 	}
+	withCluster(wctx, c.Cluster, e, &opt, c.log()) // cluster.go
+	go e.WatchChanges(wctx)
 	h := streamhttp.New(e, opt)
 	defer h.Close()
 	mounts, err := c.serveAPI(ctx, e.Server, h)

@@ -3,10 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +10,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/mcpx-dev/mcpx/runtime/internal/redistest"
 	"github.com/mcpx-dev/mcpx/runtime/tasks"
 	"github.com/mcpx-dev/mcpx/runtime/tasks/storetest"
 )
@@ -29,42 +26,8 @@ func TestContractMiniredis(t *testing.T) {
 	})
 }
 
-// redisServer starts a real redis-server on a free loopback port, or
-// skips (fails under CI, where .ci/run installs it).
-func redisServer(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is not installed (.ci/run installs Debian's redis-server)")
-		}
-		t.Skip("redis-server is not installed; apt-get install redis-server")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not listen on %s", addr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// redisServer starts a real redis-server (redistest.Server).
+func redisServer(t *testing.T) string { return redistest.Server(t) }
 
 // TestContractRedisServer: the same contract on a real redis-server, a
 // fresh database each check (FLUSHDB).

@@ -22,6 +22,8 @@ type session struct {
 	// Guarded by sessions.mu.
 	last   time.Time // when a request last used it
 	active int       // requests and GET streams using it now
+	saved  []byte    // its state as last read from or written to the shared store (shared.go)
+	fwd    bool      // its unasked notifications are forwarded to the bus (shared.go)
 }
 
 // sessions holds the legacy sessions, at most max of them; one unused for
@@ -111,10 +113,26 @@ func (s *sessions) oldestIdle() *session {
 // they expire; ok is false when every session is in use.
 func (s *sessions) add(es *edge.Session, owner string) (id string, ok bool) {
 	id = newSessionID()
+	ss, ok := s.insert(id, es, owner, false)
+	if !ok {
+		return "", false
+	}
+	return ss.id, true
+}
+
+// insert keeps es under id, as add does; in use, it is marked so until
+// release (a session another replica made, taken in by a request: shared.go).
+func (s *sessions) insert(id string, es *edge.Session, owner string, inUse bool) (*session, bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
+	if old := s.m[id]; old != nil && inUse && old.owner == owner && !s.closed {
+		cancel() // two requests took it in at once: the first one's
+		old.active++
+		old.last = now
+		return old, true
+	}
 	if len(s.m) >= s.max {
 		s.sweep(now)
 	}
@@ -126,11 +144,15 @@ func (s *sessions) add(es *edge.Session, owner string) (id string, ok bool) {
 	}
 	if s.closed || len(s.m) >= s.max {
 		cancel()
-		return "", false
+		return nil, false
 	}
-	s.m[id] = &session{id: id, owner: owner, es: es, ctx: ctx, cancel: cancel, last: now}
+	ss := &session{id: id, owner: owner, es: es, ctx: ctx, cancel: cancel, last: now}
+	if inUse {
+		ss.active = 1
+	}
+	s.m[id] = ss
 	context.AfterFunc(ctx, es.End) // DELETE, expiry, eviction: the client session ends
-	return id, true
+	return ss, true
 }
 
 // remove ends the session with this id if owner owns it: its requests
@@ -169,4 +191,33 @@ func newSessionID() string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
 	return hex.EncodeToString(b[:])
+}
+
+// drop ends the session with this id, whoever owns it: it ended or
+// expired on another replica (shared.go).
+func (s *sessions) drop(id string) {
+	s.mu.Lock()
+	ss := s.m[id]
+	delete(s.m, id)
+	s.mu.Unlock()
+	if ss != nil {
+		ss.cancel()
+	}
+}
+
+// dropKey drops the session whose shared key is key (shared.go).
+func (s *sessions) dropKey(key string) {
+	s.mu.Lock()
+	var found *session
+	for id, ss := range s.m {
+		if sessionKey(id) == key {
+			found = ss
+			delete(s.m, id)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if found != nil {
+		found.cancel()
+	}
 }

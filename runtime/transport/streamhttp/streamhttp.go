@@ -106,6 +106,9 @@ type Options struct {
 	// Logger receives the transport's own log lines; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Shared, when set, shares the legacy sessions with other replicas
+	// (shared.go); nil keeps them in this process.
+	Shared *Shared
 }
 
 // Handler is the MCP endpoint. Create it with [New]; stop it with Close.
@@ -119,6 +122,8 @@ type Handler struct {
 	originHosts  []string
 
 	sessions *sessions
+	shared   *Shared        // nil: sessions are this process's alone
+	unasked  chan unasked   // notifications for sessions' streams elsewhere (shared.go)
 	beats    keepAlives     // the held streams' keep-alives (sse.go)
 	taken    sync.WaitGroup // streams whose connection was taken over (held.go)
 	streams  chan struct{}  // one token per open SSE stream
@@ -190,6 +195,12 @@ func New(e *edge.Edge, opt Options) *Handler {
 	h.grace = opt.ShutdownGrace
 	if h.grace <= 0 {
 		h.grace = 2 * time.Second
+	}
+	if opt.Shared != nil {
+		h.shared, h.unasked = opt.Shared, make(chan unasked, 1024)
+		ended, stop := opt.Shared.Bus.Subscribe(topicEnded)
+		go h.watchShared(h.hold, ended, stop)
+		go h.publishUnasked(h.hold)
 	}
 	return h
 }
@@ -376,12 +387,12 @@ func (h *Handler) get(w *response, r *http.Request) {
 		fail(w, http.StatusNotAcceptable, nil, "GET opens an SSE stream, so Accept must allow text/event-stream")
 		return
 	}
-	ss := h.sessions.acquire(sid, auth.Owner(r.Context()))
-	if ss == nil {
-		fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
+	ss, err := h.acquireSession(r.Context(), sid, auth.Owner(r.Context()))
+	if err != nil {
+		sessionRefused(w, nil, sid, err)
 		return
 	}
-	defer h.sessions.release(ss)
+	defer h.releaseSession(ss)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(ss.ctx, cancel)()
@@ -397,6 +408,7 @@ func (h *Handler) get(w *response, r *http.Request) {
 	st.hold()
 	// The session's stream for what the server says unasked: list changes.
 	defer h.e.Attach(ss.es, st.notify)()
+	defer h.followShared(ss, st.notify)() // what other replicas have for it
 	<-ctx.Done()
 }
 
@@ -407,7 +419,12 @@ func (h *Handler) delete(w *response, r *http.Request) {
 		fail(w, http.StatusBadRequest, nil, "DELETE ends a session and needs its Mcp-Session-Id header")
 		return
 	}
-	if !h.sessions.remove(sid, auth.Owner(r.Context())) {
+	ok, err := h.endSession(r.Context(), sid, auth.Owner(r.Context()))
+	if err != nil {
+		sessionRefused(w, nil, sid, err)
+		return
+	}
+	if !ok {
 		fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended", jsonrpc.Quote(sid))
 		return
 	}
@@ -486,11 +503,12 @@ func (h *Handler) post(w *response, r *http.Request) {
 	var ss *session
 	initialize := !modern && m.IsRequest() && m.Method == mcp.MethodInitialize
 	if sid := r.Header.Get(headerSessionID); sid != "" && !modern && !initialize {
-		if ss = h.sessions.acquire(sid, auth.Owner(r.Context())); ss == nil {
-			fail(w, http.StatusNotFound, m.ID, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
+		var err error
+		if ss, err = h.acquireSession(r.Context(), sid, auth.Owner(r.Context())); err != nil {
+			sessionRefused(w, m.ID, sid, err)
 			return
 		}
-		defer h.sessions.release(ss)
+		defer h.releaseSession(ss)
 		es = ss.es
 	}
 	if initialize && !h.sessions.hasRoom() {
@@ -573,6 +591,10 @@ func (h *Handler) post(w *response, r *http.Request) {
 		if !ok {
 			h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
 			unavailable(w, m.ID, "too many sessions are open; try again later")
+			return
+		}
+		if err := h.shareSession(r.Context(), id, auth.Owner(r.Context()), es); err != nil {
+			sessionRefused(w, m.ID, id, err)
 			return
 		}
 		w.Header().Set(headerSessionID, id)
@@ -740,12 +762,12 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	r = r.WithContext(ctx)
 	es := new(edge.Session)
 	if sid := r.Header.Get(headerSessionID); sid != "" && !cl.Modern() {
-		ss := h.sessions.acquire(sid, auth.Owner(r.Context()))
-		if ss == nil {
-			fail(w, http.StatusNotFound, nil, "session %s does not exist or has ended; initialize a new one", jsonrpc.Quote(sid))
+		ss, err := h.acquireSession(r.Context(), sid, auth.Owner(r.Context()))
+		if err != nil {
+			sessionRefused(w, nil, sid, err)
 			return
 		}
-		defer h.sessions.release(ss)
+		defer h.releaseSession(ss)
 		es = ss.es
 		defer context.AfterFunc(ss.ctx, cancel)()
 	}

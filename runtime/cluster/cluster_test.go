@@ -1,0 +1,276 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpx-dev/mcpx/runtime/internal/redistest"
+)
+
+// join makes n buses on one backend.
+type join func(t *testing.T, ids ...string) []Bus
+
+func memoryBuses(t *testing.T, ids ...string) []Bus {
+	h := NewHub()
+	var out []Bus
+	for _, id := range ids {
+		b := h.Join(id, 2*time.Second)
+		t.Cleanup(func() { b.Close() })
+		out = append(out, b)
+	}
+	return out
+}
+
+func redisBuses(addr string) join {
+	return func(t *testing.T, ids ...string) []Bus {
+		var out []Bus
+		for _, id := range ids {
+			rdb := redis.NewClient(&redis.Options{Addr: addr})
+			b := NewRedis(rdb, id, Options{Timeout: 2 * time.Second})
+			t.Cleanup(func() { b.Close(); rdb.Close() })
+			out = append(out, b)
+		}
+		return out
+	}
+}
+
+func TestBusMemory(t *testing.T) { runBus(t, memoryBuses) }
+
+func TestBusMiniredis(t *testing.T) {
+	m := miniredis.RunT(t)
+	runBus(t, redisBuses(m.Addr()))
+}
+
+func TestBusRedisServer(t *testing.T) { runBus(t, redisBuses(redistest.Server(t))) }
+
+// recv waits for an event.
+func recv(t *testing.T, ch <-chan Event) Event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	return Event{}
+}
+
+func runBus(t *testing.T, newBuses join) {
+	t.Run("publish reaches every subscriber, sender named", func(t *testing.T) {
+		bs := newBuses(t, "a", "b", "c")
+		var chs []<-chan Event
+		for _, b := range bs {
+			ch, cancel := b.Subscribe("changes")
+			t.Cleanup(cancel)
+			chs = append(chs, ch)
+		}
+		// A subscription on Redis takes effect asynchronously: publish
+		// until every replica has heard one.
+		deadline := time.Now().Add(5 * time.Second)
+		for i, ch := range chs {
+			for {
+				if err := bs[1].Publish(context.Background(), "changes", []byte("tools")); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case ev := <-ch:
+					if ev.From != "b" || string(ev.Data) != "tools" {
+						t.Fatalf("replica %d heard %+v", i, ev)
+					}
+				case <-time.After(50 * time.Millisecond):
+					if time.Now().After(deadline) {
+						t.Fatalf("replica %d heard nothing", i)
+					}
+					continue
+				}
+				break
+			}
+		}
+	})
+	t.Run("heard once Subscribe returns, a request once the bus is joined", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		ch, cancel := bs[0].Subscribe("now")
+		t.Cleanup(cancel)
+		if err := bs[1].Publish(context.Background(), "now", []byte("1")); err != nil {
+			t.Fatal(err)
+		}
+		if ev := recv(t, ch); string(ev.Data) != "1" {
+			t.Fatalf("heard %+v", ev)
+		}
+		bs[1].Handle("echo", func(_ context.Context, _ string, d []byte) ([]byte, error) { return d, nil })
+		if got, err := bs[0].Request(context.Background(), "b", "echo", []byte("x")); err != nil || string(got) != "x" {
+			t.Fatalf("request at once: %q, %v", got, err)
+		}
+	})
+	t.Run("an unsubscribed topic hears nothing", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		ch, cancel := bs[0].Subscribe("x")
+		cancel()
+		bs[1].Publish(context.Background(), "x", []byte("1"))
+		select {
+		case ev := <-ch:
+			t.Fatalf("heard %+v after cancel", ev)
+		case <-time.After(100 * time.Millisecond):
+		}
+	})
+	t.Run("request and reply", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		bs[1].Handle("echo", func(_ context.Context, from string, data []byte) ([]byte, error) {
+			return append([]byte(from+":"), data...), nil
+		})
+		bs[1].Handle("fail", func(context.Context, string, []byte) ([]byte, error) { return nil, errors.New("no such thing") })
+		got, err := requestSoon(bs[0], "b", "echo", []byte("hi"))
+		if err != nil || string(got) != "a:hi" {
+			t.Fatalf("echo = %q, %v", got, err)
+		}
+		_, err = bs[0].Request(context.Background(), "b", "fail", nil)
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Replica != "b" || re.Msg != "no such thing" {
+			t.Fatalf("fail: %v", err)
+		}
+	})
+	t.Run("a replica that is gone is ErrGone at once", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		bs[1].Handle("echo", func(_ context.Context, _ string, d []byte) ([]byte, error) { return d, nil })
+		if _, err := requestSoon(bs[0], "b", "echo", nil); err != nil {
+			t.Fatal(err)
+		}
+		bs[1].Close()
+		start := time.Now()
+		_, err := bs[0].Request(context.Background(), "b", "echo", nil)
+		// Redis counts no subscriber at once; miniredis may notice the
+		// closed connection only after the request's timeout (2 s).
+		if !errors.Is(err, ErrGone) || time.Since(start) > 3*time.Second {
+			t.Fatalf("after close: %v in %s", err, time.Since(start))
+		}
+		if _, err := bs[0].Request(context.Background(), "nobody", "echo", nil); !errors.Is(err, ErrGone) {
+			t.Fatalf("unknown replica: %v", err)
+		}
+	})
+	t.Run("a handler that does not answer in time is ErrGone", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		bs[1].Handle("hang", func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := requestUntil(ctx, bs[0], "b", "hang"); !errors.Is(err, ErrGone) {
+			t.Fatalf("hang: %v", err)
+		}
+	})
+}
+
+// requestSoon retries while the replica's own subscription is still being
+// made (Redis subscribes asynchronously).
+func requestSoon(b Bus, to, name string, data []byte) ([]byte, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := b.Request(context.Background(), to, name, data)
+		if !errors.Is(err, ErrGone) || time.Now().After(deadline) {
+			return got, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func requestUntil(ctx context.Context, b Bus, to, name string) ([]byte, error) {
+	for {
+		start := time.Now()
+		got, err := b.Request(ctx, to, name, nil)
+		if !errors.Is(err, ErrGone) || time.Since(start) > time.Second {
+			return got, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRecordsMemory(t *testing.T) {
+	now := time.Unix(1000, 0)
+	runRecords(t, &MemoryRecords{Now: func() time.Time { return now }}, func(d time.Duration) { now = now.Add(d) })
+}
+
+func TestRecordsMiniredis(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	runRecords(t, RedisRecords{RDB: rdb}, m.FastForward)
+}
+
+func runRecords(t *testing.T, r Records, advance func(time.Duration)) {
+	ctx := context.Background()
+	if _, err := r.Get(ctx, "k", time.Minute); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty: %v", err)
+	}
+	if err := r.Put(ctx, "k", []byte("v"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	advance(40 * time.Second)
+	if got, err := r.Get(ctx, "k", time.Minute); err != nil || string(got) != "v" {
+		t.Fatalf("get = %q, %v", got, err)
+	}
+	advance(40 * time.Second) // 80 s after Put, 40 s after the Get refreshed it
+	if _, err := r.Get(ctx, "k", time.Minute); err != nil {
+		t.Fatalf("refreshed record expired: %v", err)
+	}
+	advance(61 * time.Second)
+	if _, err := r.Get(ctx, "k", time.Minute); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("expired record: %v", err)
+	}
+	r.Put(ctx, "k", []byte("v"), time.Minute)
+	if ok, err := r.Delete(ctx, "k"); !ok || err != nil {
+		t.Fatalf("delete = %v, %v", ok, err)
+	}
+	if ok, _ := r.Delete(ctx, "k"); ok {
+		t.Fatal("deleted twice")
+	}
+}
+
+func TestRedisUnavailable(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	b := NewRedis(rdb, "a", Options{})
+	t.Cleanup(func() { b.Close() })
+	m.Close()
+	if err := b.Publish(context.Background(), "x", nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("publish: %v", err)
+	}
+	if _, err := b.Request(context.Background(), "b", "x", nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("request: %v", err)
+	}
+	if _, err := (RedisRecords{RDB: rdb}).Get(context.Background(), "k", time.Second); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("get: %v", err)
+	}
+}
+
+// BenchmarkRecordsGet: the per-request Redis cost of a shared legacy
+// session: one GETEX of its record (about 300 bytes) on a real
+// redis-server on loopback.
+//
+//	go test ./runtime/cluster -run '^$' -bench BenchmarkRecordsGet -benchtime 5000x -count 3
+func BenchmarkRecordsGet(b *testing.B) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Server(b)})
+	b.Cleanup(func() { rdb.Close() })
+	r := RedisRecords{RDB: rdb}
+	ctx := context.Background()
+	if err := r.Put(ctx, "k", make([]byte, 300), time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := r.Get(ctx, "k", time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Records keeps values under keys for a time to live, refreshed when
+// read: the legacy sessions' records. Keys are the caller's (it hashes
+// what must not be readable).
+type Records interface {
+	// Put stores val under key for ttl.
+	Put(ctx context.Context, key string, val []byte, ttl time.Duration) error
+	// Get returns key's value and gives it ttl again; ErrNotFound when
+	// there is none (never stored, deleted, or expired).
+	Get(ctx context.Context, key string, ttl time.Duration) ([]byte, error)
+	// Delete drops key; it reports whether there was one.
+	Delete(ctx context.Context, key string) (bool, error)
+}
+
+// MemoryRecords are Records in this process's memory.
+type MemoryRecords struct {
+	mu sync.Mutex
+	m  map[string]memRecord
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+type memRecord struct {
+	val     []byte
+	expires time.Time
+}
+
+func (r *MemoryRecords) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *MemoryRecords) Put(_ context.Context, key string, val []byte, ttl time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]memRecord{}
+	}
+	now := r.now()
+	for k, v := range r.m { // expired ones go as new ones come
+		if !now.Before(v.expires) {
+			delete(r.m, k)
+		}
+	}
+	r.m[key] = memRecord{val: append([]byte(nil), val...), expires: now.Add(ttl)}
+	return nil
+}
+
+func (r *MemoryRecords) Get(_ context.Context, key string, ttl time.Duration) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[key]
+	now := r.now()
+	if !ok || !now.Before(v.expires) {
+		delete(r.m, key)
+		return nil, ErrNotFound
+	}
+	v.expires = now.Add(ttl)
+	r.m[key] = v
+	return append([]byte(nil), v.val...), nil
+}
+
+func (r *MemoryRecords) Delete(_ context.Context, key string) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.m[key]
+	delete(r.m, key)
+	return ok, nil
+}
+
+// RedisRecords are Records in Redis under "mcpx:" + key, with Redis's own
+// expiry (PX), refreshed by GETEX.
+type RedisRecords struct{ RDB *redis.Client }
+
+func unavailable(err error) error { return fmt.Errorf("%w: %v", ErrUnavailable, err) }
+
+func (r RedisRecords) Put(ctx context.Context, key string, val []byte, ttl time.Duration) error {
+	if err := r.RDB.Set(ctx, "mcpx:"+key, val, ttl).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+func (r RedisRecords) Get(ctx context.Context, key string, ttl time.Duration) ([]byte, error) {
+	b, err := r.RDB.GetEx(ctx, "mcpx:"+key, ttl).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, unavailable(err)
+	}
+	return b, nil
+}
+
+func (r RedisRecords) Delete(ctx context.Context, key string) (bool, error) {
+	n, err := r.RDB.Del(ctx, "mcpx:"+key).Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,129 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// Peers are the other replicas behind the same load balancer (package
+// cluster, wired by package host): list changes cross to them, and a
+// request another replica must serve is relayed to it.
+type Peers interface {
+	// PublishChange tells the other replicas of a list change this one
+	// heard from its upstreams; it must not wait (a sink's rule).
+	PublishChange(method string)
+	// PeerChanges are the list changes the other replicas heard.
+	PeerChanges() <-chan string
+	// Relay sends req (a JSON-RPC request, as the client sent it) to
+	// replica, which serves it with ServeRelayed, and returns its answer.
+	Relay(ctx context.Context, replica string, req []byte) ([]byte, error)
+}
+
+// ErrPeerGone is what Relay's error wraps when the replica is not there.
+var ErrPeerGone = errors.New("the replica is gone")
+
+// publishChange passes a list change the upstreams made here on to the
+// other replicas.
+func (e *Edge) publishChange(method string) {
+	if e.Peers != nil {
+		e.Peers.PublishChange(method)
+	}
+}
+
+// watchPeers tells this replica's clients of the list changes other
+// replicas heard, until ctx ends: the namespace reads the list again
+// first (a Refresher), so that a client re-listing at once sees it, and
+// the edge's list cache follows the namespace's version.
+func (e *Edge) watchPeers(ctx context.Context) {
+	if e.Peers == nil {
+		return
+	}
+	ch := e.Peers.PeerChanges()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case method, ok := <-ch:
+			if !ok {
+				return
+			}
+			if r, ok := e.Server.NS.(server.Refresher); ok {
+				if err := r.Refresh(ctx, method); err != nil {
+					e.log().Info("a list change on another replica: the list could not be read again here", "method", method, "err", err)
+				}
+			}
+			e.lists.clear()
+			e.broadcast(method)
+		}
+	}
+}
+
+// relayElsewhere answers a request the namespace said another replica
+// must serve (err is a *server.Elsewhere) with that replica's answer; ok
+// is false for any other error.
+func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.Revision, err error) (_ Reply, ok bool) {
+	var el *server.Elsewhere
+	if !errors.As(err, &el) {
+		return Reply{}, false
+	}
+	if e.Peers == nil {
+		return Reply{}, false
+	}
+	req, encErr := jsonrpc.Encode(m)
+	if encErr != nil {
+		return Reply{}, false
+	}
+	raw, rerr := e.Peers.Relay(ctx, el.Replica, req)
+	if rerr != nil {
+		return Reply{Msg: jsonrpc.ErrorResponse(m.ID, relayError(el.Replica, rerr)), Status: http.StatusOK}, true
+	}
+	msgs, errs, _ := jsonrpc.Decode(raw, false)
+	if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil {
+		return Reply{Msg: jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "replica " + el.Replica + " answered the relayed request with no JSON-RPC response"}), Status: http.StatusOK}, true
+	}
+	st := http.StatusOK
+	if je := msgs[0].Error; je != nil {
+		st = status(rev, je, nil) // its status as the holder answered it
+	}
+	return Reply{Msg: msgs[0], Status: st}, true
+}
+
+func relayError(replica string, err error) *jsonrpc.Error {
+	if errors.Is(err, ErrPeerGone) {
+		// The call parked there is lost with it: the client starts over.
+		return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "requestState names a call parked on replica " + replica + ", which is gone (" + err.Error() + "); send the request again without requestState"}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "the request could not be relayed to replica " + replica + ", which holds its parked call: " + err.Error()}
+}
+
+// ServeRelayed serves a request another replica relayed here (Peers.Relay)
+// and returns the response to send back: a 2026-07-28 request, served on
+// its own, ctx carrying the client's principal.
+func (e *Edge) ServeRelayed(ctx context.Context, req []byte) ([]byte, error) {
+	msgs, errs, _ := jsonrpc.Decode(req, false)
+	if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil || !msgs[0].IsRequest() {
+		return nil, errors.New("a relayed message is one JSON-RPC request")
+	}
+	m := msgs[0]
+	cl := Classify(m, Seen{})
+	if !cl.Modern() {
+		return nil, errors.New("only 2026-07-28 requests are relayed")
+	}
+	rep := e.Handle(ctx, new(Session), In{Msg: m, Class: cl}, nil)
+	if rep.Msg == nil {
+		return nil, errors.New("the relayed request was cancelled")
+	}
+	return jsonrpc.Encode(rep.Msg)
+}
+
+// clear drops every cached list (another replica's list changed).
+func (c *listCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = nil
+}
