@@ -11,11 +11,7 @@ import (
 // Redis and on one replica with the memory store.
 type scenario struct {
 	name string
-	// needsSessions: legacy sessions live in one replica's memory; on
-	// several replicas behind round robin they need the sessions in
-	// Redis of branch rsess, so the case is skipped there until it lands.
-	needsSessions bool
-	run           func(t *testing.T, c *cluster)
+	run  func(t *testing.T, c *cluster)
 }
 
 var scenarios = []scenario{
@@ -27,16 +23,13 @@ var scenarios = []scenario{
 	{name: "tasks/modern/update", run: taskUpdate},
 	{name: "tasks/modern/cancel", run: taskCancel},
 	{name: "tasks/modern/ownership", run: taskOwnership},
-	{name: "tasks/legacy/2025-11-25", needsSessions: true, run: legacyTask},
-	{name: "legacy/revisions", needsSessions: true, run: legacyRevisions},
+	{name: "tasks/legacy/2025-11-25", run: legacyTask},
+	{name: "legacy/revisions", run: legacyRevisions},
 }
 
 func runScenarios(t *testing.T, c *cluster) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			if sc.needsSessions && c.replicas > 1 {
-				t.Skip("legacy sessions are in one replica's memory: needs sessions in Redis (helper rsess's branch)")
-			}
 			sc.run(t, c)
 		})
 	}
@@ -270,8 +263,15 @@ func legacyTask(t *testing.T, c *cluster) {
 	}
 }
 
-// legacyRevisions: each legacy revision lists and calls on its session.
+// legacyRevisions: each legacy revision lists and calls on its session,
+// its requests spread over every replica (the session shared in Redis).
 func legacyRevisions(t *testing.T, c *cluster) {
+	mark := c.proxy.mark()
+	defer func() {
+		if got := c.proxy.spread(mark); len(got) != c.replicas {
+			t.Errorf("requests went to %v, want every one of %d replicas", got, c.replicas)
+		}
+	}()
 	for _, rev := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		l := openLegacy(t, c.url, rev)
 		if a := l.do("tools/list", `{}`); !strings.Contains(text(a.result()), "fx__greet") {
