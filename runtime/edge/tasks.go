@@ -293,6 +293,11 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	hinted := make(chan struct{})
 	var hintOnce sync.Once
 	d.ctx = server.WithUpstreamTask(d.ctx, func() { hintOnce.Do(func() { close(hinted) }) })
+	// Questions may be posed on the task directly once it is one
+	// (taskinput.go); until decided, a call asking waits for the decision.
+	ti := newTaskInput(e, d)
+	defer func() { ti.decide("") }() // an answer inline: no task
+	d.ctx = server.WithTaskInput(d.ctx, ti.of)
 	done := make(chan outcome, 1)
 	go func() {
 		r, err := inner(e, d)
@@ -332,6 +337,7 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	}
 	stop()
 	gate.Store(true)
+	ti.decide(rec.ID)
 	go e.follow(inner, d, rec.ID, done, cancel)
 	return taskHandle(rec), nil
 }

@@ -23,6 +23,7 @@ package gatewaytest
 //	wake     required  (2026-07-28) polls every 5 s, but says when it is done
 //	nb       required  (2025-11-25) answers tasks/result before it is done
 //	long     required  finishes after 2.5 s
+//	pair     required  (2026-07-28) asks two names at once, then greets both
 //
 // Everything mcpx sends it is validated closed-world: the 2025-11-25
 // schema for that flavour, and for the extension's methods the extension's
@@ -56,7 +57,7 @@ import (
 var taskerTools = map[string]string{
 	"slow": "required", "fails": "required", "broken": "required", "asks": "required",
 	"forever": "required", "opt": "optional", "plain": "", "wake": "required", "nb": "required",
-	"long": "required",
+	"long": "required", "pair": "required",
 }
 
 // taskerState is the task-making upstream's logic. handle takes one
@@ -84,7 +85,8 @@ type upTask struct {
 	waiters  []string // 2025-11-25: blocked tasks/result ids
 	question askerMsg // 2025-11-25: to send once a tasks/result waits
 	qid      string
-	asking   map[string]any // 2026-07-28: the outstanding inputRequests
+	asking   map[string]any    // 2026-07-28: the outstanding inputRequests
+	names    map[string]string // 2026-07-28: the names answered, by key
 }
 
 const (
@@ -202,6 +204,10 @@ func (s *taskerState) start(t *upTask) {
 	case "wake":
 		t.poll = 5000
 		s.later(100*time.Millisecond, func() { s.finish(t, toolText("woken", false), nil) })
+	case "pair": // tasks_rounds_test.go
+		s.later(50*time.Millisecond, func() {
+			t.status, t.asking = "input_required", pairQuestions()
+		})
 	case "asks":
 		q := map[string]any{"message": askNameText, "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}
 		s.later(50*time.Millisecond, func() {
@@ -359,9 +365,21 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 			keys = append(keys, k)
 			if _, ok := t.asking[k]; ok {
 				delete(t.asking, k)
-				t.status = "working"
-				s.finish(t, toolText("Hello, "+elicitedName(v)+"!", false), nil)
+				if t.names == nil {
+					t.names = map[string]string{}
+				}
+				t.names[k] = elicitedName(v)
 			}
+		}
+		// Done once every question is answered (a partial update leaves
+		// the others outstanding).
+		if t.status == "input_required" && len(t.asking) == 0 && len(t.names) > 0 {
+			t.status = "working"
+			greeting := "Hello, " + t.names["name_q"] + "!"
+			if t.tool == "pair" {
+				greeting = "Hello, " + t.names["first_q"] + " and " + t.names["second_q"] + "!"
+			}
+			s.finish(t, toolText(greeting, false), nil)
 		}
 		slices.Sort(keys)
 		s.note("update %s %s", t.id, strings.Join(keys, ","))

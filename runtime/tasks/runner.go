@@ -54,6 +54,9 @@ type running struct {
 	asked   map[string]bool
 	answers map[string]json.RawMessage
 	ready   chan struct{} // closed when every asked key is answered
+	// posed: the keys posed without waiting (Pose), each with what hears
+	// its answer.
+	posed map[string]func(json.RawMessage)
 }
 
 func (r *Runner) init() {
@@ -316,18 +319,31 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 	if _, err := r.Get(ctx, id, owner); err != nil {
 		return err
 	}
+	// Posed keys' answers are handed on after r.mu is released (deferred
+	// before the unlock, so run after it).
+	var heard []func()
+	defer func() {
+		for _, f := range heard {
+			f()
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	live := r.live[id]
-	if live == nil || live.asked == nil {
+	if live == nil || live.asked == nil && len(live.posed) == 0 {
 		return nil // nothing outstanding (ended, or between questions): ignored
 	}
 	took := map[string]bool{}
+	tookAsked := false
 	for k, v := range responses {
 		if live.asked[k] {
 			live.answers[k] = v
 			delete(live.asked, k)
+			took[k], tookAsked = true, true
+		} else if f := live.posed[k]; f != nil {
+			delete(live.posed, k)
 			took[k] = true
+			heard = append(heard, func() { f(v) })
 		}
 	}
 	if len(took) == 0 {
@@ -337,13 +353,18 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		for k := range took {
 			delete(rec.InputRequests, k)
 		}
+		// Nothing left to answer: working again (a waiting Ask would
+		// say so too, once it returns).
+		if len(rec.InputRequests) == 0 && rec.Status == mcp.TaskStatusInputRequired {
+			rec.Status = mcp.TaskStatusWorking
+		}
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if len(live.asked) == 0 {
+	if tookAsked && len(live.asked) == 0 {
 		close(live.ready)
 	}
 	f := r.changed

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -202,12 +201,16 @@ func (f *follower) setInterval(ms *float64) {
 }
 
 // wait waits for the next poll: the interval, or a status notification.
-func (f *follower) wait(ctx context.Context) error {
+func (f *follower) wait(ctx context.Context) error { return f.waitOr(ctx, nil) }
+
+// waitOr is wait, cut short by also (an answer came).
+func (f *follower) waitOr(ctx context.Context, also <-chan struct{}) error {
 	t := time.NewTimer(f.interval)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-f.tc.wake:
+	case <-also:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -381,11 +384,19 @@ func (f *follower) core(ctx context.Context) (any, error) {
 // without an answer before the call fails with the last one's error.
 const maxBrokenResults = 3
 
-// extension follows a 2026-07-28 task.
+// extension follows a 2026-07-28 task. Its questions (inputRequests) are
+// put to the client all at once (questions, taskquestions.go), and each
+// answer is sent on with tasks/update as it comes, while the others stay
+// outstanding; the task is polled meanwhile, so that it may end, or ask
+// more, while the client thinks.
 func (f *follower) extension(ctx context.Context) (any, error) {
-	answered := map[string]bool{}
+	qs := f.questions(ctx)
+	defer qs.close()
 	for {
-		if err := f.wait(ctx); err != nil {
+		if err := f.waitOr(ctx, qs.ready); err != nil {
+			return nil, err
+		}
+		if err := f.forward(ctx, qs); err != nil {
 			return nil, err
 		}
 		g, err := f.get(ctx)
@@ -394,6 +405,7 @@ func (f *follower) extension(ctx context.Context) (any, error) {
 		}
 		switch g.Status {
 		case mcp.TaskStatusWorking:
+			qs.withdraw(ctx, nil) // it waits for nothing (any more)
 		case mcp.TaskStatusCompleted:
 			f.over = true
 			return f.result(g.Result)
@@ -404,7 +416,7 @@ func (f *follower) extension(ctx context.Context) (any, error) {
 			f.over = true
 			return nil, fmt.Errorf("upstream %q: the upstream cancelled task %s%s", f.c.spec.Name, jsonrpc.Quote(f.id), said(g.StatusMessage))
 		case mcp.TaskStatusInputRequired:
-			if err := f.answer(ctx, g.InputRequests, answered); err != nil {
+			if err := f.ask(ctx, qs, g.InputRequests); err != nil {
 				return nil, err
 			}
 		default:
@@ -430,47 +442,40 @@ func (f *follower) failure(g *mcp.GetTaskResult) error {
 	return jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s failed without a JSON-RPC error%s", f.c.spec.Name, jsonrpc.Quote(f.id), said(g.StatusMessage))
 }
 
-// answer puts the task's outstanding questions (those not answered yet)
-// to the client, one after the other, and sends their answers with
-// tasks/update. The edge reads the questions and writes the answers
-// (Dialect.TaskQuestions, TaskAnswers). A question mcpx does not relay,
-// or that the client cannot take, fails the call (and so cancels the
-// task): the task cannot go on.
-func (f *follower) answer(ctx context.Context, reqs map[string]mcp.GetTaskResultInputRequestsValue, answered map[string]bool) error {
+// ask puts the task's questions not asked yet to the client, all at
+// once, and withdraws those asked that the task no longer lists. The edge
+// reads the questions (Dialect.TaskQuestions). A question mcpx does not
+// relay, or that the client cannot take, fails the call (and so cancels
+// the task): the task cannot go on.
+func (f *follower) ask(ctx context.Context, qs *questions, reqs map[string]mcp.GetTaskResultInputRequestsValue) error {
+	qs.withdraw(ctx, reqs)
 	pending := map[string]mcp.GetTaskResultInputRequestsValue{}
 	for k, q := range reqs {
-		if !answered[k] {
+		if !qs.known(k) {
 			pending[k] = q
 		}
 	}
 	if len(pending) == 0 {
-		return nil // answers sent; the upstream has not caught up yet
+		return nil // asked already, or answered and the upstream has not caught up
 	}
 	asked, err := f.d.TaskQuestions(pending)
 	if err != nil {
 		return fmt.Errorf("upstream %q: task %s: %w", f.c.spec.Name, jsonrpc.Quote(f.id), err)
 	}
-	keys := make([]string, 0, len(asked))
-	for k := range asked {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make(map[string]mcp.InputResponse, len(keys))
-	for _, k := range keys {
-		method, params, err := questionOf(asked[k])
-		if err != nil {
+	for k, q := range asked {
+		if _, _, err := questionOf(q); err != nil {
 			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s: inputRequests[%s]: %v", f.c.spec.Name, jsonrpc.Quote(f.id), jsonrpc.Quote(k), err)
 		}
-		res, err := server.Ask(ctx, method, params)
-		if err != nil {
-			return err
-		}
-		v, ok := res.(mcp.InputResponseValue)
-		if !ok {
-			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client's answer to %s is a %T, which is no input response", method, res)
-		}
-		out[k] = mcp.InputResponse{Value: v}
-		answered[k] = true
+	}
+	return qs.pose(ctx, asked)
+}
+
+// forward sends the answers the client gave since the last call with one
+// tasks/update; a question that failed fails the call.
+func (f *follower) forward(ctx context.Context, qs *questions) error {
+	out, err := qs.take()
+	if err != nil || len(out) == 0 {
+		return err
 	}
 	responses, err := f.d.TaskAnswers(out)
 	if err != nil {
