@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/server"
+	"github.com/mcpx-dev/mcpx/runtime/tasks"
 )
 
 // The task a 2026-07-28 call runs behind, offered to the call
@@ -111,4 +113,18 @@ func inputRequestOf(r mcp.InputRequest) (string, any) {
 		return mcp.MethodRootsList, v.Params
 	}
 	return "", nil
+}
+
+// followLimit is how long the call p may wait on an upstream's task
+// (server.WithFollowLimit): the time to live of the task it becomes, the
+// client's own for a 2025-11-25 task field that gives one, else the
+// runner's (mcpx.taskTTL), which also bounds a call behind no task.
+func (e *Edge) followLimit(c *call, p *mcp.CallToolRequestParams) time.Duration {
+	if !IsModern(c.rev) && p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 && e.legacyTasks(c) {
+		return time.Duration(*p.Task.TTL) * time.Millisecond
+	}
+	if ttl := e.runner().TTL; ttl > 0 {
+		return ttl
+	}
+	return tasks.DefaultTTL
 }

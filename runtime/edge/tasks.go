@@ -221,6 +221,7 @@ func taskCall(inner handler) handler {
 		if p == nil {
 			return inner(e, c)
 		}
+		c.ctx = server.WithFollowLimit(c.ctx, e.followLimit(c, p)) // taskinput.go
 		if IsModern(c.rev) {
 			declared := c.declaresTasks()
 			support := e.taskSupport(c.ctx, p.Name)

@@ -24,6 +24,7 @@ package gatewaytest
 //	nb       required  (2025-11-25) answers tasks/result before it is done
 //	long     required  finishes after 2.5 s
 //	pair     required  (2026-07-28) asks two names at once, then greets both
+//	brief    required  never finishes, and is kept 400 ms (its ttl)
 //
 // Everything mcpx sends it is validated closed-world: the 2025-11-25
 // schema for that flavour, and for the extension's methods the extension's
@@ -57,7 +58,7 @@ import (
 var taskerTools = map[string]string{
 	"slow": "required", "fails": "required", "broken": "required", "asks": "required",
 	"forever": "required", "opt": "optional", "plain": "", "wake": "required", "nb": "required",
-	"long": "required", "pair": "required",
+	"long": "required", "pair": "required", "brief": "required",
 }
 
 // taskerState is the task-making upstream's logic. handle takes one
@@ -87,6 +88,7 @@ type upTask struct {
 	qid      string
 	asking   map[string]any    // 2026-07-28: the outstanding inputRequests
 	names    map[string]string // 2026-07-28: the names answered, by key
+	ttl      int               // ms; 0: 60000
 }
 
 const (
@@ -112,8 +114,12 @@ func (s *taskerState) logged() []string {
 // object is t as a task object of the upstream's flavour.
 func (s *taskerState) object(t *upTask) map[string]any {
 	o := map[string]any{"taskId": t.id, "status": t.status, "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z"}
+	ttl := t.ttl
+	if ttl == 0 {
+		ttl = 60000
+	}
 	if s.modern() {
-		o["ttlMs"], o["pollIntervalMs"] = 60000, t.poll
+		o["ttlMs"], o["pollIntervalMs"] = ttl, t.poll
 		switch t.status {
 		case "completed":
 			o["result"] = t.result
@@ -124,7 +130,7 @@ func (s *taskerState) object(t *upTask) map[string]any {
 		}
 		return o
 	}
-	o["ttl"], o["pollInterval"] = 60000, t.poll
+	o["ttl"], o["pollInterval"] = ttl, t.poll
 	return o
 }
 
@@ -204,6 +210,7 @@ func (s *taskerState) start(t *upTask) {
 	case "wake":
 		t.poll = 5000
 		s.later(100*time.Millisecond, func() { s.finish(t, toolText("woken", false), nil) })
+	case "brief": // tasks_limit_test.go
 	case "pair": // tasks_rounds_test.go
 		s.later(50*time.Millisecond, func() {
 			t.status, t.asking = "input_required", pairQuestions()
@@ -334,6 +341,9 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 		}
 		s.seq++
 		t := &upTask{id: fmt.Sprintf("up-task-%d", s.seq), tool: m.Params.Name, status: "working", token: m.Params.Meta.ProgressToken, poll: taskerPoll}
+		if t.tool == "brief" {
+			t.ttl = 400
+		}
 		s.tasks[t.id] = t
 		s.start(t)
 		if s.modern() {
@@ -572,15 +582,21 @@ func taskerGateway(t *testing.T, transport, rev string) (*gateway.Gateway, *task
 // taskerGatewayTimeout is taskerGateway with the upstream's call timeout.
 func taskerGatewayTimeout(t *testing.T, transport, rev, timeout string) (*gateway.Gateway, *taskerUp) {
 	t.Helper()
+	return taskerGatewayWith(t, transport, rev, map[string]any{"timeout": timeout})
+}
+
+// taskerGatewayWith is taskerGateway with the upstream's mcpx block.
+func taskerGatewayWith(t *testing.T, transport, rev string, mcpx map[string]any) (*gateway.Gateway, *taskerUp) {
+	t.Helper()
 	u := &taskerUp{rev: rev, transport: transport}
 	var entry map[string]any
 	if transport == "http" {
 		url, posts, state := taskerHTTP(t, rev)
 		u.posts, u.state = posts, state
-		entry = map[string]any{"url": url, "mcpx": map[string]any{"timeout": timeout}}
+		entry = map[string]any{"url": url, "mcpx": mcpx}
 	} else {
 		u.record = filepath.Join(t.TempDir(), "up.in")
-		entry = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": timeout},
+		entry = map[string]any{"command": os.Args[0], "mcpx": mcpx,
 			"env": map[string]string{envUpstream: "tasker:" + rev, envRecord: u.record, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": entry}})

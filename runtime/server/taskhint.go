@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 )
@@ -71,4 +72,21 @@ func TaskInputOf(ctx context.Context) TaskInput {
 		return of(ctx)
 	}
 	return nil
+}
+
+type followLimitKey struct{}
+
+// WithFollowLimit returns ctx saying how long the call may wait on an
+// upstream's task it follows: the time to live of the client's task (its
+// answer has nowhere to go after that), or for a call behind no task the
+// time a task would be kept (the client is held no longer than a task of
+// its would be).
+func WithFollowLimit(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, followLimitKey{}, d)
+}
+
+// FollowLimit is the limit WithFollowLimit set, or 0 for none.
+func FollowLimit(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(followLimitKey{}).(time.Duration)
+	return d
 }

@@ -88,6 +88,8 @@ type taskHandle struct {
 	Status         string   `json:"status"`
 	PollInterval   *float64 `json:"pollInterval"`
 	PollIntervalMs *float64 `json:"pollIntervalMs"`
+	TTL            *float64 `json:"ttl"`   // 2025-11-25, ms; null: no limit
+	TTLMs          *float64 `json:"ttlMs"` // the extension's
 }
 
 func readHandle(raw json.RawMessage) (taskHandle, error) {
@@ -104,6 +106,18 @@ func readHandle(raw json.RawMessage) (taskHandle, error) {
 		return h, errors.New("the task handle has no taskId")
 	}
 	return h, nil
+}
+
+// ttl is how long the upstream keeps the task, 0 when it says no limit.
+func (h taskHandle) ttl() time.Duration {
+	ms := h.TTLMs
+	if ms == nil {
+		ms = h.TTL
+	}
+	if ms == nil || *ms <= 0 {
+		return 0
+	}
+	return time.Duration(*ms * float64(time.Millisecond))
 }
 
 func (h taskHandle) interval() *float64 {
@@ -174,14 +188,17 @@ func (c *Client) followTask(ctx context.Context, cn conn, d *edge.Dialect, metho
 	}
 	defer c.tasks.Delete(h.TaskID)
 	server.UpstreamTask(ctx) // the client's call may become mcpx's task now
+	limit, why := followLimit(ctx, h)
+	fctx, stop := context.WithTimeout(ctx, limit)
+	defer stop()
 	f := &follower{c: c, cn: cn, d: d, id: h.TaskID, tc: tc}
 	f.setInterval(h.interval())
-	c.log.Debug("upstream task followed", "task", h.TaskID, "status", h.Status, "flavour", map[bool]string{true: "2025-11-25", false: "extension"}[d.Has(mcp.MethodTasksResult)])
+	c.log.Debug("upstream task followed", "task", h.TaskID, "status", h.Status, "flavour", map[bool]string{true: "2025-11-25", false: "extension"}[d.Has(mcp.MethodTasksResult)], "limit", limit)
 	var res any
 	if d.Has(mcp.MethodTasksResult) {
-		res, err = f.core(ctx)
+		res, err = f.core(fctx)
 	} else {
-		res, err = f.extension(ctx)
+		res, err = f.extension(fctx)
 	}
 	if !f.over {
 		f.cancel()
@@ -189,7 +206,32 @@ func (c *Client) followTask(ctx context.Context, cn conn, d *edge.Dialect, metho
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if fctx.Err() != nil {
+		c.log.Warn("an upstream task outlived its limit; mcpx stopped following it and cancelled it", "task", h.TaskID, "limit", limit, "why", why)
+		// mcpx's own error (-32603), not one the upstream answered.
+		return nil, fmt.Errorf("upstream %q: task %s did not end within %s (%s); mcpx stopped following it and cancelled it", c.spec.Name, jsonrpc.Quote(h.TaskID), limit, why)
+	}
 	return res, err
+}
+
+// DefaultFollowLimit bounds following an upstream's task when neither the
+// upstream nor the client's call says less: mcpx's default task TTL.
+const DefaultFollowLimit = time.Hour
+
+// followLimit is how long the call follows the upstream's task h, and
+// why: the upstream's own ttl (the task is gone after it, so tasks/get
+// could not answer), capped by the limit of the client's call
+// (server.FollowLimit: its own task's TTL, or for a call behind no task
+// mcpx.taskTTL), else DefaultFollowLimit.
+func followLimit(ctx context.Context, h taskHandle) (time.Duration, string) {
+	limit, why := server.FollowLimit(ctx), "the time to live of the client's task, mcpx.taskTTL unless the client gave one"
+	if limit <= 0 {
+		limit, why = DefaultFollowLimit, "mcpx's limit on following an upstream task"
+	}
+	if ttl := h.ttl(); ttl > 0 && ttl < limit {
+		limit, why = ttl, "the upstream's ttl for it"
+	}
+	return limit, why
 }
 
 func (f *follower) setInterval(ms *float64) {
