@@ -786,8 +786,10 @@ func TestUpstreamTaskResult(t *testing.T) {
 				// refused a tool that runs only as a task, before anything
 				// runs, as the extension says (-32021): by mcpx when the
 				// tool is listed "required" (a 2025-11-25 upstream's
-				// execution reaches the hub), else by the upstream, which
-				// is not told the extension for such a client.
+				// execution reaches the hub, and so does a 2026-07-28
+				// upstream's, read by upstream/toolexec.go), else by the
+				// upstream, which is not told the extension for such a
+				// client.
 				for _, tool := range []string{"up__slow", "up__broken", "up__fails"} {
 					if got := c.call(tool); !strings.HasPrefix(got, "error -32021") {
 						t.Errorf("%s client: %s answered %q, want -32021", c.rev, tool, got)
@@ -824,10 +826,11 @@ func TestUpstreamTaskResult(t *testing.T) {
 				undeclared++
 			}
 		}
-		// Only the 2026-07-28 client's four calls (it declared no
-		// extension) go without it; the legacy clients' carry it.
-		if u.rev == "2026-07-28" && undeclared != 4 {
-			t.Errorf("%d tools/call without the tasks extension, want the 2026-07-28 client's 4", undeclared)
+		// Only the 2026-07-28 client's call of up__plain (it declared no
+		// extension) goes without it: mcpx refused its three calls of
+		// required tools itself; the legacy clients' carry it.
+		if u.rev == "2026-07-28" && undeclared != 1 {
+			t.Errorf("%d tools/call without the tasks extension, want the 2026-07-28 client's 1 (up__plain)", undeclared)
 		}
 	})
 }

@@ -620,6 +620,9 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 		return nil, resp.Error
 	}
 	res, err := d.Result(method, resp.Result)
+	if method == mcp.MethodToolsList && err == nil {
+		readToolExecution(d, resp.Result, res) // toolexec.go
+	}
 	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
 		// The call goes on as the task (tasks.go), still holding its
 		// progress token; its own clock is done. Its in-flight slot is
