@@ -324,7 +324,9 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	rec, err := e.runner().Start(c.ctx, c.owner(), 0, cancel)
 	if err != nil {
 		// The call goes on inline: a full store refuses the task, not the
-		// call (and says so in mcpx's log).
+		// call (and says so in mcpx's log); its questions do not wait for
+		// a task (taskinput.go).
+		ti.decide("")
 		e.log().Warn("task not created; the call is answered when it ends", "err", err)
 		select {
 		case o := <-done:

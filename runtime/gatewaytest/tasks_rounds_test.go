@@ -13,10 +13,13 @@ package gatewaytest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/tasks"
 	"github.com/mcpx-dev/mcpx/testkit/wiretest"
 )
 
@@ -206,5 +209,38 @@ func TestUpstreamTaskQuestionsConcurrentLegacy(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUpstreamTaskQuestionsStoreFull: when mcpx's task store is full, a
+// 2026-07-28 call whose upstream made a task goes on inline, and the
+// task's questions reach the client as an input_required answer to the
+// call (the parked call's round) instead of waiting for a task of mcpx's
+// that will not come.
+func TestUpstreamTaskQuestionsStoreFull(t *testing.T) {
+	gw, _ := taskerGateway(t, "http", "2026-07-28")
+	endpoint, hc := serveHTTPTasks(t, gw, "2026-07-28", edge.TaskOptions{Runner: &tasks.Runner{Store: &tasks.Memory{Max: 1}}})
+	c := &modernClient{t: t}
+	c.send = func(id int, method, name, params string) []byte {
+		resp, err := postJSON(t.Context(), hc, endpoint, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name},
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return lastData(body)
+	}
+	if h := extRequest(t, c, "tools/call", "up__forever", `"name":"up__forever","arguments":{}`); h.ResultType != "task" {
+		t.Fatalf("up__forever answered %+v, want the task that fills the store", h)
+	}
+	got := within(t, 10*time.Second, func() string {
+		c.id++
+		return string(c.send(c.id, "tools/call", "up__pair", `{`+extClientMeta+`,"name":"up__pair","arguments":{}}`))
+	})
+	var a mrtrAnswer
+	if json.Unmarshal([]byte(got), &a) != nil || a.Result == nil || a.Result.ResultType != "input_required" || len(a.Result.InputRequests) == 0 {
+		t.Errorf("up__pair with the store full answered %s, want its questions input_required", got)
 	}
 }

@@ -2,7 +2,7 @@ package gatewaytest
 
 // A 2026-07-28 upstream's tool task support (issue 13): the tasker sends
 // execution.taskSupport on its 2026-07-28 tools/list although no
-// 2026-07-28 schema defines it (upstream/toolexec.go reads it). mcpx lists
+// 2026-07-28 schema defines it (edge/uptoolexec.go reads it). mcpx lists
 // it to a 2025-11-25 client as that revision's execution, never to a
 // 2026-07-28 client (no schema of that revision or of the extension has
 // it: the closed-world check of every message would fail), and honours

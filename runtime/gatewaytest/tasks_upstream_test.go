@@ -787,7 +787,7 @@ func TestUpstreamTaskResult(t *testing.T) {
 				// runs, as the extension says (-32021): by mcpx when the
 				// tool is listed "required" (a 2025-11-25 upstream's
 				// execution reaches the hub, and so does a 2026-07-28
-				// upstream's, read by upstream/toolexec.go), else by the
+				// upstream's, read by edge/uptoolexec.go), else by the
 				// upstream, which is not told the extension for such a
 				// client.
 				for _, tool := range []string{"up__slow", "up__broken", "up__fails"} {

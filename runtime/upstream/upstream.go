@@ -621,7 +621,7 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	}
 	res, err := d.Result(method, resp.Result)
 	if method == mcp.MethodToolsList && err == nil {
-		readToolExecution(d, resp.Result, res) // toolexec.go
+		d.ReadToolExecution(resp.Result, res) // a revision without Tool.execution (edge/uptoolexec.go)
 	}
 	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
 		// The call goes on as the task (tasks.go), still holding its
