@@ -282,6 +282,7 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 		return r
 	}
 	t := s.tasks[m.Params.TaskID]
+	_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
 	switch {
 	case m.Method == "" && m.ID != nil: // mcpx answers a question
 		for _, t := range s.tasks {
@@ -323,7 +324,6 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 		if !known {
 			return refuse(-32602, "no tool "+m.Params.Name)
 		}
-		_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
 		s.note("call %s task=%s extension=%v", m.Params.Name, m.Params.Task, declared)
 		asTask := support == "required" || support == "optional" && m.Params.Task != nil
 		if s.modern() {
@@ -352,6 +352,8 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 			return reply(o)
 		}
 		return reply(map[string]any{"task": s.object(t)})
+	case strings.HasPrefix(m.Method, "tasks/") && s.modern() && !declared:
+		return refuse(-32021, m.Method+" needs the tasks extension")
 	case strings.HasPrefix(m.Method, "tasks/") && t == nil:
 		return refuse(-32602, "no task "+m.Params.TaskID)
 	case m.Method == "tasks/get":

@@ -567,7 +567,10 @@ func (f *follower) cancel() {
 	if !d.Has(mcp.MethodTasksCancel) || d.Has(mcp.MethodTasksResult) && (d.Capabilities.Tasks == nil || d.Capabilities.Tasks.Cancel == nil) {
 		return
 	}
-	raw, err := d.Request(mcp.MethodTasksCancel, &mcp.CancelTaskRequestParams{TaskID: f.id}, nil, "")
+	// Declaring the extension, as every request about the task does (a
+	// modern upstream refuses tasks/cancel of a request that does not,
+	// -32021, and the task would run on).
+	raw, err := d.RequestFor(mcp.MethodTasksCancel, &mcp.CancelTaskRequestParams{TaskID: f.id}, nil, "", withTasksExtension(nil))
 	if err != nil {
 		return
 	}
