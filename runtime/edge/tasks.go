@@ -221,6 +221,7 @@ func taskCall(inner handler) handler {
 		if p == nil {
 			return inner(e, c)
 		}
+		c.ctx = server.WithFollowLimit(c.ctx, e.followLimit(c, p)) // taskinput.go
 		if IsModern(c.rev) {
 			declared := c.declaresTasks()
 			support := e.taskSupport(c.ctx, p.Name)
@@ -300,6 +301,11 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	hinted := make(chan struct{})
 	var hintOnce sync.Once
 	d.ctx = server.WithUpstreamTask(d.ctx, func() { hintOnce.Do(func() { close(hinted) }) })
+	// Questions may be posed on the task directly once it is one
+	// (taskinput.go); until decided, a call asking waits for the decision.
+	ti := newTaskInput(e, d)
+	defer func() { ti.decide("") }() // an answer inline: no task
+	d.ctx = server.WithTaskInput(d.ctx, ti.of)
 	done := make(chan outcome, 1)
 	go func() {
 		r, err := inner(e, d)
@@ -325,7 +331,9 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	rec, err := e.runner().Start(c.ctx, c.owner(), 0, cancel)
 	if err != nil {
 		// The call goes on inline: a full store refuses the task, not the
-		// call (and says so in mcpx's log).
+		// call (and says so in mcpx's log); its questions do not wait for
+		// a task (taskinput.go).
+		ti.decide("")
 		e.log().Warn("task not created; the call is answered when it ends", "err", err)
 		select {
 		case o := <-done:
@@ -340,6 +348,7 @@ func (e *Edge) eagerCall(inner handler, c *call, window time.Duration) (any, err
 	stop()
 	gate.then(e.describing(d.ctx, rec.ID)) // taskprogress.go
 	gate.Store(true)
+	ti.decide(rec.ID)
 	go e.follow(inner, d, rec.ID, done, cancel)
 	return taskHandle(rec), nil
 }

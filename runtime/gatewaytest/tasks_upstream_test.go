@@ -26,6 +26,8 @@ package gatewaytest
 //	steps    required  three steps 150 ms apart, then done: a statusMessage
 //	                   "step N of 3" on tasks/get, and (2025-11-25) progress
 //	                   N of 3 on the call's token (taskprogress_test.go)
+//	pair     required  (2026-07-28) asks two names at once, then greets both
+//	brief    required  never finishes, and is kept 400 ms (its ttl)
 //
 // Everything mcpx sends it is validated closed-world: the 2025-11-25
 // schema for that flavour, and for the extension's methods the extension's
@@ -59,7 +61,7 @@ import (
 var taskerTools = map[string]string{
 	"slow": "required", "fails": "required", "broken": "required", "asks": "required",
 	"forever": "required", "opt": "optional", "plain": "", "wake": "required", "nb": "required",
-	"long": "required", "steps": "required",
+	"long": "required", "steps": "required", "pair": "required", "brief": "required",
 }
 
 // taskerState is the task-making upstream's logic. handle takes one
@@ -87,8 +89,10 @@ type upTask struct {
 	waiters  []string // 2025-11-25: blocked tasks/result ids
 	question askerMsg // 2025-11-25: to send once a tasks/result waits
 	qid      string
-	asking   map[string]any // 2026-07-28: the outstanding inputRequests
-	message  string         // its statusMessage, when it has one
+	asking   map[string]any    // 2026-07-28: the outstanding inputRequests
+	message  string            // its statusMessage, when it has one
+	names    map[string]string // 2026-07-28: the names answered, by key
+	ttl      int               // ms; 0: 60000
 }
 
 const (
@@ -117,8 +121,12 @@ func (s *taskerState) object(t *upTask) map[string]any {
 	if t.message != "" {
 		o["statusMessage"] = t.message
 	}
+	ttl := t.ttl
+	if ttl == 0 {
+		ttl = 60000
+	}
 	if s.modern() {
-		o["ttlMs"], o["pollIntervalMs"] = 60000, t.poll
+		o["ttlMs"], o["pollIntervalMs"] = ttl, t.poll
 		switch t.status {
 		case "completed":
 			o["result"] = t.result
@@ -129,7 +137,7 @@ func (s *taskerState) object(t *upTask) map[string]any {
 		}
 		return o
 	}
-	o["ttl"], o["pollInterval"] = 60000, t.poll
+	o["ttl"], o["pollInterval"] = ttl, t.poll
 	return o
 }
 
@@ -219,6 +227,11 @@ func (s *taskerState) start(t *upTask) {
 	case "wake":
 		t.poll = 5000
 		s.later(100*time.Millisecond, func() { s.finish(t, toolText("woken", false), nil) })
+	case "brief": // tasks_limit_test.go
+	case "pair": // tasks_rounds_test.go
+		s.later(50*time.Millisecond, func() {
+			t.status, t.asking = "input_required", pairQuestions()
+		})
 	case "asks":
 		q := map[string]any{"message": askNameText, "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}
 		s.later(50*time.Millisecond, func() {
@@ -286,6 +299,7 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 		return r
 	}
 	t := s.tasks[m.Params.TaskID]
+	_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
 	switch {
 	case m.Method == "" && m.ID != nil: // mcpx answers a question
 		for _, t := range s.tasks {
@@ -327,7 +341,6 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 		if !known {
 			return refuse(-32602, "no tool "+m.Params.Name)
 		}
-		_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
 		s.note("call %s task=%s extension=%v", m.Params.Name, m.Params.Task, declared)
 		asTask := support == "required" || support == "optional" && m.Params.Task != nil
 		if s.modern() {
@@ -345,6 +358,9 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 		}
 		s.seq++
 		t := &upTask{id: fmt.Sprintf("up-task-%d", s.seq), tool: m.Params.Name, status: "working", token: m.Params.Meta.ProgressToken, poll: taskerPoll}
+		if t.tool == "brief" {
+			t.ttl = 400
+		}
 		s.tasks[t.id] = t
 		s.start(t)
 		if s.modern() {
@@ -353,6 +369,8 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 			return reply(o)
 		}
 		return reply(map[string]any{"task": s.object(t)})
+	case strings.HasPrefix(m.Method, "tasks/") && s.modern() && !declared:
+		return refuse(-32021, m.Method+" needs the tasks extension")
 	case strings.HasPrefix(m.Method, "tasks/") && t == nil:
 		return refuse(-32602, "no task "+m.Params.TaskID)
 	case m.Method == "tasks/get":
@@ -376,9 +394,21 @@ func (s *taskerState) handle(line []byte) []askerMsg {
 			keys = append(keys, k)
 			if _, ok := t.asking[k]; ok {
 				delete(t.asking, k)
-				t.status = "working"
-				s.finish(t, toolText("Hello, "+elicitedName(v)+"!", false), nil)
+				if t.names == nil {
+					t.names = map[string]string{}
+				}
+				t.names[k] = elicitedName(v)
 			}
+		}
+		// Done once every question is answered (a partial update leaves
+		// the others outstanding).
+		if t.status == "input_required" && len(t.asking) == 0 && len(t.names) > 0 {
+			t.status = "working"
+			greeting := "Hello, " + t.names["name_q"] + "!"
+			if t.tool == "pair" {
+				greeting = "Hello, " + t.names["first_q"] + " and " + t.names["second_q"] + "!"
+			}
+			s.finish(t, toolText(greeting, false), nil)
 		}
 		slices.Sort(keys)
 		s.note("update %s %s", t.id, strings.Join(keys, ","))
@@ -571,15 +601,21 @@ func taskerGateway(t *testing.T, transport, rev string) (*gateway.Gateway, *task
 // taskerGatewayTimeout is taskerGateway with the upstream's call timeout.
 func taskerGatewayTimeout(t *testing.T, transport, rev, timeout string) (*gateway.Gateway, *taskerUp) {
 	t.Helper()
+	return taskerGatewayWith(t, transport, rev, map[string]any{"timeout": timeout})
+}
+
+// taskerGatewayWith is taskerGateway with the upstream's mcpx block.
+func taskerGatewayWith(t *testing.T, transport, rev string, mcpx map[string]any) (*gateway.Gateway, *taskerUp) {
+	t.Helper()
 	u := &taskerUp{rev: rev, transport: transport}
 	var entry map[string]any
 	if transport == "http" {
 		url, posts, state := taskerHTTP(t, rev)
 		u.posts, u.state = posts, state
-		entry = map[string]any{"url": url, "mcpx": map[string]any{"timeout": timeout}}
+		entry = map[string]any{"url": url, "mcpx": mcpx}
 	} else {
 		u.record = filepath.Join(t.TempDir(), "up.in")
-		entry = map[string]any{"command": os.Args[0], "mcpx": map[string]any{"timeout": timeout},
+		entry = map[string]any{"command": os.Args[0], "mcpx": mcpx,
 			"env": map[string]string{envUpstream: "tasker:" + rev, envRecord: u.record, "GORACE": strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")}}
 	}
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": entry}})
@@ -769,8 +805,10 @@ func TestUpstreamTaskResult(t *testing.T) {
 				// refused a tool that runs only as a task, before anything
 				// runs, as the extension says (-32021): by mcpx when the
 				// tool is listed "required" (a 2025-11-25 upstream's
-				// execution reaches the hub), else by the upstream, which
-				// is not told the extension for such a client.
+				// execution reaches the hub, and so does a 2026-07-28
+				// upstream's, read by edge/uptoolexec.go), else by the
+				// upstream, which is not told the extension for such a
+				// client.
 				for _, tool := range []string{"up__slow", "up__broken", "up__fails"} {
 					if got := c.call(tool); !strings.HasPrefix(got, "error -32021") {
 						t.Errorf("%s client: %s answered %q, want -32021", c.rev, tool, got)
@@ -807,10 +845,11 @@ func TestUpstreamTaskResult(t *testing.T) {
 				undeclared++
 			}
 		}
-		// Only the 2026-07-28 client's four calls (it declared no
-		// extension) go without it; the legacy clients' carry it.
-		if u.rev == "2026-07-28" && undeclared != 4 {
-			t.Errorf("%d tools/call without the tasks extension, want the 2026-07-28 client's 4", undeclared)
+		// Only the 2026-07-28 client's call of up__plain (it declared no
+		// extension) goes without it: mcpx refused its three calls of
+		// required tools itself; the legacy clients' carry it.
+		if u.rev == "2026-07-28" && undeclared != 1 {
+			t.Errorf("%d tools/call without the tasks extension, want the 2026-07-28 client's 1 (up__plain)", undeclared)
 		}
 	})
 }

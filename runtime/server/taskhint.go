@@ -1,6 +1,12 @@
 package server
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
 
 type upstreamTaskKey struct{}
 
@@ -25,4 +31,62 @@ func UpstreamTask(ctx context.Context) {
 func DeclaresTasksExtension(ctx context.Context) bool {
 	_, ok := Extension(ClientCapabilities(ctx).Extensions, TasksExtension)
 	return ok
+}
+
+// TaskInput is the client's own task (mcpx's, of the 2026-07-28 tasks
+// extension) a call runs behind, on which the call may pose questions
+// directly: its client reads them all at once as the task's inputRequests
+// on tasks/get and answers them key by key with tasks/update. An
+// upstream's task that asks several questions at once is relayed through
+// it as one round, each answer handed on as it comes (partial
+// fulfillment), instead of one input_required round per question.
+type TaskInput interface {
+	// Pose adds qs (hub InputRequests, by keys unique over the caller's
+	// life) to the task's outstanding questions and returns without
+	// waiting; answered is given each answer (a hub InputResponse as the
+	// client wrote it) once, as it comes, from any goroutine. A question
+	// the client did not declare it can take is refused with the
+	// *jsonrpc.Error the specification gives, and none of qs is posed.
+	Pose(ctx context.Context, qs map[string]mcp.InputRequest, answered func(key string, resp json.RawMessage)) error
+	// Withdraw takes keys posed and not answered off the task (the
+	// caller no longer needs their answers).
+	Withdraw(ctx context.Context, keys []string)
+}
+
+type taskInputKey struct{}
+
+// WithTaskInput returns ctx whose call may find, through of, the task it
+// runs behind (see TaskInputOf).
+func WithTaskInput(ctx context.Context, of func(ctx context.Context) TaskInput) context.Context {
+	return context.WithValue(ctx, taskInputKey{}, of)
+}
+
+// TaskInputOf is the client's task the call of ctx runs behind, or nil
+// when it runs behind none that takes questions this way (a legacy
+// client, a 2026-07-28 call answered inline). It may wait, bounded by
+// ctx, for the edge to decide whether the call is a task (after
+// UpstreamTask it does at once). Each call returns a TaskInput of its
+// own, whose keys do not meet another's.
+func TaskInputOf(ctx context.Context) TaskInput {
+	if of, _ := ctx.Value(taskInputKey{}).(func(context.Context) TaskInput); of != nil {
+		return of(ctx)
+	}
+	return nil
+}
+
+type followLimitKey struct{}
+
+// WithFollowLimit returns ctx saying how long the call may wait on an
+// upstream's task it follows: the time to live of the client's task (its
+// answer has nowhere to go after that), or for a call behind no task the
+// time a task would be kept (the client is held no longer than a task of
+// its would be).
+func WithFollowLimit(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, followLimitKey{}, d)
+}
+
+// FollowLimit is the limit WithFollowLimit set, or 0 for none.
+func FollowLimit(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(followLimitKey{}).(time.Duration)
+	return d
 }

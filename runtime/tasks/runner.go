@@ -61,6 +61,11 @@ type running struct {
 	asked   map[string]bool
 	answers map[string]json.RawMessage
 	ready   chan struct{} // closed when every asked key is answered
+	// posed: the keys posed without waiting (Pose), each with what hears
+	// its answer; polling: the record is being read for their answers
+	// given on another replica (pollPosed).
+	posed   map[string]func(json.RawMessage)
+	polling bool
 }
 
 func (r *Runner) init() {
@@ -401,6 +406,14 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 	if _, err := r.Get(ctx, id, owner); err != nil {
 		return err
 	}
+	// Posed keys' answers are handed on after r.mu is released (deferred
+	// before the unlock, so run after it).
+	var heard []func()
+	defer func() {
+		for _, f := range heard {
+			f()
+		}
+	}()
 	r.mu.Lock()
 	live := r.live[id]
 	if live == nil {
@@ -408,15 +421,20 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		return r.answerElsewhere(ctx, id, responses)
 	}
 	defer r.mu.Unlock()
-	if live.asked == nil {
+	if live.asked == nil && len(live.posed) == 0 {
 		return nil // nothing outstanding (between questions): ignored
 	}
 	took := map[string]bool{}
+	tookAsked := false
 	for k, v := range responses {
 		if live.asked[k] {
 			live.answers[k] = v
 			delete(live.asked, k)
+			took[k], tookAsked = true, true
+		} else if f := live.posed[k]; f != nil {
+			delete(live.posed, k)
 			took[k] = true
+			heard = append(heard, func() { f(v) })
 		}
 	}
 	if len(took) == 0 {
@@ -435,7 +453,7 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
-	if len(live.asked) == 0 {
+	if tookAsked && len(live.asked) == 0 {
 		// Taken even when the record could not say so (the store down):
 		// the waiting call has its answers and goes on.
 		close(live.ready)
@@ -469,6 +487,9 @@ func (r *Runner) answerElsewhere(ctx context.Context, id string, responses map[s
 		if !took {
 			return errNothing
 		}
+		if len(rec.InputRequests) == 0 && rec.Status == mcp.TaskStatusInputRequired {
+			rec.Status = mcp.TaskStatusWorking // as Answer does
+		}
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
@@ -497,6 +518,9 @@ func (r *Runner) takeAnswers(ctx context.Context, id string, live *running) {
 	for k := range live.asked {
 		want[k] = true
 	}
+	for k := range live.posed {
+		want[k] = true
+	}
 	r.mu.Unlock()
 	// A read first: most polls find nothing, and an update costs a
 	// shared store several round trips.
@@ -523,22 +547,55 @@ func (r *Runner) takeAnswers(ctx context.Context, id string, live *running) {
 	if err != nil {
 		return // none, or the store is down: read again next time
 	}
+	var heard []func()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if live.asked == nil {
-		return
-	}
 	moved := false
 	for k, v := range took {
 		if live.asked[k] {
 			live.answers[k] = v
 			delete(live.asked, k)
 			moved = true
+		} else if f := live.posed[k]; f != nil {
+			delete(live.posed, k)
+			heard = append(heard, func() { f(v) })
 		}
 	}
 	if moved && len(live.asked) == 0 {
 		close(live.ready) // the last key, taken here: closed once
 	}
+	r.mu.Unlock()
+	for _, f := range heard {
+		f()
+	}
+}
+
+// pollPosed reads the record, every answerPoll, for answers to live's
+// posed keys given on another replica (they wait in the record: see
+// answerElsewhere), while any is outstanding and the call runs here.
+func (r *Runner) pollPosed(id string, live *running) {
+	r.mu.Lock()
+	if live.polling {
+		r.mu.Unlock()
+		return
+	}
+	live.polling = true
+	r.mu.Unlock()
+	go func() {
+		t := time.NewTicker(answerPoll)
+		defer t.Stop()
+		for range t.C {
+			r.mu.Lock()
+			done := len(live.posed) == 0 || r.live[id] != live
+			if done {
+				live.polling = false
+			}
+			r.mu.Unlock()
+			if done {
+				return
+			}
+			r.takeAnswers(context.Background(), id, live)
+		}
+	}()
 }
 
 // Running reports how many tasks have a call running in this process.

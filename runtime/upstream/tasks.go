@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -89,6 +88,8 @@ type taskHandle struct {
 	Status         string   `json:"status"`
 	PollInterval   *float64 `json:"pollInterval"`
 	PollIntervalMs *float64 `json:"pollIntervalMs"`
+	TTL            *float64 `json:"ttl"`   // 2025-11-25, ms; null: no limit
+	TTLMs          *float64 `json:"ttlMs"` // the extension's
 }
 
 func readHandle(raw json.RawMessage) (taskHandle, error) {
@@ -105,6 +106,18 @@ func readHandle(raw json.RawMessage) (taskHandle, error) {
 		return h, errors.New("the task handle has no taskId")
 	}
 	return h, nil
+}
+
+// ttl is how long the upstream keeps the task, 0 when it says no limit.
+func (h taskHandle) ttl() time.Duration {
+	ms := h.TTLMs
+	if ms == nil {
+		ms = h.TTL
+	}
+	if ms == nil || *ms <= 0 {
+		return 0
+	}
+	return time.Duration(*ms * float64(time.Millisecond))
 }
 
 func (h taskHandle) interval() *float64 {
@@ -175,14 +188,17 @@ func (c *Client) followTask(ctx context.Context, cn conn, d *edge.Dialect, metho
 	}
 	defer c.tasks.Delete(h.TaskID)
 	server.UpstreamTask(ctx) // the client's call may become mcpx's task now
+	limit, why := followLimit(ctx, h)
+	fctx, stop := context.WithTimeout(ctx, limit)
+	defer stop()
 	f := &follower{c: c, cn: cn, d: d, id: h.TaskID, tc: tc}
 	f.setInterval(h.interval())
-	c.log.Debug("upstream task followed", "task", h.TaskID, "status", h.Status, "flavour", map[bool]string{true: "2025-11-25", false: "extension"}[d.Has(mcp.MethodTasksResult)])
+	c.log.Debug("upstream task followed", "task", h.TaskID, "status", h.Status, "flavour", map[bool]string{true: "2025-11-25", false: "extension"}[d.Has(mcp.MethodTasksResult)], "limit", limit)
 	var res any
 	if d.Has(mcp.MethodTasksResult) {
-		res, err = f.core(ctx)
+		res, err = f.core(fctx)
 	} else {
-		res, err = f.extension(ctx)
+		res, err = f.extension(fctx)
 	}
 	if !f.over {
 		f.cancel()
@@ -190,7 +206,32 @@ func (c *Client) followTask(ctx context.Context, cn conn, d *edge.Dialect, metho
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if fctx.Err() != nil {
+		c.log.Warn("an upstream task outlived its limit; mcpx stopped following it and cancelled it", "task", h.TaskID, "limit", limit, "why", why)
+		// mcpx's own error (-32603), not one the upstream answered.
+		return nil, fmt.Errorf("upstream %q: task %s did not end within %s (%s); mcpx stopped following it and cancelled it", c.spec.Name, jsonrpc.Quote(h.TaskID), limit, why)
+	}
 	return res, err
+}
+
+// DefaultFollowLimit bounds following an upstream's task when neither the
+// upstream nor the client's call says less: mcpx's default task TTL.
+const DefaultFollowLimit = time.Hour
+
+// followLimit is how long the call follows the upstream's task h, and
+// why: the upstream's own ttl (the task is gone after it, so tasks/get
+// could not answer), capped by the limit of the client's call
+// (server.FollowLimit: its own task's TTL, or for a call behind no task
+// mcpx.taskTTL), else DefaultFollowLimit.
+func followLimit(ctx context.Context, h taskHandle) (time.Duration, string) {
+	limit, why := server.FollowLimit(ctx), "the time to live of the client's task, mcpx.taskTTL unless the client gave one"
+	if limit <= 0 {
+		limit, why = DefaultFollowLimit, "mcpx's limit on following an upstream task"
+	}
+	if ttl := h.ttl(); ttl > 0 && ttl < limit {
+		limit, why = ttl, "the upstream's ttl for it"
+	}
+	return limit, why
 }
 
 func (f *follower) setInterval(ms *float64) {
@@ -202,12 +243,16 @@ func (f *follower) setInterval(ms *float64) {
 }
 
 // wait waits for the next poll: the interval, or a status notification.
-func (f *follower) wait(ctx context.Context) error {
+func (f *follower) wait(ctx context.Context) error { return f.waitOr(ctx, nil) }
+
+// waitOr is wait, cut short by also (an answer came).
+func (f *follower) waitOr(ctx context.Context, also <-chan struct{}) error {
 	t := time.NewTimer(f.interval)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-f.tc.wake:
+	case <-also:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -382,11 +427,19 @@ func (f *follower) core(ctx context.Context) (any, error) {
 // without an answer before the call fails with the last one's error.
 const maxBrokenResults = 3
 
-// extension follows a 2026-07-28 task.
+// extension follows a 2026-07-28 task. Its questions (inputRequests) are
+// put to the client all at once (questions, taskquestions.go), and each
+// answer is sent on with tasks/update as it comes, while the others stay
+// outstanding; the task is polled meanwhile, so that it may end, or ask
+// more, while the client thinks.
 func (f *follower) extension(ctx context.Context) (any, error) {
-	answered := map[string]bool{}
+	qs := f.questions(ctx)
+	defer qs.close()
 	for {
-		if err := f.wait(ctx); err != nil {
+		if err := f.waitOr(ctx, qs.ready); err != nil {
+			return nil, err
+		}
+		if err := f.forward(ctx, qs); err != nil {
 			return nil, err
 		}
 		g, err := f.get(ctx)
@@ -395,6 +448,7 @@ func (f *follower) extension(ctx context.Context) (any, error) {
 		}
 		switch g.Status {
 		case mcp.TaskStatusWorking:
+			qs.withdraw(ctx, nil) // it waits for nothing (any more)
 		case mcp.TaskStatusCompleted:
 			f.over = true
 			return f.result(g.Result)
@@ -405,7 +459,7 @@ func (f *follower) extension(ctx context.Context) (any, error) {
 			f.over = true
 			return nil, fmt.Errorf("upstream %q: the upstream cancelled task %s%s", f.c.spec.Name, jsonrpc.Quote(f.id), said(g.StatusMessage))
 		case mcp.TaskStatusInputRequired:
-			if err := f.answer(ctx, g.InputRequests, answered); err != nil {
+			if err := f.ask(ctx, qs, g.InputRequests); err != nil {
 				return nil, err
 			}
 		default:
@@ -431,47 +485,40 @@ func (f *follower) failure(g *mcp.GetTaskResult) error {
 	return jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s failed without a JSON-RPC error%s", f.c.spec.Name, jsonrpc.Quote(f.id), said(g.StatusMessage))
 }
 
-// answer puts the task's outstanding questions (those not answered yet)
-// to the client, one after the other, and sends their answers with
-// tasks/update. The edge reads the questions and writes the answers
-// (Dialect.TaskQuestions, TaskAnswers). A question mcpx does not relay,
-// or that the client cannot take, fails the call (and so cancels the
-// task): the task cannot go on.
-func (f *follower) answer(ctx context.Context, reqs map[string]mcp.GetTaskResultInputRequestsValue, answered map[string]bool) error {
+// ask puts the task's questions not asked yet to the client, all at
+// once, and withdraws those asked that the task no longer lists. The edge
+// reads the questions (Dialect.TaskQuestions). A question mcpx does not
+// relay, or that the client cannot take, fails the call (and so cancels
+// the task): the task cannot go on.
+func (f *follower) ask(ctx context.Context, qs *questions, reqs map[string]mcp.GetTaskResultInputRequestsValue) error {
+	qs.withdraw(ctx, reqs)
 	pending := map[string]mcp.GetTaskResultInputRequestsValue{}
 	for k, q := range reqs {
-		if !answered[k] {
+		if !qs.known(k) {
 			pending[k] = q
 		}
 	}
 	if len(pending) == 0 {
-		return nil // answers sent; the upstream has not caught up yet
+		return nil // asked already, or answered and the upstream has not caught up
 	}
 	asked, err := f.d.TaskQuestions(pending)
 	if err != nil {
 		return fmt.Errorf("upstream %q: task %s: %w", f.c.spec.Name, jsonrpc.Quote(f.id), err)
 	}
-	keys := make([]string, 0, len(asked))
-	for k := range asked {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make(map[string]mcp.InputResponse, len(keys))
-	for _, k := range keys {
-		method, params, err := questionOf(asked[k])
-		if err != nil {
+	for k, q := range asked {
+		if _, _, err := questionOf(q); err != nil {
 			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "upstream %q: task %s: inputRequests[%s]: %v", f.c.spec.Name, jsonrpc.Quote(f.id), jsonrpc.Quote(k), err)
 		}
-		res, err := server.Ask(ctx, method, params)
-		if err != nil {
-			return err
-		}
-		v, ok := res.(mcp.InputResponseValue)
-		if !ok {
-			return jsonrpc.Errorf(jsonrpc.InternalError, nil, "the client's answer to %s is a %T, which is no input response", method, res)
-		}
-		out[k] = mcp.InputResponse{Value: v}
-		answered[k] = true
+	}
+	return qs.pose(ctx, asked)
+}
+
+// forward sends the answers the client gave since the last call with one
+// tasks/update; a question that failed fails the call.
+func (f *follower) forward(ctx context.Context, qs *questions) error {
+	out, err := qs.take()
+	if err != nil || len(out) == 0 {
+		return err
 	}
 	responses, err := f.d.TaskAnswers(out)
 	if err != nil {
@@ -521,7 +568,10 @@ func (f *follower) cancel() {
 	if !d.Has(mcp.MethodTasksCancel) || d.Has(mcp.MethodTasksResult) && (d.Capabilities.Tasks == nil || d.Capabilities.Tasks.Cancel == nil) {
 		return
 	}
-	raw, err := d.Request(mcp.MethodTasksCancel, &mcp.CancelTaskRequestParams{TaskID: f.id}, nil, "")
+	// Declaring the extension, as every request about the task does (a
+	// modern upstream refuses tasks/cancel of a request that does not,
+	// -32021, and the task would run on).
+	raw, err := d.RequestFor(mcp.MethodTasksCancel, &mcp.CancelTaskRequestParams{TaskID: f.id}, nil, "", withTasksExtension(nil))
 	if err != nil {
 		return
 	}

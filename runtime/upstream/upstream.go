@@ -594,7 +594,14 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 		}
 		return nil, fmt.Errorf("upstream %q: %d calls were in flight (its limit) and none ended in time", c.spec.Name, cap(c.slots))
 	}
-	defer func() { <-c.slots }()
+	held := true
+	release := func() {
+		if held {
+			held = false
+			<-c.slots
+		}
+	}
+	defer release()
 	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
 	c.inflight.Store(string(id), ctx)
 	defer c.inflight.Delete(string(id))
@@ -618,10 +625,19 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 		return nil, resp.Error
 	}
 	res, err := d.Result(method, resp.Result)
+	if method == mcp.MethodToolsList && err == nil {
+		d.ReadToolExecution(resp.Result, res) // a revision without Tool.execution (edge/uptoolexec.go)
+	}
 	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
 		// The call goes on as the task (tasks.go), still holding its
-		// slot and progress token; its own clock is done.
+		// progress token; its own clock is done. Its in-flight slot is
+		// given back: the upstream took the task on (what it runs at once
+		// is its own to bound), and what the follow sends it is one short
+		// request at a time, each within the call timeout; holding the
+		// slot for a task's life (up to its TTL) would let MaxInFlight
+		// long tasks shut every other call out.
 		clock.stop()
+		release()
 		return c.followTask(ctx, cn, d, method, ure)
 	}
 	return res, err
