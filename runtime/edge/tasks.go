@@ -691,10 +691,25 @@ func (e *Edge) legacyTaskCall(inner handler, c *call, p *mcp.CallToolRequestPara
 	d.params = &cp
 	d.sink = e.newTaskRoute(c.sess, rec.ID).send // tasks_legacy.go
 	id := rec.ID
+	// input_required while any question waits: the call may ask several
+	// at once, and the first answered must not say working while another
+	// waits (TestLegacyTaskTwoQuestions).
+	var asking sync.Mutex
+	waiting := 0
 	d.asking = func() func() {
 		ctx := context.WithoutCancel(d.ctx)
-		e.runner().Waiting(ctx, id, true)
-		return func() { e.runner().Waiting(ctx, id, false) }
+		asking.Lock()
+		if waiting++; waiting == 1 {
+			e.runner().Waiting(ctx, id, true)
+		}
+		asking.Unlock()
+		return func() {
+			asking.Lock()
+			if waiting--; waiting == 0 {
+				e.runner().Waiting(ctx, id, false)
+			}
+			asking.Unlock()
+		}
 	}
 	done := make(chan outcome, 1)
 	go func() {

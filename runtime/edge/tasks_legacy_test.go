@@ -223,6 +223,56 @@ func TestLegacyTaskStreamQuestions(t *testing.T) {
 	}
 }
 
+// TestLegacyTaskTwoQuestions: a 2025-11-25 task asking two questions at
+// once stays input_required until both are answered: after the first
+// answer tasks/get still says input_required (before, the first answer
+// set it working while the second waited), after the second the task
+// completes.
+func TestLegacyTaskTwoQuestions(t *testing.T) {
+	c := newTaskClient(t)
+	if r := c.do("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`); r.Msg.Error != nil {
+		t.Fatal(r.Msg.Error)
+	}
+	got := make(chan *jsonrpc.Message, 16)
+	defer c.e.Attach(c.sess, func(m *jsonrpc.Message) { got <- m })()
+	res := result(t, c.do(mcp.MethodToolsCall, `{"name":"asks_two_legacy","arguments":{},"task":{}}`))
+	id := res["task"].(map[string]any)["taskId"].(string)
+	var questions []*jsonrpc.Message
+	for deadline := time.After(5 * time.Second); len(questions) < 2; {
+		select {
+		case m := <-got:
+			if m.IsRequest() && m.Method == mcp.MethodElicitationCreate {
+				questions = append(questions, m)
+			}
+		case <-deadline:
+			t.Fatalf("%d questions reached the client, want 2", len(questions))
+		}
+	}
+	status := func() string {
+		var g struct{ Status string }
+		_ = json.Unmarshal(c.do(mcp.MethodTasksGet, `{"taskId":"`+id+`"}`).Msg.Result, &g)
+		return g.Status
+	}
+	answer := func(m *jsonrpc.Message) {
+		c.e.Handle(context.Background(), c.sess, edge.In{Msg: &jsonrpc.Message{JSONRPC: "2.0", ID: m.ID, Result: json.RawMessage(`{"action":"accept","content":{"ok":true}}`)}}, nil)
+	}
+	if s := status(); s != "input_required" {
+		t.Fatalf("with two questions out: %s, want input_required", s)
+	}
+	answer(questions[0])
+	// The call hears the answer in its own time: watch a while.
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if s := status(); s != "input_required" {
+			t.Fatalf("with one question still out: %s, want input_required", s)
+		}
+	}
+	answer(questions[1])
+	payload := result(t, c.do(mcp.MethodTasksResult, `{"taskId":"`+id+`"}`))
+	if !strings.Contains(fmt.Sprint(payload["content"]), "two answered 2") {
+		t.Fatalf("tasks/result: %v", payload)
+	}
+}
+
 func mustMarshal(t *testing.T, v any) json.RawMessage {
 	t.Helper()
 	b, err := json.Marshal(v)

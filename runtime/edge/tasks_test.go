@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func (n *taskToolsNS) ListTools(context.Context) ([]mcp.Tool, error) {
 		tool("quick", mcp.TaskSupportOptional), tool("slow", mcp.TaskSupportOptional), tool("must", mcp.TaskSupportRequired),
 		tool("plain", ""), tool("never", mcp.TaskSupportForbidden), tool("tool_error", mcp.TaskSupportOptional),
 		tool("rpc_error", mcp.TaskSupportOptional), tool("asks_early", mcp.TaskSupportOptional), tool("asks_late", mcp.TaskSupportOptional),
-		tool("asks_legacy", mcp.TaskSupportOptional),
+		tool("asks_legacy", mcp.TaskSupportOptional), tool("asks_two_legacy", mcp.TaskSupportOptional),
 	}, nil
 }
 
@@ -117,6 +118,27 @@ func (n *taskToolsNS) CallTool(ctx context.Context, p *mcp.CallToolRequestParams
 			return nil, err
 		}
 		return text("legacy answered " + string(r.(*mcp.ElicitResult).Action)), nil
+	case "asks_two_legacy": // two questions at once, each answered on its own
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var actions []string
+		for _, q := range []string{"one?", "two?"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := server.Ask(ctx, mcp.MethodElicitationCreate, &mcp.ElicitRequestParams{Value: &mcp.ElicitRequestFormParams{
+					Message: q, RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)}})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					actions = append(actions, err.Error())
+					return
+				}
+				actions = append(actions, string(r.(*mcp.ElicitResult).Action))
+			}()
+		}
+		wg.Wait()
+		return text(fmt.Sprintf("two answered %d", len(actions))), nil
 	case "asks_late":
 		if err := pause(ctx, pastAll); err != nil {
 			return nil, err
