@@ -464,7 +464,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 	modern := cl.Modern()
-	in := edge.In{Msg: m, Class: cl}
+	in := edge.In{Msg: m, Class: cl, Frees: true} // answer frees the reply
 	if cl.ChecksHeaders() {
 		if e := checkStandardHeaders(r, m, pk); e != nil {
 			writeError(w, http.StatusBadRequest, m.ID, e)
@@ -684,6 +684,9 @@ func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status i
 	var err error
 	switch m := msg.(type) {
 	case *jsonrpc.Message:
+		// Once written (or copied into an event), a result in a pooled
+		// buffer goes back to the pool (edge.In.Frees).
+		defer m.Free()
 		// A plain JSON answer takes the result as it is, not copied into
 		// one buffer with its envelope (a 1 MB result was, once more).
 		if head, result, tail, ok := jsonrpc.Framed(m); ok && acc.json && status == http.StatusOK && !st.claim() {
