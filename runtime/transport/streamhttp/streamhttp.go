@@ -642,7 +642,16 @@ func readLimited(w http.ResponseWriter, r *http.Request, limit int64, hold *budg
 	b := make([]byte, 0, size)
 	for {
 		if len(b) == cap(b) {
-			grown := append(b, 0)[:len(b)]
+			var grown []byte
+			if n := r.ContentLength; n >= int64(len(b)) && n < limit {
+				// Once maxPrealloc bytes have arrived, the rest of what was
+				// declared, and no more than twice what arrived: a body of
+				// 65 kB grew to 80 kB, then 100 kB (and 1 MB in 1.25 steps).
+				grown = make([]byte, len(b), min(n+1, 2*int64(cap(b))))
+				copy(grown, b)
+			} else {
+				grown = append(b, 0)[:len(b)]
+			}
 			if err := hold.Add(r.Context(), int64(cap(grown))-int64(cap(b))); err != nil {
 				return nil, err
 			}
