@@ -91,7 +91,8 @@ var longString = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) e
 
 // long reports whether the string at the start of rest (after the
 // separator and whitespace before it) is at least longStringMin bytes
-// long: no quote, escaped or not, in its first longStringMin bytes.
+// long: no unescaped quote in its first longStringMin bytes (a text
+// holding JSON has escaped quotes early).
 func long(rest []byte) bool {
 	i := 0
 	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\n' || rest[i] == '\r' || rest[i] == ':' || rest[i] == ',') {
@@ -100,8 +101,25 @@ func long(rest []byte) bool {
 	if i >= len(rest) || rest[i] != '"' {
 		return false
 	}
-	rest = rest[i+1:]
-	return len(rest) > longStringMin && bytes.IndexByte(rest[:longStringMin], '"') < 0
+	s := rest[i+1:]
+	if len(s) <= longStringMin {
+		return false
+	}
+	s = s[:longStringMin]
+	for {
+		j := bytes.IndexByte(s, '"')
+		if j < 0 {
+			return true
+		}
+		k := j
+		for k > 0 && s[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return false // not escaped: the string ends here
+		}
+		s = s[j+1:]
+	}
 }
 
 // Marshal encodes v as encoding/json.Marshal does, byte for byte (HTML-

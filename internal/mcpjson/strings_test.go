@@ -31,7 +31,10 @@ func TestLongStrings(t *testing.T) {
 		`{"text":` + quoted(long[:longStringMin-1]) + `}`,
 		`{"text":` + quoted(esc) + `}`,
 		`{"text" : ` + quoted(esc+`\u00e9\ud83d\ude00\"\\\/\b\f\r\t`) + ` }`,
-		`{"text":` + quoted(`\"`+long) + `}`, // a quote early: the decoder's way
+		`{"text":` + quoted(`\"`+long) + `}`, // an escaped quote early
+		`{"text":` + quoted(`{\"a\":\"\\\\\"`+esc) + `}`,
+		`{"text":` + quoted(`a\\`) + `,"more":[` + quoted(long) + `]}`, // an escaped backslash, then the end
+		`{"text":` + quoted(`\\\\`) + `,"named":` + quoted(esc) + `}`,
 		`{"text":` + quoted(long+`\"`+esc) + `}`,
 		`{"text":"short\n"}`,
 		`{"text":null}`,
@@ -73,9 +76,18 @@ func TestLongStrings(t *testing.T) {
 }
 
 // TestLongStringOneCopy: a 1 MB string of escaped lines costs one copy
-// (the decoder's way unquoted it into a buffer and copied that again).
+// (the decoder's way unquoted it into a buffer and copied that again),
+// and so does one that holds JSON, its quotes escaped.
 func TestLongStringOneCopy(t *testing.T) {
-	in := []byte(`{"text":"` + strings.Repeat(strings.Repeat("x", 79)+`\n`, 1<<20/80) + `"}`)
+	for _, in := range []string{
+		`{"text":"` + strings.Repeat(strings.Repeat("x", 79)+`\n`, 1<<20/80) + `"}`,
+		`{"text":"{\"text\":\"` + strings.Repeat("x", 1<<20) + `\"}"}`,
+	} {
+		oneCopy(t, []byte(in))
+	}
+}
+
+func oneCopy(t *testing.T, in []byte) {
 	var v longHolder
 	if err := Unmarshal(in, &v); err != nil { // warm the decoder's pools
 		t.Fatal(err)
