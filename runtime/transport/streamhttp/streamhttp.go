@@ -503,6 +503,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 	// session, the handler (listen) or its stream (a client too far behind).
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
 	if listen && m.IsRequest() && acc.sse {
+		in.Frees = false // a taken-over stream's goroutine does not free its answer
 		h.serveListen(w, r, acc, es, in) // held.go
 		return
 	}
