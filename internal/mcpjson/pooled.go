@@ -16,9 +16,12 @@ type Buffer struct{ bb bytes.Buffer }
 // is emptied by every two collections, and with 1 MB answers the
 // collector runs more than once a call on a small heap: each answer then
 // grew a new buffer (~5 MB of growing for 1 MB, more than Marshal's
-// copy). kept is not emptied: at most keptMax buffers of maxPooled.
+// copy). kept is not emptied: at most keptMax buffers of maxPooled. It
+// is a stack, so that answers one after another take the buffer the
+// last one grew (a queue handed each the next, perhaps small, one).
 var (
-	kept    = make(chan *Buffer, keptMax)
+	keptMu  sync.Mutex
+	kept    []*Buffer
 	buffers = sync.Pool{New: func() any { return new(Buffer) }}
 	v1opts  = jsonv1.DefaultOptionsV1()
 )
@@ -37,9 +40,12 @@ const (
 // every answer. For a caller that writes the bytes out and then calls Free.
 func MarshalPooled(v any) (*Buffer, error) {
 	var b *Buffer
-	select {
-	case b = <-kept:
-	default:
+	keptMu.Lock()
+	if n := len(kept); n > 0 {
+		b, kept = kept[n-1], kept[:n-1]
+	}
+	keptMu.Unlock()
+	if b == nil {
 		b = buffers.Get().(*Buffer)
 	}
 	// A bytes.Buffer is the encoder's own buffer: it appends straight
@@ -60,9 +66,13 @@ func (b *Buffer) Free() {
 		return
 	}
 	b.bb.Reset()
-	select {
-	case kept <- b:
-	default:
+	keptMu.Lock()
+	if len(kept) < keptMax {
+		kept = append(kept, b)
+		b = nil
+	}
+	keptMu.Unlock()
+	if b != nil {
 		buffers.Put(b)
 	}
 }

@@ -503,7 +503,8 @@ func (h *Handler) post(w *response, r *http.Request) {
 	// session, the handler (listen) or its stream (a client too far behind).
 	listen := modern && m.Method == mcp.MethodSubscriptionsListen
 	if listen && m.IsRequest() && acc.sse {
-		in.Frees = false // a taken-over stream's goroutine does not free its answer
+		// A taken-over stream's goroutine does not free its answer.
+		in.Frees = false
 		h.serveListen(w, r, acc, es, in) // held.go
 		return
 	}
