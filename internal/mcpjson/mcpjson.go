@@ -21,10 +21,12 @@
 package mcpjson
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -38,7 +40,7 @@ const MaxDepth = 10000
 // Unmarshal decodes data into v, which must be a non-nil pointer. Types
 // with an UnmarshalJSON method (the generated unions, json.RawMessage)
 // decode through it, as with encoding/json.
-func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v, longStrings) }
 
 // UnmarshalShared is Unmarshal, except that each json.RawMessage it
 // fills (not those a union's own UnmarshalJSON fills) is a slice of data,
@@ -48,10 +50,77 @@ func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 // v is in use.
 func UnmarshalShared(data []byte, v any) error { return json.Unmarshal(data, v, sharedRaw) }
 
-var sharedRaw = json.WithUnmarshalers(json.UnmarshalFunc(func(b []byte, m *stdjson.RawMessage) error {
+var sharedRaw = json.WithUnmarshalers(json.JoinUnmarshalers(json.UnmarshalFunc(func(b []byte, m *stdjson.RawMessage) error {
 	*m = b
 	return nil
-}))
+}), longString))
+
+var longStrings = json.WithUnmarshalers(longString)
+
+// longStringMin is the length from which a string is decoded by
+// longString; shorter ones keep the decoder's own way (and its cache of
+// short strings).
+const longStringMin = 1024
+
+// longString decodes a long JSON string holding escapes (a text content
+// block's lines, each "\n") with one copy instead of two: the decoder
+// unquotes into a buffer of its own and then copies that into the string.
+// Here the unquoted bytes are the string. The value is the one the
+// decoder makes (TestLongStrings): Unmarshal has already rejected invalid
+// UTF-8 before the value is read.
+var longString = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) error {
+	if dec.PeekKind() != '"' || !long(dec.UnreadBuffer()) {
+		return errors.ErrUnsupported // the decoder's way: null, errors, short strings
+	}
+	val, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	body := val[1 : len(val)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		*s = string(body) // no escape: one copy either way
+		return nil
+	}
+	b, err := jsontext.AppendUnquote(make([]byte, 0, len(val)), val) // it asks for len(val)
+	if err != nil {
+		return err
+	}
+	*s = unsafe.String(unsafe.SliceData(b), len(b)) // b is referenced by nothing else
+	return nil
+})
+
+// long reports whether the string at the start of rest (after the
+// separator and whitespace before it) is at least longStringMin bytes
+// long: no unescaped quote in its first longStringMin bytes (a text
+// holding JSON has escaped quotes early).
+func long(rest []byte) bool {
+	i := 0
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\n' || rest[i] == '\r' || rest[i] == ':' || rest[i] == ',') {
+		i++
+	}
+	if i >= len(rest) || rest[i] != '"' {
+		return false
+	}
+	s := rest[i+1:]
+	if len(s) <= longStringMin {
+		return false
+	}
+	s = s[:longStringMin]
+	for {
+		j := bytes.IndexByte(s, '"')
+		if j < 0 {
+			return true
+		}
+		k := j
+		for k > 0 && s[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return false // not escaped: the string ends here
+		}
+		s = s[j+1:]
+	}
+}
 
 // Marshal encodes v as encoding/json.Marshal does, byte for byte (HTML-
 // safe strings, v1's omitempty, nil slices as null, MarshalJSON honoured;

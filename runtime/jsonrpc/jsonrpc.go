@@ -21,6 +21,8 @@ type Message struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *Error          `json:"error,omitempty"`
+
+	buf Freer // what Result lives in, given back by Free (owned.go)
 }
 
 // IsRequest reports whether m expects a response.
