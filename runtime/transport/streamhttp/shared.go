@@ -403,6 +403,8 @@ func (h *Handler) keepFollowing(ss *session) {
 			select {
 			case <-ss.ctx.Done():
 				return
+			case <-h.hold.Done(): // the handler closed
+				return
 			case <-t.C:
 			}
 			if !ss.es.Follows() {
