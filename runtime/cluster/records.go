@@ -21,6 +21,9 @@ type Records interface {
 	Get(ctx context.Context, key string, ttl time.Duration) ([]byte, error)
 	// Delete drops key; it reports whether there was one.
 	Delete(ctx context.Context, key string) (bool, error)
+	// Exists reports whether key has a value, leaving its time to live
+	// as it is (a replica checking a session lives on elsewhere).
+	Exists(ctx context.Context, key string) (bool, error)
 }
 
 // MemoryRecords are Records in this process's memory.
@@ -81,6 +84,13 @@ func (r *MemoryRecords) Delete(_ context.Context, key string) (bool, error) {
 	return ok, nil
 }
 
+func (r *MemoryRecords) Exists(_ context.Context, key string) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[key]
+	return ok && r.now().Before(v.expires), nil
+}
+
 // RedisRecords are Records in Redis under "mcpx:" + key, with Redis's own
 // expiry (PX), refreshed by GETEX.
 type RedisRecords struct{ RDB *redis.Client }
@@ -107,6 +117,14 @@ func (r RedisRecords) Get(ctx context.Context, key string, ttl time.Duration) ([
 
 func (r RedisRecords) Delete(ctx context.Context, key string) (bool, error) {
 	n, err := r.RDB.Del(ctx, "mcpx:"+key).Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return n > 0, nil
+}
+
+func (r RedisRecords) Exists(ctx context.Context, key string) (bool, error) {
+	n, err := r.RDB.Exists(ctx, "mcpx:"+key).Result()
 	if err != nil {
 		return false, unavailable(err)
 	}

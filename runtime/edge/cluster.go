@@ -43,6 +43,7 @@ func (e *Edge) watchPeers(ctx context.Context) {
 	if e.Peers == nil {
 		return
 	}
+	go e.watchPeerTasks(ctx) // and their task changes (clustertasks.go)
 	ch := e.Peers.PeerChanges()
 	for {
 		select {

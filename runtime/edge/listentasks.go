@@ -60,6 +60,8 @@ type taskListens struct {
 	once sync.Once
 	mu   sync.Mutex
 	m    map[string]map[*listener]bool
+	// watching: lapseWatch runs (clustertasks.go).
+	watching bool
 }
 
 func (e *Edge) taskListens() *taskListens {
@@ -83,6 +85,7 @@ func (e *Edge) followTasks(l *listener, ids []string) func() {
 		}
 		tl.m[id][l] = true
 	}
+	e.watchLapses(tl) // a lease that lapses changes no runner (clustertasks.go)
 	return func() {
 		tl.mu.Lock()
 		defer tl.mu.Unlock()
@@ -131,8 +134,12 @@ func (e *Edge) listenTaskChanged(rec *tasks.Record) {
 
 // notifyTask sends l notifications/tasks/status for rec: the task as
 // tasks/get answers it in l's revision, tagged with the listen id. l.mu
-// is held.
+// is held. A task's end is told once: heard from this replica's runner,
+// another replica's (over the bus) or the lapse check, whichever first.
 func (e *Edge) notifyTask(l *listener, rec *tasks.Record) {
+	if rec.Terminal() {
+		l.tasks[rec.ID] = false
+	}
 	g, err := e.detailed(l.rev, rec)
 	if err != nil {
 		e.log().Error("a task status notification cannot be written", "task", rec.ID, "err", err)

@@ -53,6 +53,7 @@ func (e *Edge) taskSessions() *taskSessions {
 		e.runner().OnChange(func(rec *tasks.Record) {
 			e.taskChanged(rec)
 			e.listenTaskChanged(rec) // 2026-07-28 listens (listentasks.go)
+			e.publishTask(rec)       // and the other replicas' (clustertasks.go)
 		})
 	})
 	return ts

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/cluster"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
+	"github.com/mcpx-dev/mcpx/runtime/tasks"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
 )
 
@@ -19,6 +20,7 @@ import (
 
 const (
 	topicChanges = "changes"
+	topicTasks   = "tasks.changed" // a task's record, as its runner changed it
 	relayName    = "edge.relay"
 )
 
@@ -50,19 +52,25 @@ type relayed struct {
 	Request   json.RawMessage `json:"request"`
 }
 
-// peers is edge.Peers over a cluster bus.
+// peers is edge.Peers (and edge.TaskPeers) over a cluster bus.
 type peers struct {
 	bus     cluster.Bus
 	log     *slog.Logger
 	changes chan string // heard from the others
 	out     chan string // to tell the others
+	// Task changes (edge.TaskPeers), the same way.
+	tasks    chan *tasks.Record
+	outTasks chan *tasks.Record
 }
 
 func newPeers(ctx context.Context, bus cluster.Bus, log *slog.Logger) *peers {
-	p := &peers{bus: bus, log: log, changes: make(chan string, 64), out: make(chan string, 64)}
+	p := &peers{bus: bus, log: log, changes: make(chan string, 64), out: make(chan string, 64),
+		tasks: make(chan *tasks.Record, 256), outTasks: make(chan *tasks.Record, 256)}
 	events, stop := bus.Subscribe(topicChanges)
+	taskEvents, stopTasks := bus.Subscribe(topicTasks)
 	go func() {
 		defer stop()
+		defer stopTasks()
 		for {
 			select {
 			case <-ctx.Done():
@@ -79,6 +87,24 @@ func newPeers(ctx context.Context, bus cluster.Bus, log *slog.Logger) *peers {
 				if err := bus.Publish(ctx, topicChanges, []byte(m)); err != nil {
 					log.Warn("a list change was not told to the other replicas", "method", m, "err", err)
 				}
+			case ev := <-taskEvents:
+				var rec tasks.Record
+				if ev.From == bus.ID() || json.Unmarshal(ev.Data, &rec) != nil || rec.ID == "" {
+					continue // its own (told here already), or not a record
+				}
+				select {
+				case p.tasks <- &rec:
+				default:
+					log.Warn("a task change heard from another replica was dropped: too many are waiting", "task", rec.ID)
+				}
+			case rec := <-p.outTasks:
+				data, err := json.Marshal(rec)
+				if err == nil {
+					err = bus.Publish(ctx, topicTasks, data)
+				}
+				if err != nil {
+					log.Warn("a task change was not told to the other replicas", "task", rec.ID, "err", err)
+				}
 			}
 		}
 	}()
@@ -94,6 +120,16 @@ func (p *peers) PublishChange(method string) {
 }
 
 func (p *peers) PeerChanges() <-chan string { return p.changes }
+
+func (p *peers) PublishTask(rec *tasks.Record) {
+	select {
+	case p.outTasks <- rec:
+	default:
+		p.log.Warn("a task change was not told to the other replicas: too many are waiting", "task", rec.ID)
+	}
+}
+
+func (p *peers) PeerTasks() <-chan *tasks.Record { return p.tasks }
 
 func (p *peers) Relay(ctx context.Context, replica string, req []byte) ([]byte, error) {
 	data, err := json.Marshal(relayed{Principal: auth.From(ctx), Request: req})

@@ -311,6 +311,14 @@ func (r *Runner) renew() {
 			if live != nil && live.cancel != nil {
 				live.cancel()
 			}
+			if live != nil && errors.Is(err, ErrTerminal) {
+				// Ended where this runner did not see it (failed past its
+				// lease by a reader, cancelled on another replica): those
+				// who hear changes here hear its end (once each: OnChange).
+				if rec, gerr := r.Store.Get(ctx, id); gerr == nil {
+					r.notify(rec)
+				}
+			}
 		}
 	}
 }

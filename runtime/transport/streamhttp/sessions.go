@@ -24,6 +24,7 @@ type session struct {
 	active int       // requests and GET streams using it now
 	saved  []byte    // its state as last read from or written to the shared store (shared.go)
 	fwd    bool      // its unasked notifications are forwarded to the bus (shared.go)
+	keep   bool      // it follows resources: kept while its shared record lives (shared.go)
 }
 
 // sessions holds the legacy sessions, at most max of them; one unused for

@@ -200,6 +200,8 @@ func New(e *edge.Edge, opt Options) *Handler {
 		h.shared, h.unasked = opt.Shared, make(chan unasked, 1024)
 		ended, stop := opt.Shared.Bus.Subscribe(topicEnded)
 		go h.watchShared(h.hold, ended, stop)
+		unsubs, stopUnsubs := opt.Shared.Bus.Subscribe(topicUnsubscribe)
+		go h.watchUnsubscribes(h.hold, unsubs, stopUnsubs)
 		go h.publishUnasked(h.hold)
 	}
 	return h
@@ -509,6 +511,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 			return
 		}
 		defer h.releaseSession(ss)
+		defer h.unsubscribeShared(ss, m) // also where another replica took it (shared.go)
 		es = ss.es
 	}
 	if initialize && !h.sessions.hasRoom() {

@@ -1,0 +1,276 @@
+package host_test
+
+// A legacy session's resource subscriptions across replicas (issue 19):
+// the replica that took a subscription follows the resource for the
+// session's life, wherever the session's other requests land, and a
+// resources/unsubscribe on any replica releases it there.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hub "github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/runtime/cluster"
+	"github.com/mcpx-dev/mcpx/runtime/gateway"
+	"github.com/mcpx-dev/mcpx/runtime/host"
+	"github.com/mcpx-dev/mcpx/runtime/requeststate"
+	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/runtime/upstream"
+)
+
+// subReplica is a replica whose upstream reports its subscriptions.
+type subReplica struct {
+	url    string
+	up     *sdk.Server
+	subs   chan string // URIs the upstream was asked to follow
+	unsubs chan string // and to let go
+}
+
+// startSubReplicas serves n replicas on join's cluster whose legacy
+// sessions go idle after idle.
+func startSubReplicas(t *testing.T, n int, join func() *cluster.Cluster, idle time.Duration) []*subReplica {
+	t.Helper()
+	states := requeststate.Random()
+	var rs []*subReplica
+	for range n {
+		c := join()
+		r := &subReplica{subs: make(chan string, 16), unsubs: make(chan string, 16)}
+		r.up = sdk.NewServer(&sdk.Implementation{Name: "sub-upstream", Version: "1"}, &sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"},
+			SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+				r.subs <- req.Params.URI
+				return nil
+			},
+			UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+				r.unsubs <- req.Params.URI
+				return nil
+			}})
+		r.up.AddResource(&sdk.Resource{Name: "doc", URI: "test://doc", MIMEType: "text/plain"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "v1"}}}, nil
+		})
+		srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return r.up }, nil))
+		log := slog.New(slog.DiscardHandler)
+		info := hub.Implementation{Name: "mcpx", Version: "test"}
+		g := gateway.New(log)
+		g.States, g.Replica = states, c.Bus.ID()
+		prefix := ""
+		if err := g.Add(upstream.New(upstream.Spec{Name: "up", URL: srv.URL}, info, log), gateway.Options{Prefix: &prefix}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		urls := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- host.HTTP(ctx, host.Config{NS: g, Info: info, Log: log, Cluster: c, HTTP: streamhttp.Options{SessionIdle: idle}}, "127.0.0.1:0", func(u string) { urls <- u })
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+			g.Close()
+			c.Close()
+			srv.CloseClientConnections()
+			go srv.Close()
+		})
+		select {
+		case r.url = <-urls:
+		case err := <-done:
+			t.Fatal(err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("not serving")
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// subURI is the upstream's resource, gwURI what mcpx calls it.
+const subURI, gwURI = "test://doc", "mcpx://up/test://doc"
+
+// subscribeOn subscribes session sid to subURI on r and waits for r's
+// upstream to follow it.
+func subscribeOn(t *testing.T, r *subReplica, sid string) {
+	t.Helper()
+	// The replica knows the resource once it has read its upstream's list.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, _, msg := rpc(t, r.url, "", sessionHeaders(sid), `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
+		res, _ := msg["result"].(map[string]any)
+		if list, _ := res["resources"].([]any); len(list) == 1 {
+			if u, _ := list[0].(map[string]any)["uri"].(string); u != gwURI {
+				t.Fatalf("the resource's uri is %s", u)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("resources/list: %v", msg)
+		}
+	}
+	st, _, msg := rpc(t, r.url, "", sessionHeaders(sid), fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":%q}}`, gwURI))
+	if st != http.StatusOK || msg["error"] != nil {
+		t.Fatalf("resources/subscribe: %d %v", st, msg)
+	}
+	select {
+	case <-r.subs:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream of the replica that took the subscription was not asked to follow the resource")
+	}
+}
+
+// ping sends the session a ping on r.
+func ping(t *testing.T, r *subReplica, sid string) {
+	t.Helper()
+	if st, _, msg := rpc(t, r.url, "", sessionHeaders(sid), `{"jsonrpc":"2.0","id":7,"method":"ping"}`); st != http.StatusOK || msg["error"] != nil {
+		t.Fatalf("ping: %d %v", st, msg)
+	}
+}
+
+// noUnsubscribe fails if r's upstream let go of the resource.
+func noUnsubscribe(t *testing.T, r *subReplica, when string) {
+	t.Helper()
+	select {
+	case u := <-r.unsubs:
+		t.Fatalf("%s: the upstream was told to let go of %s", when, u)
+	default:
+	}
+}
+
+// TestUnsubscribeOnAnotherReplica: a session subscribes on B; its
+// resources/unsubscribe lands on C (and on A, which holds the GET
+// stream): B lets go of the resource upstream, and B's later updates no
+// longer reach the stream.
+func TestUnsubscribeOnAnotherReplica(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		rs := startSubReplicas(t, 3, join, time.Minute)
+		a, b, c := rs[0], rs[1], rs[2]
+		sid := legacySession(t, a.url, "")
+		stream, _ := sse(t, a.url, sid, "")
+		subscribeOn(t, b, sid)
+		// The update reaches A's stream first (the stream's bus
+		// subscription may still be on its way: sent until heard).
+		heard := false
+		for deadline := time.Now().Add(10 * time.Second); !heard && time.Now().Before(deadline); {
+			b.up.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: subURI})
+			select {
+			case d := <-stream:
+				heard = strings.Contains(d, "notifications/resources/updated")
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if !heard {
+			t.Fatal("A's stream did not hear the update of the resource subscribed on B")
+		}
+		st, _, msg := rpc(t, c.url, "", sessionHeaders(sid), fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","params":{"uri":%q}}`, gwURI))
+		if st != http.StatusOK || msg["error"] != nil {
+			t.Fatalf("resources/unsubscribe on C: %d %v", st, msg)
+		}
+		select {
+		case u := <-b.unsubs:
+			if u != subURI {
+				t.Fatalf("B let go of %s", u)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("resources/unsubscribe on C: B still follows the resource upstream")
+		}
+		// Nothing more reaches the stream (a list change may: the
+		// upstreams' first loads). The updates sent before are let
+		// through first.
+		for drained := false; !drained; {
+			select {
+			case <-stream:
+			case <-time.After(300 * time.Millisecond):
+				drained = true
+			}
+		}
+		for range 5 {
+			b.up.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: subURI})
+		}
+		quiet := time.After(500 * time.Millisecond)
+		for {
+			select {
+			case d := <-stream:
+				if strings.Contains(d, "notifications/resources/updated") {
+					t.Fatalf("an update after the unsubscribe reached the stream: %s", d)
+				}
+				continue
+			case <-quiet:
+			}
+			break
+		}
+		noUnsubscribe(t, a, "A")
+		noUnsubscribe(t, c, "C")
+	})
+}
+
+// TestSubscriptionOutlivesIdleCopy: a session subscribes on B, then its
+// requests go to A only for longer than the idle timeout (the session
+// lives on), then one lands on B again: B's copy of the session did not
+// end with its own idleness, so B still follows the resource, and its
+// update reaches the GET stream on A.
+func TestSubscriptionOutlivesIdleCopy(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		const idle = time.Second
+		rs := startSubReplicas(t, 2, join, idle)
+		a, b := rs[0], rs[1]
+		sid := legacySession(t, a.url, "")
+		stream, _ := sse(t, a.url, sid, "")
+		subscribeOn(t, b, sid)
+		for end := time.Now().Add(idle * 5 / 2); time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
+			ping(t, a, sid)
+		}
+		ping(t, b, sid) // B's copy, idle for 2.5 s, is looked at again
+		noUnsubscribe(t, b, "the session's copy on B idle while the session lived")
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			b.up.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: subURI})
+			select {
+			case d := <-stream:
+				if strings.Contains(d, "notifications/resources/updated") {
+					return
+				}
+			case <-time.After(100 * time.Millisecond):
+			}
+			ping(t, a, sid)
+			if time.Now().After(deadline) {
+				t.Fatal("after B's copy went idle, B's update no longer reached the stream on A")
+			}
+		}
+	})
+}
+
+// TestSubscriptionEndsWithTheSession: the copy B keeps for its
+// subscription does not outlive the session: once the session's record
+// expires (no request, no stream), B lets go of the resource upstream,
+// though no request comes to B; and a DELETE on A does the same at once.
+func TestSubscriptionEndsWithTheSession(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		const idle = time.Second
+		rs := startSubReplicas(t, 2, join, idle)
+		a, b := rs[0], rs[1]
+		// miniredis expires keys only when told to (FastForward).
+		if !strings.HasSuffix(t.Name(), "/miniredis") {
+			expiring := legacySession(t, a.url, "")
+			subscribeOn(t, b, expiring)
+			select {
+			case <-b.unsubs:
+			case <-time.After(idle + 10*time.Second):
+				t.Fatal("the session's record expired: B still follows its resource")
+			}
+		}
+
+		deleted := legacySession(t, a.url, "")
+		subscribeOn(t, b, deleted)
+		if st, _, msg := del(t, a.url, deleted, ""); st != http.StatusNoContent {
+			t.Fatalf("DELETE on A: %d %v", st, msg)
+		}
+		select {
+		case <-b.unsubs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the session was deleted on A: B still follows its resource")
+		}
+	})
+}
