@@ -143,6 +143,7 @@ type Session struct {
 	askSeq uint64
 
 	num   uint64        // the session's token (roots.go), its server.ClientSession id; 0 until asked
+	key   string        // who the session's tasks belong to, the same on every replica (state.go); "" until asked
 	done  chan struct{} // closed by End; made on first use
 	ended bool
 }

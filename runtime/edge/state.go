@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -15,6 +17,9 @@ type SessionState struct {
 	Capabilities mcp.ClientCapabilities `json:"caps"`
 	Client       mcp.Implementation     `json:"client"`
 	LogLevel     mcp.LoggingLevel       `json:"logLevel,omitempty"`
+	// Key names the session to its tasks' owner records, on every
+	// replica (a replica's own session numbers are not shared).
+	Key string `json:"key,omitempty"`
 	// Subscriptions are the URIs the session follows (resources/subscribe)
 	// on the replica that took them; see RestoreSession.
 	Subscriptions []string `json:"subs,omitempty"`
@@ -24,7 +29,7 @@ type SessionState struct {
 func (s *Session) State() SessionState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := SessionState{Revision: s.rev, Capabilities: s.caps, Client: s.client, LogLevel: s.logLevel}
+	st := SessionState{Revision: s.rev, Capabilities: s.caps, Client: s.client, LogLevel: s.logLevel, Key: s.ownerKeyLocked()}
 	for u := range s.subs {
 		st.Subscriptions = append(st.Subscriptions, u)
 	}
@@ -37,7 +42,25 @@ func (s *Session) State() SessionState {
 // is followed upstream by the replica that took it, and its updates reach
 // the session's stream from there.
 func RestoreSession(st SessionState) *Session {
-	return &Session{rev: st.Revision, caps: st.Capabilities, client: st.Client, logLevel: st.LogLevel}
+	return &Session{rev: st.Revision, caps: st.Capabilities, client: st.Client, logLevel: st.LogLevel, key: st.Key}
+}
+
+// ownerKey is the session's part of its tasks' owner (tasks.go): random,
+// made on first use, and carried in the State, so that a copy of the
+// session on another replica owns the same tasks.
+func (s *Session) ownerKey() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ownerKeyLocked()
+}
+
+func (s *Session) ownerKeyLocked() string {
+	if s.key == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		s.key = hex.EncodeToString(b[:])
+	}
+	return s.key
 }
 
 // Update takes over what another replica set on the session since it was

@@ -209,9 +209,9 @@ func (c *call) owner() string {
 		return principal
 	}
 	if principal != "" {
-		return fmt.Sprintf("%s session-%d", principal, c.sess.token())
+		return principal + " session-" + c.sess.ownerKey()
 	}
-	return fmt.Sprintf("session-%d", c.sess.token())
+	return "session-" + c.sess.ownerKey()
 }
 
 // taskCall wraps the tools/call handler with the task decision.

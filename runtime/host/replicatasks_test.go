@@ -320,3 +320,71 @@ func TestListenHearsLapsedTask(t *testing.T) {
 		}
 	})
 }
+
+// TestLegacyTaskOnAnotherReplica: a 2025-11-25 session's task belongs to
+// the session on every replica (its owner key travels in the session's
+// record): started on B, it is listed, read, awaited and cancelled on A
+// and C; another session gets not-found for it on every replica.
+func TestLegacyTaskOnAnotherReplica(t *testing.T) {
+	eachTaskBackend(t, func(t *testing.T, b taskBackend) {
+		states := requeststate.Random()
+		a, _ := taskReplica(t, b, states, 30*time.Second)
+		bURL, _ := taskReplica(t, b, states, 30*time.Second)
+		c, _ := taskReplica(t, b, states, 30*time.Second)
+		const rev = "2025-11-25"
+		hdr := map[string]string{"Mcp-Session-Id": legacySessionAt(t, a, "", rev), "MCP-Protocol-Version": rev}
+		start := func(url string, seconds int) string {
+			t.Helper()
+			_, _, msg := rpc(t, url, "", hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"countdown","arguments":{"seconds":`+string(rune('0'+seconds))+`},"task":{"ttl":60000}}}`)
+			res, _ := msg["result"].(map[string]any)
+			task, _ := res["task"].(map[string]any)
+			id, _ := task["taskId"].(string)
+			if id == "" {
+				t.Fatalf("no task: %v", msg)
+			}
+			return id
+		}
+		call := func(url string, h map[string]string, method, id string) map[string]any {
+			t.Helper()
+			_, _, msg := rpc(t, url, "", h, `{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{"taskId":"`+id+`"}}`)
+			return msg
+		}
+
+		id := start(bURL, 1)
+		if msg := call(a, hdr, "tasks/get", id); msg["error"] != nil {
+			t.Fatalf("tasks/get on A of B's task: %v", msg)
+		}
+		_, _, list := rpc(t, c, "", hdr, `{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`)
+		if !strings.Contains(mustJSON(t, list), id) {
+			t.Fatalf("tasks/list on C leaves out B's task: %v", list)
+		}
+		res := call(a, hdr, "tasks/result", id)
+		if r, _ := res["result"].(map[string]any); r == nil || r["content"] == nil {
+			t.Fatalf("tasks/result on A of B's task: %v", res)
+		}
+
+		other := map[string]string{"Mcp-Session-Id": legacySessionAt(t, c, "", rev), "MCP-Protocol-Version": rev}
+		for _, url := range []string{a, bURL, c} {
+			if msg := call(url, other, "tasks/get", id); msg["error"] == nil {
+				t.Fatalf("another session read the task: %v", msg)
+			}
+		}
+
+		long := start(a, 9)
+		if msg := call(c, hdr, "tasks/cancel", long); msg["error"] != nil {
+			t.Fatalf("tasks/cancel on C of A's task: %v", msg)
+		}
+		if msg := call(bURL, hdr, "tasks/get", long); !strings.Contains(mustJSON(t, msg), `"cancelled"`) {
+			t.Fatalf("tasks/get on B after the cancel: %v", msg)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
