@@ -36,19 +36,7 @@ func (r *Runner) Pose(ctx context.Context, id string, reqs map[string]json.RawMe
 		live.posed[k] = func(resp json.RawMessage) { answered(k, resp) }
 	}
 	r.mu.Unlock()
-	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
-		if rec.Terminal() {
-			return ErrTerminal
-		}
-		if rec.InputRequests == nil {
-			rec.InputRequests = map[string]json.RawMessage{}
-		}
-		for k, v := range reqs {
-			rec.InputRequests[k] = v
-		}
-		rec.Status, rec.LastUpdatedAt = mcp.TaskStatusInputRequired, r.now().UTC()
-		return nil
-	})
+	rec, err := r.askInRecord(ctx, id, reqs)
 	if err != nil {
 		r.mu.Lock()
 		for k := range reqs {

@@ -350,19 +350,7 @@ func (r *Runner) Ask(ctx context.Context, id string, reqs map[string]json.RawMes
 		live.asked, live.answers, live.ready = nil, nil, nil
 		r.mu.Unlock()
 	}()
-	rec, err := r.Store.Update(ctx, id, func(rec *Record) error {
-		if rec.Terminal() {
-			return ErrTerminal
-		}
-		if rec.InputRequests == nil {
-			rec.InputRequests = map[string]json.RawMessage{}
-		}
-		for k, v := range reqs {
-			rec.InputRequests[k] = v
-		}
-		rec.Status, rec.LastUpdatedAt = mcp.TaskStatusInputRequired, r.now().UTC()
-		return nil
-	})
+	rec, err := r.askInRecord(ctx, id, reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -650,4 +638,22 @@ func (r *Runner) Waiting(ctx context.Context, id string, waiting bool) {
 	if err == nil {
 		r.notify(rec)
 	}
+}
+
+// askInRecord adds reqs to the task's inputRequests and puts it in
+// input_required; a task already ended is ErrTerminal.
+func (r *Runner) askInRecord(ctx context.Context, id string, reqs map[string]json.RawMessage) (*Record, error) {
+	return r.Store.Update(ctx, id, func(rec *Record) error {
+		if rec.Terminal() {
+			return ErrTerminal
+		}
+		if rec.InputRequests == nil {
+			rec.InputRequests = map[string]json.RawMessage{}
+		}
+		for k, v := range reqs {
+			rec.InputRequests[k] = v
+		}
+		rec.Status, rec.LastUpdatedAt = mcp.TaskStatusInputRequired, r.now().UTC()
+		return nil
+	})
 }
