@@ -220,13 +220,7 @@ func (r *Runner) Cancel(ctx context.Context, id, owner string) (*Record, error) 
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	live := r.live[id]
-	delete(r.live, id)
-	r.mu.Unlock()
-	if live != nil && live.cancel != nil {
-		live.cancel()
-	}
+	r.stop(id)
 	if ended {
 		return rec, ErrTerminal
 	}
@@ -304,13 +298,7 @@ func (r *Runner) renew() {
 			if !errors.Is(err, ErrTerminal) && !errors.Is(err, ErrNotFound) {
 				continue // renewed, or the store is down: tried again next time
 			}
-			r.mu.Lock()
-			live := r.live[id]
-			delete(r.live, id)
-			r.mu.Unlock()
-			if live != nil && live.cancel != nil {
-				live.cancel()
-			}
+			live := r.stop(id)
 			if live != nil && errors.Is(err, ErrTerminal) {
 				// Ended where this runner did not see it (failed past its
 				// lease by a reader, cancelled on another replica): those
@@ -608,15 +596,22 @@ func (r *Runner) Expire(ctx context.Context) error {
 	r.init()
 	gone, err := r.Store.Expire(ctx, r.now())
 	for _, id := range gone {
-		r.mu.Lock()
-		live := r.live[id]
-		delete(r.live, id)
-		r.mu.Unlock()
-		if live != nil && live.cancel != nil {
-			live.cancel()
-		}
+		r.stop(id)
 	}
 	return err
+}
+
+// stop forgets the call running task id here, cancelling it, and returns
+// what it was (nil when it ran elsewhere, or has ended).
+func (r *Runner) stop(id string) *running {
+	r.mu.Lock()
+	live := r.live[id]
+	delete(r.live, id)
+	r.mu.Unlock()
+	if live != nil && live.cancel != nil {
+		live.cancel()
+	}
+	return live
 }
 
 // Waiting marks a task whose call waits for an answer it asked for
