@@ -141,3 +141,40 @@ func shape(t *testing.T, msgs []string) []string {
 	}
 	return out
 }
+
+// TestRelayedRetryCancelled: a client that closes its retry's stream on B
+// cancels the call on A, as closing it on A would: the upstream's call is
+// cancelled.
+func TestRelayedRetryCancelled(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		rs := startReplicas(t, 2, join, nil)
+		a, b := rs[0], rs[1]
+		_, _, msg := rpc(t, a.url, "", modernHeaders("tools/call", "askhold"), moreCall("askhold", `"progressToken":"first"`, ""))
+		res, _ := msg["result"].(map[string]any)
+		state, _ := res["requestState"].(string)
+		if res["resultType"] != "input_required" || state == "" {
+			t.Fatalf("askhold: want input_required, got %v", msg)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		msgs := postMessages(t, ctx, b.url, "askhold", moreCall("askhold", `"progressToken":"retry"`, state))
+		// The progress says the call on A runs on, answered.
+		select {
+		case m := <-msgs:
+			if m["method"] != "notifications/progress" {
+				t.Fatalf("the retry on B heard %v first", m)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the retry on B heard no progress")
+		}
+		cancel()
+		select {
+		case name := <-a.cancelled:
+			if name != "Ada" {
+				t.Fatalf("cancelled the call answered %q", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call on A was not cancelled when its retry on B was")
+		}
+	})
+}
