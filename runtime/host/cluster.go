@@ -37,24 +37,31 @@ func withCluster(ctx context.Context, c *cluster.Cluster, e *edge.Edge, opt *str
 	opt.Shared = &streamhttp.Shared{Records: c.Records, Bus: c.Bus}
 	e.Peers = newPeers(ctx, c.Bus, log)
 	c.Bus.Handle(relayName, func(ctx context.Context, _ string, data []byte) ([]byte, error) {
-		var r relayed
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("a relayed request that does not decode: %v", err)
-		}
-		if r.Principal != nil {
-			ctx = auth.With(ctx, r.Principal)
-		}
-		if r.Topic == "" { // the asker's client has no stream for notifications
-			return e.ServeRelayed(ctx, r.Request, nil)
-		}
-		pub := newNotePublisher(c.Bus, r.Topic, log)
-		resp, err := e.ServeRelayed(ctx, r.Request, pub.add)
-		sent := pub.close()
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(relayAnswer{Response: resp, Notes: sent})
+		return serveRelay(ctx, c.Bus, log, data, e.ServeRelayed)
 	})
+}
+
+// serveRelay answers a relayed request (data, a relayed) with serve (the
+// edge's ServeRelayed), its notifications published on the request's
+// topic when it has one.
+func serveRelay(ctx context.Context, bus cluster.Bus, log *slog.Logger, data []byte, serve func(context.Context, []byte, func([]byte)) ([]byte, error)) ([]byte, error) {
+	var r relayed
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("a relayed request that does not decode: %v", err)
+	}
+	if r.Principal != nil {
+		ctx = auth.With(ctx, r.Principal)
+	}
+	if r.Topic == "" { // the asker's client has no stream for notifications
+		return serve(ctx, r.Request, nil)
+	}
+	pub := newNotePublisher(bus, r.Topic, log)
+	resp, err := serve(ctx, r.Request, pub.add)
+	sent := pub.close()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(relayAnswer{Response: resp, Notes: sent})
 }
 
 // relayed is a request relayed to the replica that must serve it, with
