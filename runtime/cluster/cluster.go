@@ -46,9 +46,10 @@ type Bus interface {
 	// Handle makes h answer the requests named name sent to this replica.
 	Handle(name string, h Handler)
 	// Request sends data to replica's handler for name and waits for its
-	// answer, until ctx ends or the bus's timeout passes. A replica that
-	// is not there is ErrGone at once; a handler's error is a
-	// *RemoteError.
+	// answer, until ctx ends or the bus's timeout passes. ctx ending ends
+	// the handler's ctx too (over Redis, by a cancel sent after the
+	// request). A replica that is not there is ErrGone at once; a
+	// handler's error is a *RemoteError.
 	Request(ctx context.Context, replica, name string, data []byte) ([]byte, error)
 	// Close leaves the bus.
 	Close() error

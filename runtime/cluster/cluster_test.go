@@ -152,6 +152,44 @@ func runBus(t *testing.T, newBuses join) {
 			t.Fatalf("unknown replica: %v", err)
 		}
 	})
+	t.Run("the asker giving up ends the handler's ctx", func(t *testing.T) {
+		bs := newBuses(t, "a", "b")
+		bs[1].Handle("echo", func(_ context.Context, _ string, d []byte) ([]byte, error) { return d, nil })
+		if _, err := requestSoon(bs[0], "b", "echo", nil); err != nil {
+			t.Fatal(err)
+		}
+		started, ended := make(chan struct{}), make(chan error, 1)
+		bs[1].Handle("wait", func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+			close(started)
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return nil, nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		asked := make(chan error, 1)
+		go func() {
+			_, err := bs[0].Request(ctx, "b", "wait", nil)
+			asked <- err
+		}()
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the handler did not start")
+		}
+		cancel()
+		if err := <-asked; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the request: %v", err)
+		}
+		// Well within the bus's timeout (2 s), which would end it too.
+		select {
+		case err := <-ended:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the handler's ctx ended by %v, not cancelled", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the handler's ctx did not end")
+		}
+	})
 	t.Run("a handler that does not answer in time is ErrGone", func(t *testing.T) {
 		bs := newBuses(t, "a", "b")
 		release := make(chan struct{})

@@ -40,6 +40,15 @@ type envelope struct {
 	Data []byte `json:"d,omitempty"`
 	Err  string `json:"e,omitempty"` // an answer's handler error
 	Ack  bool   `json:"a,omitempty"` // the replica has the request; its answer follows
+	// Cancel: the asker no longer waits for request Seq (its ctx ended);
+	// the handler's ctx ends.
+	Cancel bool `json:"c,omitempty"`
+}
+
+// served names a request being served: its asker and its Seq there.
+type served struct {
+	from string
+	seq  uint64
 }
 
 // DefaultAckTimeout is how soon a replica must acknowledge a request when
@@ -61,6 +70,7 @@ type redisBus struct {
 	subs     map[string]map[*redisSub]bool // by topic
 	handlers map[string]Handler
 	waiting  map[uint64]chan envelope // requests sent, by Seq
+	serving  map[served]context.CancelFunc
 	// confirming are the Subscribes waiting for Redis to confirm their
 	// channel, closed when it does.
 	confirming map[string][]chan struct{}
@@ -75,6 +85,7 @@ type redisSub struct{ ch chan Event }
 func NewRedis(rdb *redis.Client, id string, opt Options) Bus {
 	b := &redisBus{rdb: rdb, id: id, timeout: timeoutOf(opt.Timeout), ack: opt.AckTimeout, log: opt.Log,
 		subs: map[string]map[*redisSub]bool{}, handlers: map[string]Handler{}, waiting: map[uint64]chan envelope{},
+		serving:    map[served]context.CancelFunc{},
 		confirming: map[string][]chan struct{}{},
 		done:       make(chan struct{})}
 	if b.log == nil {
@@ -109,9 +120,32 @@ func (b *redisBus) read() {
 			b.deliver(m.Channel[len(evPrefix):], []byte(m.Payload))
 		case m.Channel == rqPrefix+b.id:
 			var env envelope
-			if json.Unmarshal([]byte(m.Payload), &env) == nil {
-				go b.serve(env)
+			if json.Unmarshal([]byte(m.Payload), &env) != nil {
+				continue
 			}
+			// The request's context is registered here, in the order
+			// Redis delivers: its cancel, published after it, finds it.
+			key := served{env.From, env.Seq}
+			if env.Cancel {
+				b.mu.Lock()
+				cancel := b.serving[key]
+				delete(b.serving, key)
+				b.mu.Unlock()
+				if cancel != nil {
+					cancel()
+				}
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+			b.mu.Lock()
+			b.serving[key] = cancel
+			b.mu.Unlock()
+			go b.serve(ctx, env, func() {
+				b.mu.Lock()
+				delete(b.serving, key)
+				b.mu.Unlock()
+				cancel()
+			})
 		case m.Channel == rpPrefix+b.id:
 			var env envelope
 			if json.Unmarshal([]byte(m.Payload), &env) != nil {
@@ -151,19 +185,21 @@ func (b *redisBus) deliver(topic string, payload []byte) {
 	}
 }
 
-// serve answers one request with its handler, acknowledged first.
-func (b *redisBus) serve(env envelope) {
+// serve answers one request with its handler, acknowledged first; ctx
+// ends with the bus's timeout or the asker's cancel, and done is called
+// when the handler returned.
+func (b *redisBus) serve(ctx context.Context, env envelope, done func()) {
 	b.reply(envelope{From: b.id, Seq: env.Seq, Ack: true}, env.From)
 	b.mu.Lock()
 	h := b.handlers[env.Name]
 	b.mu.Unlock()
 	out := envelope{From: b.id, Seq: env.Seq}
 	if h == nil {
+		done()
 		out.Err = fmt.Sprintf("no handler for %q", env.Name)
 	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 		data, err := h(ctx, env.From, env.Data)
-		cancel()
+		done()
 		out.Data = data
 		if err != nil {
 			out.Err = err.Error()
@@ -268,8 +304,22 @@ func (b *redisBus) Request(ctx context.Context, replica, name string, data []byt
 		case <-t.C:
 			return nil, fmt.Errorf("%w: replica %s did not answer within %s", ErrGone, replica, b.timeout)
 		case <-ctx.Done():
+			b.cancelRequest(replica, seq)
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// cancelRequest tells replica that request seq is no longer waited for,
+// so that its handler's ctx ends (as the memory hub's does); a cancel
+// that cannot be published is logged, and the handler runs on to the
+// bus's timeout.
+func (b *redisBus) cancelRequest(replica string, seq uint64) {
+	raw, _ := json.Marshal(envelope{From: b.id, Seq: seq, Cancel: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := b.rdb.Publish(ctx, rqPrefix+replica, raw).Err(); err != nil {
+		b.log.Debug("cluster: a request's cancel was not sent to its replica", "replica", replica, "err", err)
 	}
 }
 

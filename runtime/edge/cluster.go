@@ -21,7 +21,12 @@ type Peers interface {
 	PeerChanges() <-chan string
 	// Relay sends req (a JSON-RPC request, as the client sent it) to
 	// replica, which serves it with ServeRelayed, and returns its answer.
-	Relay(ctx context.Context, replica string, req []byte) ([]byte, error)
+	// notify, when not nil, is given each notification (one encoded
+	// JSON-RPC message) the replica's serving sends, in the order it sent
+	// them, all before Relay returns; nil when the client's transport has
+	// no stream for them, and the replica then serves req without one.
+	// ctx ending cancels the request on the replica.
+	Relay(ctx context.Context, replica string, req []byte, notify func([]byte)) ([]byte, error)
 }
 
 // ErrPeerGone is what Relay's error wraps when the replica is not there.
@@ -65,9 +70,10 @@ func (e *Edge) watchPeers(ctx context.Context) {
 }
 
 // relayElsewhere answers a request the namespace said another replica
-// must serve (err is a *server.Elsewhere) with that replica's answer; ok
-// is false for any other error.
-func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.Revision, err error) (_ Reply, ok bool) {
+// must serve (err is a *server.Elsewhere) with that replica's answer,
+// the notifications it sent meanwhile on sink first (nil: none); ok is
+// false for any other error.
+func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.Revision, err error, sink Sink) (_ Reply, ok bool) {
 	var el *server.Elsewhere
 	if !errors.As(err, &el) {
 		return Reply{}, false
@@ -79,7 +85,20 @@ func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.R
 	if encErr != nil {
 		return Reply{}, false
 	}
-	raw, rerr := e.Peers.Relay(ctx, el.Replica, req)
+	var notify func([]byte)
+	if sink != nil {
+		notify = func(raw []byte) {
+			// Only notifications: a 2026-07-28 request's stream carries
+			// no request of the server's (the MRTR page).
+			msgs, errs, _ := jsonrpc.Decode(raw, false)
+			if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil || !msgs[0].IsNotification() {
+				e.log().Debug("a relayed request's notification from another replica is not one; dropped", "replica", el.Replica)
+				return
+			}
+			sink(msgs[0])
+		}
+	}
+	raw, rerr := e.Peers.Relay(ctx, el.Replica, req, notify)
 	if rerr != nil {
 		return Reply{Msg: jsonrpc.ErrorResponse(m.ID, relayError(el.Replica, rerr)), Status: http.StatusOK}, true
 	}
@@ -104,8 +123,13 @@ func relayError(replica string, err error) *jsonrpc.Error {
 
 // ServeRelayed serves a request another replica relayed here (Peers.Relay)
 // and returns the response to send back: a 2026-07-28 request, served on
-// its own, ctx carrying the client's principal.
-func (e *Edge) ServeRelayed(ctx context.Context, req []byte) ([]byte, error) {
+// its own, ctx carrying the client's principal. notify, when not nil, is
+// given each notification the request sends (one encoded JSON-RPC
+// message), as a stream of the client's here would be: the same
+// messages, filtered the same way (progress for the request's token, logs
+// at its level); it must not wait (a sink's rule). nil: the request has
+// no stream, as when the client's has none.
+func (e *Edge) ServeRelayed(ctx context.Context, req []byte, notify func([]byte)) ([]byte, error) {
 	msgs, errs, _ := jsonrpc.Decode(req, false)
 	if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil || !msgs[0].IsRequest() {
 		return nil, errors.New("a relayed message is one JSON-RPC request")
@@ -115,7 +139,18 @@ func (e *Edge) ServeRelayed(ctx context.Context, req []byte) ([]byte, error) {
 	if !cl.Modern() {
 		return nil, errors.New("only 2026-07-28 requests are relayed")
 	}
-	rep := e.Handle(ctx, new(Session), In{Msg: m, Class: cl}, nil)
+	var sink Sink
+	if notify != nil {
+		sink = func(n *jsonrpc.Message) {
+			raw, err := jsonrpc.Encode(n)
+			if err != nil {
+				e.log().Debug("a relayed request's notification does not encode; dropped", "method", n.Method, "err", err)
+				return
+			}
+			notify(raw)
+		}
+	}
+	rep := e.Handle(ctx, new(Session), In{Msg: m, Class: cl}, sink)
 	if rep.Msg == nil {
 		return nil, errors.New("the relayed request was cancelled")
 	}

@@ -21,19 +21,77 @@ func (elsewhereNS) CallTool(context.Context, *mcp.CallToolRequestParams) (*mcp.C
 	return nil, &server.Elsewhere{Replica: "r2"}
 }
 
-// fakePeers answers every relay with answer (or err), recording what it was sent.
+// fakePeers answers every relay with answer (or err), recording what it
+// was sent, after giving notify (when the relay has one, recorded) notes.
 type fakePeers struct {
-	answer  string
-	err     error
-	replica string
-	req     string
+	answer   string
+	err      error
+	notes    []string
+	replica  string
+	req      string
+	notified bool
 }
 
 func (*fakePeers) PublishChange(string)       {}
 func (*fakePeers) PeerChanges() <-chan string { return nil }
-func (p *fakePeers) Relay(_ context.Context, replica string, req []byte) ([]byte, error) {
-	p.replica, p.req = replica, string(req)
+func (p *fakePeers) Relay(_ context.Context, replica string, req []byte, notify func([]byte)) ([]byte, error) {
+	p.replica, p.req, p.notified = replica, string(req), notify != nil
+	if notify != nil {
+		for _, n := range p.notes {
+			notify([]byte(n))
+		}
+	}
 	return []byte(p.answer), p.err
+}
+
+// TestRelayedNotifications: the holder serves a relayed request with a
+// stream when the asker has one, its notifications encoded as they would
+// go on a stream of its own client (the same filtering); the asker puts
+// the notifications the holder sent on its client's stream, before the
+// answer, and nothing else (a request on it is dropped), and relays
+// without a stream when its client has none.
+func TestRelayedNotifications(t *testing.T) {
+	e := &edge.Edge{Server: &server.Server{NS: fakeNS{}, Info: mcp.Implementation{Name: "t", Version: "1"}}}
+	for _, meta := range []string{
+		`"progressToken":"p","io.modelcontextprotocol/logLevel":"info"`, // both
+		`"io.modelcontextprotocol/logLevel":"error"`,                    // neither
+	} {
+		req := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` + meta + `},"name":"echo","arguments":{}}}`
+		var direct []string
+		msgs, _, _ := jsonrpc.Decode([]byte(req), false)
+		e.Handle(context.Background(), new(edge.Session), edge.In{Msg: msgs[0]}, func(m *jsonrpc.Message) {
+			raw, _ := jsonrpc.Encode(m)
+			direct = append(direct, string(raw))
+		})
+		var relayed []string
+		if _, err := e.ServeRelayed(context.Background(), []byte(req), func(raw []byte) { relayed = append(relayed, string(raw)) }); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(relayed) != fmt.Sprint(direct) {
+			t.Fatalf("with %s, relayed: %s, want as served directly: %s", meta, relayed, direct)
+		}
+		if strings.Contains(meta, "progressToken") && len(relayed) != 2 {
+			t.Fatalf("with %s: %s, want progress and a log message", meta, relayed)
+		}
+	}
+
+	call := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`5`), Method: "tools/call",
+		Params: json.RawMessage(`{` + modernMeta + `,"name":"echo","arguments":{}}`)}
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`
+	peers := &fakePeers{answer: `{"jsonrpc":"2.0","id":5,"result":{"content":[],"resultType":"complete"}}`,
+		notes: []string{progress, `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{}}`, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`}}
+	e = &edge.Edge{Server: &server.Server{NS: elsewhereNS{}, Info: mcp.Implementation{Name: "t", Version: "1"}}, Peers: peers}
+	var heard []string
+	r := e.Handle(context.Background(), new(edge.Session), edge.In{Msg: call}, func(m *jsonrpc.Message) { heard = append(heard, m.Method) })
+	if r.Msg == nil || r.Msg.Result == nil || !peers.notified {
+		t.Fatalf("relayed with a stream: %+v (a stream: %v)", r.Msg, peers.notified)
+	}
+	if fmt.Sprint(heard) != "[notifications/progress notifications/message]" {
+		t.Fatalf("the client's stream heard %v", heard)
+	}
+	if r = e.Handle(context.Background(), new(edge.Session), edge.In{Msg: call}, nil); r.Msg == nil || peers.notified {
+		t.Fatalf("relayed without a stream: %+v (a stream: %v)", r.Msg, peers.notified)
+	}
 }
 
 // TestRelayElsewhere: a request the namespace says another replica must

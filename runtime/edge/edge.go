@@ -375,7 +375,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
 	}
 	if err != nil {
-		if rep, ok := e.relayElsewhere(ctx, m, rev, err); ok { // cluster.go
+		if rep, ok := e.relayElsewhere(ctx, m, rev, err, sink); ok { // cluster.go
 			rep.Rev = rev
 			return rep
 		}

@@ -79,7 +79,7 @@ func serveWithAuthTasks(t *testing.T, to edge.TaskOptions) string {
 // rpc posts one JSON-RPC message with token (none when ""); it returns the
 // status, the headers and the JSON-RPC message of the answer (from JSON or
 // from the SSE stream), or nil.
-func rpc(t *testing.T, url, token string, hdr map[string]string, body string) (int, http.Header, map[string]any) {
+func rpc(t testing.TB, url, token string, hdr map[string]string, body string) (int, http.Header, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -2,10 +2,14 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/runtime/auth"
 	"github.com/mcpx-dev/mcpx/runtime/cluster"
@@ -33,23 +37,154 @@ func withCluster(ctx context.Context, c *cluster.Cluster, e *edge.Edge, opt *str
 	opt.Shared = &streamhttp.Shared{Records: c.Records, Bus: c.Bus}
 	e.Peers = newPeers(ctx, c.Bus, log)
 	c.Bus.Handle(relayName, func(ctx context.Context, _ string, data []byte) ([]byte, error) {
-		var r relayed
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("a relayed request that does not decode: %v", err)
-		}
-		if r.Principal != nil {
-			ctx = auth.With(ctx, r.Principal)
-		}
-		return e.ServeRelayed(ctx, r.Request)
+		return serveRelay(ctx, c.Bus, log, data, e.ServeRelayed)
 	})
+}
+
+// serveRelay answers a relayed request (data, a relayed) with serve (the
+// edge's ServeRelayed), its notifications published on the request's
+// topic when it has one.
+func serveRelay(ctx context.Context, bus cluster.Bus, log *slog.Logger, data []byte, serve func(context.Context, []byte, func([]byte)) ([]byte, error)) ([]byte, error) {
+	var r relayed
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("a relayed request that does not decode: %v", err)
+	}
+	if r.Principal != nil {
+		ctx = auth.With(ctx, r.Principal)
+	}
+	if r.Topic == "" { // the asker's client has no stream for notifications
+		return serve(ctx, r.Request, nil)
+	}
+	pub := newNotePublisher(bus, r.Topic, log)
+	resp, err := serve(ctx, r.Request, pub.add)
+	sent := pub.close()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(relayAnswer{Response: resp, Notes: sent})
 }
 
 // relayed is a request relayed to the replica that must serve it, with
 // the principal the first replica authenticated (the holder checks the
-// state's owner against it, as for a request of its own).
+// state's owner against it, as for a request of its own), and the topic
+// its notifications go on, when the client has a stream for them.
 type relayed struct {
 	Principal *auth.Principal `json:"principal,omitempty"`
 	Request   json.RawMessage `json:"request"`
+	Topic     string          `json:"topic,omitempty"`
+}
+
+// relayAnswer is the answer to a relayed request that had a topic: the
+// response, and how many notifications were published on the topic
+// before it (numbered from 0), for the asker to wait for those it has not
+// heard yet. A request without a topic is answered the response alone,
+// as a replica before notifications crossed answers every one.
+type relayAnswer struct {
+	Response json.RawMessage `json:"response"`
+	Notes    int             `json:"notes"`
+}
+
+// relayNote is one notification of a relayed request, on its topic.
+type relayNote struct {
+	Seq int             `json:"s"`
+	Msg json.RawMessage `json:"m"`
+}
+
+const (
+	relayTopicPrefix = "edge.relay." // and a random nonce, per relayed request
+	// noteQueue is how many of a relayed request's notifications may wait
+	// to be published; one more is dropped.
+	noteQueue = 128
+	// notePublish bounds one notification's publishing.
+	notePublish = time.Second
+	// noteDrain bounds how long the answer waits for the notifications
+	// still queued; those not published by then are dropped.
+	noteDrain = 2 * time.Second
+	// noteWait bounds how long the asker waits, once it has the answer,
+	// for the notifications published before it that it has not heard.
+	noteWait = time.Second
+)
+
+// notePublisher publishes a relayed request's notifications on its topic,
+// in order, from a goroutine of its own: the call never waits for the
+// bus. Each published is numbered from 0, a number used only once the bus
+// took the notification, so the asker hears numbers without gaps but for
+// a notification lost on the way.
+type notePublisher struct {
+	bus   cluster.Bus
+	topic string
+	log   *slog.Logger
+	queue chan []byte
+	ctx   context.Context
+	stop  context.CancelFunc
+	done  chan struct{}
+	sent  int // the goroutine's; read once done is closed
+
+	mu     sync.Mutex
+	closed bool
+}
+
+func newNotePublisher(bus cluster.Bus, topic string, log *slog.Logger) *notePublisher {
+	ctx, stop := context.WithCancel(context.Background())
+	p := &notePublisher{bus: bus, topic: topic, log: log, queue: make(chan []byte, noteQueue), ctx: ctx, stop: stop, done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+// add queues one notification; it never waits. One that finds the queue
+// full, or comes after the answer, is dropped.
+func (p *notePublisher) add(msg []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		p.log.Debug("a relayed request's notification after its answer was dropped", "topic", p.topic)
+		return
+	}
+	select {
+	case p.queue <- msg:
+	default:
+		p.log.Debug("a relayed request's notification was dropped: too many wait to be published", "topic", p.topic)
+	}
+}
+
+func (p *notePublisher) run() {
+	defer close(p.done)
+	for msg := range p.queue {
+		if p.ctx.Err() != nil {
+			p.log.Debug("a relayed request's notification was not published in time; dropped", "topic", p.topic)
+			continue
+		}
+		data, err := json.Marshal(relayNote{Seq: p.sent, Msg: msg})
+		if err == nil {
+			ctx, cancel := context.WithTimeout(p.ctx, notePublish)
+			err = p.bus.Publish(ctx, p.topic, data)
+			cancel()
+		}
+		if err != nil {
+			p.log.Debug("a relayed request's notification could not be published; dropped", "topic", p.topic, "err", err)
+			continue
+		}
+		p.sent++
+	}
+}
+
+// close takes no more notifications, waits (at most noteDrain) for those
+// queued to be published, and returns how many were.
+func (p *notePublisher) close() int {
+	p.mu.Lock()
+	p.closed = true
+	close(p.queue)
+	p.mu.Unlock()
+	t := time.NewTimer(noteDrain)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		p.stop()
+		<-p.done
+	}
+	p.stop()
+	return p.sent
 }
 
 // peers is edge.Peers (and edge.TaskPeers) over a cluster bus.
@@ -131,14 +266,117 @@ func (p *peers) PublishTask(rec *tasks.Record) {
 
 func (p *peers) PeerTasks() <-chan *tasks.Record { return p.tasks }
 
-func (p *peers) Relay(ctx context.Context, replica string, req []byte) ([]byte, error) {
-	data, err := json.Marshal(relayed{Principal: auth.From(ctx), Request: req})
+// Relay sends req to replica; with notify, the notifications it sends
+// come back on a topic of the relay's own (a random nonce), subscribed
+// before the request is sent (a Redis subscription is confirmed when
+// Subscribe returns) and unsubscribed when Relay returns.
+func (p *peers) Relay(ctx context.Context, replica string, req []byte, notify func([]byte)) ([]byte, error) {
+	r := relayed{Principal: auth.From(ctx), Request: req}
+	var events <-chan cluster.Event
+	if notify != nil {
+		r.Topic = relayTopicPrefix + nonce()
+		ev, stop := p.bus.Subscribe(r.Topic)
+		defer stop()
+		events = ev
+	}
+	data, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
+	if notify == nil {
+		return p.request(ctx, replica, data)
+	}
+	type answer struct {
+		out []byte
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		out, err := p.request(ctx, replica, data)
+		answered <- answer{out, err}
+	}()
+	n := &noteOrder{from: replica, notify: notify, pending: map[int]json.RawMessage{}}
+	for {
+		select {
+		case ev := <-events:
+			n.heard(ev)
+		case a := <-answered:
+			if a.err != nil {
+				return nil, a.err
+			}
+			var ans relayAnswer
+			if json.Unmarshal(a.out, &ans) != nil || len(ans.Response) == 0 {
+				return a.out, nil // a replica that sends no notifications back
+			}
+			// Those published before the answer are on their way, or
+			// here already: over Redis, the one connection hears them
+			// before it; waited for a little, in case.
+			if n.next < ans.Notes {
+				t := time.NewTimer(noteWait)
+			wait:
+				for n.next < ans.Notes {
+					select {
+					case ev := <-events:
+						n.heard(ev)
+					case <-t.C:
+						break wait
+					}
+				}
+				t.Stop()
+			}
+			n.flush(ans.Notes)
+			return ans.Response, nil
+		}
+	}
+}
+
+func (p *peers) request(ctx context.Context, replica string, data []byte) ([]byte, error) {
 	out, err := p.bus.Request(ctx, replica, relayName, data)
 	if errors.Is(err, cluster.ErrGone) {
 		return nil, fmt.Errorf("%w: %v", edge.ErrPeerGone, err)
 	}
 	return out, err
+}
+
+// noteOrder passes a relay's notifications on in their order: each as
+// soon as those before it were, the rest held until then.
+type noteOrder struct {
+	from    string
+	notify  func([]byte)
+	next    int
+	pending map[int]json.RawMessage
+}
+
+func (n *noteOrder) heard(ev cluster.Event) {
+	var note relayNote
+	if ev.From != n.from || json.Unmarshal(ev.Data, &note) != nil || note.Seq < n.next || len(n.pending) >= noteQueue {
+		return // not the replica's, heard already, or too far ahead
+	}
+	n.pending[note.Seq] = note.Msg
+	for {
+		msg, ok := n.pending[n.next]
+		if !ok {
+			return
+		}
+		delete(n.pending, n.next)
+		n.next++
+		n.notify(msg)
+	}
+}
+
+// flush passes on, in order, those held that were published before the
+// answer (count of them), past any lost on the way.
+func (n *noteOrder) flush(count int) {
+	for ; n.next < count; n.next++ {
+		if msg, ok := n.pending[n.next]; ok {
+			n.notify(msg)
+		}
+	}
+}
+
+// nonce is a fresh random relay topic's name.
+func nonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

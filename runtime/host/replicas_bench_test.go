@@ -19,7 +19,9 @@ import (
 // and one on B ("relayed", over the bus), in alternating order, on the
 // memory hub and on a real redis-server. Only the retries are timed (the
 // parks are not); the metrics are each kind's median and mean in
-// microseconds, and the median of the differences.
+// microseconds, and the median of the differences. The retries accept
+// JSON alone, or also SSE (/sse: the relay then has a topic for the
+// call's notifications, subscribed and unsubscribed per retry).
 //
 //	go test ./runtime/host -run '^$' -bench BenchmarkParkedRetry -benchtime 300x -count 3
 func BenchmarkParkedRetry(b *testing.B) {
@@ -27,21 +29,32 @@ func BenchmarkParkedRetry(b *testing.B) {
 		name string
 		new  backend
 	}{{"memory", memoryBackend}, {"redis-server", redisServerBackend}} {
-		b.Run(be.name, func(b *testing.B) {
-			rs := startReplicas(b, 2, be.new(b), nil)
-			benchRetries(b, rs[0], rs[1])
-		})
+		for _, sse := range []bool{false, true} {
+			name := be.name
+			if sse {
+				name += "/sse"
+			}
+			b.Run(name, func(b *testing.B) {
+				rs := startReplicas(b, 2, be.new(b), nil)
+				benchRetries(b, rs[0], rs[1], sse)
+			})
+		}
 	}
 }
 
-func benchRetries(b *testing.B, a, other *replica) {
+func benchRetries(b *testing.B, a, other *replica, sse bool) {
 	same := make([]time.Duration, 0, b.N)
 	relayed := make([]time.Duration, 0, b.N)
 	diff := make([]time.Duration, 0, b.N)
 	retry := func(on *replica, state string) time.Duration {
 		b.StartTimer()
 		start := time.Now()
-		msg := askPost(b, on.url, askCall(state, adaAnswer))
+		var msg map[string]any
+		if sse {
+			_, _, msg = rpc(b, on.url, "", modernHeaders("tools/call", "ask"), askCall(state, adaAnswer))
+		} else {
+			msg = askPost(b, on.url, askCall(state, adaAnswer))
+		}
 		d := time.Since(start)
 		b.StopTimer()
 		if got := resultText(msg); got != "hello Ada" {

@@ -34,10 +34,13 @@ import (
 
 // replica is one mcpx replica of a test.
 type replica struct {
-	url  string
-	g    *gateway.Gateway
-	up   *sdk.Server // its own upstream
-	stop func()      // stops it: its endpoint, gateway and bus
+	url string
+	g   *gateway.Gateway
+	up  *sdk.Server // its own upstream
+	// cancelled hears the name askhold was answered with when its call
+	// upstream is cancelled.
+	cancelled <-chan string
+	stop      func() // stops it: its endpoint, gateway and bus
 }
 
 // backend makes the cluster of each replica of one test.
@@ -85,8 +88,9 @@ func eachBackend(t *testing.T, f func(t *testing.T, join func() *cluster.Cluster
 }
 
 // askerUpstream is a 2025-11-25 Go SDK server with a plain tool (greet)
-// and one asking the client's name (ask) during its call.
-func askerUpstream() *sdk.Server {
+// and ones asking the client's name (ask, askmore, askhold) during their
+// call; askhold's call, cancelled, sends the name on cancelled.
+func askerUpstream(cancelled chan<- string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "replica-upstream", Version: "1"}, &sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"},
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil }})
@@ -100,14 +104,48 @@ func askerUpstream() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "greet", Description: "Says hello."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 		return text("hello"), nil, nil
 	})
-	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Asks your name."}, func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+	askName := func(ctx context.Context, req *sdk.CallToolRequest) (string, error) {
 		r, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your name?",
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
 		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(r.Content["name"]), nil
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Asks your name."}, func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+		name, err := askName(ctx, req)
+		if err != nil {
 			return text("asking failed: " + err.Error()), nil, nil
 		}
-		return text(fmt.Sprintf("hello %v", r.Content["name"])), nil, nil
+		return text("hello " + name), nil, nil
 	})
+	// askmore, once answered, reports progress (with the call's token),
+	// logs at debug and at info, and answers; with hold, it then waits
+	// for its call to be cancelled instead, and tells cancelled.
+	more := func(hold bool) sdk.ToolHandlerFor[none, any] {
+		return func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+			name, err := askName(ctx, req)
+			if err != nil {
+				return text("asking failed: " + err.Error()), nil, nil
+			}
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "answered by " + name})
+			}
+			_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "debug", Logger: "askmore", Data: "debug from " + name})
+			_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "askmore", Data: "info from " + name})
+			if hold {
+				<-ctx.Done()
+				select {
+				case cancelled <- name:
+				default:
+				}
+				return text("cancelled"), nil, nil
+			}
+			return text("hello " + name), nil, nil
+		}
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "askmore", Description: "Asks your name, then reports progress and logs."}, more(false))
+	sdk.AddTool(s, &sdk.Tool{Name: "askhold", Description: "Asks your name, reports progress, and runs until cancelled."}, more(true))
 	return s
 }
 
@@ -116,7 +154,8 @@ func askerUpstream() *sdk.Server {
 func startReplica(t testing.TB, c *cluster.Cluster, states *requeststate.Sealer, a *auth.Authenticator) *replica {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	up := askerUpstream()
+	cancelled := make(chan string, 1)
+	up := askerUpstream(cancelled)
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return up }, nil))
 	info := hub.Implementation{Name: "mcpx", Version: "test"}
 	g := gateway.New(log)
@@ -149,7 +188,7 @@ func startReplica(t testing.TB, c *cluster.Cluster, states *requeststate.Sealer,
 	t.Cleanup(stop)
 	select {
 	case u := <-urls:
-		return &replica{url: u, g: g, up: up, stop: stop}
+		return &replica{url: u, g: g, up: up, cancelled: cancelled, stop: stop}
 	case err := <-done:
 		t.Fatal(err)
 	case <-time.After(10 * time.Second):
