@@ -32,10 +32,11 @@ import (
 type subReplica struct {
 	url    string
 	up     *sdk.Server
-	subs   chan string // URIs the upstream was asked to follow
-	unsubs chan string // and to let go
-	bus    *cutBus     // its bus, which a test can cut
-	stop   func()      // stops it: its endpoint, gateway and bus
+	subs   chan string            // URIs the upstream was asked to follow
+	unsubs chan string            // and to let go
+	bus    *cutBus                // its bus, which a test can cut
+	gate   atomic.Pointer[func()] // run by the upstream before it follows a URI
+	stop   func()                 // stops it: its endpoint, gateway and bus
 }
 
 // cutBus is a replica's bus that a test cuts: while cut, what it
@@ -64,6 +65,9 @@ func startSubReplicas(t *testing.T, n int, join func() *cluster.Cluster, idle ti
 		c.Bus = r.bus
 		r.up = sdk.NewServer(&sdk.Implementation{Name: "sub-upstream", Version: "1"}, &sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"},
 			SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+				if g := r.gate.Load(); g != nil {
+					(*g)()
+				}
 				r.subs <- req.Params.URI
 				return nil
 			},
@@ -447,6 +451,123 @@ func TestOneURISubscribedOnTwoReplicas(t *testing.T) {
 		case <-a.unsubs:
 		case <-time.After(10 * time.Second):
 			t.Fatal("resources/unsubscribe on B: A still follows the resource")
+		}
+	})
+}
+
+// TestSubscriptionTakenOverAtNextRequest (gap 1, no stream): a session
+// subscribes on B and holds no GET stream; B stops. The replica serving
+// the session's next request (A) finds B gone in the record it checks
+// after the request, and follows the resource itself.
+func TestSubscriptionTakenOverAtNextRequest(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		rs := startSubReplicas(t, 2, join, 3*time.Second)
+		a, b := rs[0], rs[1]
+		sid := legacySession(t, a.url, "")
+		subscribeOn(t, b, sid)
+		b.stop()
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			ping(t, a, sid)
+			select {
+			case u := <-a.subs:
+				if u != subURI {
+					t.Fatalf("A followed %s", u)
+				}
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("B stopped: the session's requests on A did not take its subscription over")
+			}
+		}
+	})
+}
+
+// TestSetLevelKeepsSubscription: a log level set on A after the session
+// subscribed on B is swapped into the session's record without writing
+// over its subscriptions: B, checking the record, still finds the URI
+// given to it, and follows it on.
+func TestSetLevelKeepsSubscription(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		const idle = 3 * time.Second
+		rs := startSubReplicas(t, 2, join, idle)
+		a, b := rs[0], rs[1]
+		sid := legacySession(t, a.url, "")
+		stream, _ := sse(t, a.url, sid, "")
+		subscribeOn(t, b, sid)
+		if st, _, msg := rpc(t, a.url, "", sessionHeaders(sid), `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"warning"}}`); st != http.StatusOK || msg["error"] != nil {
+			t.Fatalf("logging/setLevel on A: %d %v", st, msg)
+		}
+		select { // B checks its record every third of the idle time
+		case u := <-b.unsubs:
+			t.Fatalf("a log level set on A: B let go of %s", u)
+		case <-time.After(idle):
+		}
+		hearUpdate(t, b, stream, "after the log level was set on A")
+	})
+}
+
+// TestSubscribesAtOnceOnTwoReplicas: a session subscribes to one URI on
+// A and on B at once: both upstreams are asked to follow it before either
+// replica answers (a gate holds each until both are asked). The record's
+// compare-and-set leaves one replica following it; the other lets go
+// (its swap finds the other recorded, or its check after the request
+// does).
+func TestSubscribesAtOnceOnTwoReplicas(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		rs := startSubReplicas(t, 2, join, time.Minute)
+		a, b := rs[0], rs[1]
+		sid := legacySession(t, a.url, "")
+		var asked sync.WaitGroup
+		asked.Add(2)
+		both := make(chan struct{})
+		go func() { asked.Wait(); close(both) }()
+		gate := func() {
+			asked.Done()
+			select {
+			case <-both:
+			case <-time.After(10 * time.Second): // the test fails below
+			}
+		}
+		a.gate.Store(&gate)
+		b.gate.Store(&gate)
+		var wg sync.WaitGroup
+		for _, r := range rs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				subscribeOnly(t, r, sid)
+			}()
+		}
+		wg.Wait()
+		select {
+		case <-both:
+		default:
+			t.Fatal("the two subscribes did not both reach their upstreams")
+		}
+		follows := map[*subReplica]int{}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			for _, r := range rs {
+				for drained := false; !drained; {
+					select {
+					case <-r.subs:
+						follows[r]++
+					case <-r.unsubs:
+						follows[r]--
+					default:
+						drained = true
+					}
+				}
+			}
+			if follows[a]+follows[b] == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("subscribed at once on A and B: A follows %d, B %d", follows[a], follows[b])
+			}
+		}
+		if follows[a] < 0 || follows[b] < 0 {
+			t.Fatalf("A follows %d, B %d", follows[a], follows[b])
 		}
 	})
 }
