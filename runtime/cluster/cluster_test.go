@@ -331,3 +331,30 @@ func BenchmarkRecordsGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecordsSwap: the Redis cost of a change of a shared session's
+// record (a resources/subscribe or unsubscribe, a log level): a GET of it
+// and the compare-and-set script, on a real redis-server on loopback.
+//
+//	go test ./runtime/cluster -run '^$' -bench BenchmarkRecordsSwap -benchtime 5000x -count 3
+func BenchmarkRecordsSwap(b *testing.B) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Server(b)})
+	b.Cleanup(func() { rdb.Close() })
+	r := RedisRecords{RDB: rdb}
+	ctx := context.Background()
+	vals := [2][]byte{make([]byte, 300), make([]byte, 300)}
+	vals[1][0] = 1
+	if err := r.Put(ctx, "k", vals[0], time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		old, err := r.Peek(ctx, "k")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := r.Swap(ctx, "k", old, vals[(i+1)%2]); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
