@@ -284,8 +284,10 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 			case <-done:
 				return
 			case <-refresh.C:
-				// The same read checks the session's subscriptions (a
-				// replica following one gone: taken over here), apart.
+				// The refresh's read also checks the session's
+				// subscriptions (one whose replica is gone is taken over
+				// here), in a goroutine of its own; while a check or a
+				// subscribe runs, the record is only refreshed.
 				if h.checkSoon(ss, true) {
 					continue
 				}
