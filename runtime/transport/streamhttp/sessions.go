@@ -29,6 +29,7 @@ type session struct {
 	// following each URI (sharedsubs.go).
 	holders map[string]string
 	checked time.Time // when its subscriptions were last checked here
+	streams int       // its GET streams here, each checking them (shared.go)
 
 	// recMu is held by one change of its subscriptions here at a time: a
 	// resources/subscribe or unsubscribe and its record, or a check.

@@ -276,7 +276,10 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 	done := make(chan struct{})
 	// A held stream keeps the session alive, here as in one process: its
 	// record's time to live is given again while it is held.
-	refresh := time.NewTicker(max(h.sessions.idle/3, time.Second))
+	refresh := time.NewTicker(h.streamCheckEvery())
+	h.sessions.mu.Lock()
+	ss.streams++ // its subscriptions are checked here (sharedsubs.go)
+	h.sessions.mu.Unlock()
 	go func() {
 		defer refresh.Stop()
 		for {
@@ -307,7 +310,13 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 			}
 		}
 	}()
-	return func() { stop(); close(done) }
+	return func() {
+		stop()
+		close(done)
+		h.sessions.mu.Lock()
+		ss.streams--
+		h.sessions.mu.Unlock()
+	}
 }
 
 // sessionRefused answers a request whose session could not be had: 404

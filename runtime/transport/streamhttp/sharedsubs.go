@@ -30,7 +30,8 @@ import (
 //   - check: each copy of the session that follows something
 //     (keepFollowing), the one holding its GET stream (followShared),
 //     and one serving a request of it at most once a period, read the
-//     record every third of the idle time: a URI followed here that the
+//     record every third of the idle time, one read per period per copy
+//     (a copy whose stream checks it is not checked otherwise): a URI followed here that the
 //     record gives to no one, or to another replica, is let go; one whose
 //     replica does not answer on the bus (stopped, killed, cut off for
 //     longer than the bus's acknowledgement timeout) is taken over: this
@@ -59,6 +60,19 @@ type unsubscription struct {
 
 // checkEvery is how often a session's subscriptions are checked.
 func (h *Handler) checkEvery() time.Duration { return max(h.sessions.idle/3, 50*time.Millisecond) }
+
+// streamCheckEvery is how often a GET stream refreshes its session's
+// record, checking its subscriptions with the same read.
+func (h *Handler) streamCheckEvery() time.Duration { return max(h.sessions.idle/3, time.Second) }
+
+// checkedByStream reports whether a GET stream here checks ss's
+// subscriptions as often as checkEvery: then no other check of this copy
+// reads the record (one read per period per copy).
+func (h *Handler) checkedByStream(ss *session) bool {
+	h.sessions.mu.Lock()
+	defer h.sessions.mu.Unlock()
+	return ss.streams > 0 && h.streamCheckEvery() <= h.checkEvery()
+}
 
 // errContended: the record changed under every try.
 var errContended = errors.New("the session's record kept changing under this replica's writes")
@@ -256,7 +270,9 @@ func (h *Handler) keepFollowing(ss *session) {
 				return
 			case <-t.C:
 			}
-			if ss.recMu.TryLock() { // else a request or check changes them now
+			// Not when its stream's refresh checks them, nor while a
+			// request or another check changes them.
+			if !h.checkedByStream(ss) && ss.recMu.TryLock() {
 				h.checkSubscriptions(ss, false)
 				ss.recMu.Unlock()
 			}
@@ -300,7 +316,7 @@ func (h *Handler) checkAfterRequest(ss *session) {
 	}
 	due := others && time.Since(ss.checked) >= h.checkEvery()
 	h.sessions.mu.Unlock()
-	if due {
+	if due && !h.checkedByStream(ss) {
 		h.checkSoon(ss, false)
 	}
 }
@@ -314,6 +330,9 @@ func (h *Handler) checkSubscriptions(ss *session, refresh bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	key := sessionKey(ss.id)
+	h.sessions.mu.Lock()
+	ss.checked = time.Now()
+	h.sessions.mu.Unlock()
 	var raw []byte
 	var err error
 	if refresh {
@@ -330,7 +349,7 @@ func (h *Handler) checkSubscriptions(ss *session, refresh bool) {
 		return // tried again next period
 	}
 	h.sessions.mu.Lock()
-	ss.holders, ss.checked = rec.Subs, time.Now()
+	ss.holders = rec.Subs
 	h.sessions.mu.Unlock()
 	me := h.shared.Bus.ID()
 	for _, u := range ss.es.Following() {
