@@ -274,6 +274,63 @@ func runRecords(t *testing.T, r Records, advance func(time.Duration)) {
 	}
 }
 
+func TestRecordsSwapMemory(t *testing.T) {
+	now := time.Unix(1000, 0)
+	runSwap(t, &MemoryRecords{Now: func() time.Time { return now }}, func(d time.Duration) { now = now.Add(d) })
+}
+
+func TestRecordsSwapMiniredis(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	runSwap(t, RedisRecords{RDB: rdb}, m.FastForward)
+}
+
+func TestRecordsSwapRedisServer(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Server(t)})
+	t.Cleanup(func() { rdb.Close() })
+	runSwap(t, RedisRecords{RDB: rdb}, nil)
+}
+
+// runSwap: Swap writes only over the value it was given, keeps the time
+// to live (Peek does not refresh it), and is false for a record gone.
+// advance nil: a real server's clock, not moved.
+func runSwap(t *testing.T, r Records, advance func(time.Duration)) {
+	ctx := context.Background()
+	if ok, err := r.Swap(ctx, "s", []byte("a"), []byte("b")); ok || err != nil {
+		t.Fatalf("swap of no record = %v, %v", ok, err)
+	}
+	if _, err := r.Peek(ctx, "s"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("peek of no record: %v", err)
+	}
+	r.Put(ctx, "s", []byte("a"), time.Minute)
+	if ok, err := r.Swap(ctx, "s", []byte("x"), []byte("b")); ok || err != nil {
+		t.Fatalf("swap over another value = %v, %v", ok, err)
+	}
+	if got, err := r.Peek(ctx, "s"); err != nil || string(got) != "a" {
+		t.Fatalf("after a refused swap: %q, %v", got, err)
+	}
+	if ok, err := r.Swap(ctx, "s", []byte("a"), []byte("b")); !ok || err != nil {
+		t.Fatalf("swap = %v, %v", ok, err)
+	}
+	if got, err := r.Peek(ctx, "s"); err != nil || string(got) != "b" {
+		t.Fatalf("after the swap: %q, %v", got, err)
+	}
+	if advance == nil {
+		return
+	}
+	advance(40 * time.Second)
+	r.Peek(ctx, "s")
+	r.Swap(ctx, "s", []byte("b"), []byte("c"))
+	advance(21 * time.Second) // 61 s after Put: neither Peek nor Swap gave it time
+	if _, err := r.Peek(ctx, "s"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a record peeked at and swapped outlived its time to live: %v", err)
+	}
+	if ok, _ := r.Swap(ctx, "s", []byte("c"), []byte("d")); ok {
+		t.Fatal("swapped an expired record")
+	}
+}
+
 func TestRedisUnavailable(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
@@ -309,6 +366,33 @@ func BenchmarkRecordsGet(b *testing.B) {
 	for range b.N {
 		if _, err := r.Get(ctx, "k", time.Minute); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRecordsSwap: the Redis cost of a change of a shared session's
+// record (a resources/subscribe or unsubscribe, a log level): a GET of it
+// and the compare-and-set script, on a real redis-server on loopback.
+//
+//	go test ./runtime/cluster -run '^$' -bench BenchmarkRecordsSwap -benchtime 5000x -count 3
+func BenchmarkRecordsSwap(b *testing.B) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Server(b)})
+	b.Cleanup(func() { rdb.Close() })
+	r := RedisRecords{RDB: rdb}
+	ctx := context.Background()
+	vals := [2][]byte{make([]byte, 300), make([]byte, 300)}
+	vals[1][0] = 1
+	if err := r.Put(ctx, "k", vals[0], time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		old, err := r.Peek(ctx, "k")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := r.Swap(ctx, "k", old, vals[(i+1)%2]); !ok || err != nil {
+			b.Fatal(ok, err)
 		}
 	}
 }

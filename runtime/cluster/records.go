@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,15 @@ type Records interface {
 	// Exists reports whether key has a value, leaving its time to live
 	// as it is (a replica checking a session lives on elsewhere).
 	Exists(ctx context.Context, key string) (bool, error)
+	// Peek returns key's value, leaving its time to live as it is;
+	// ErrNotFound when there is none (a replica reading what a session
+	// it does not serve now holds: its subscriptions).
+	Peek(ctx context.Context, key string) ([]byte, error)
+	// Swap replaces key's value by val if it is old now, keeping its time
+	// to live; it reports whether it did (false: another writer changed
+	// it since old was read, or it is gone). Writers that read, change
+	// and write a record back lose no one's change this way.
+	Swap(ctx context.Context, key string, old, val []byte) (bool, error)
 }
 
 // MemoryRecords are Records in this process's memory.
@@ -91,6 +101,28 @@ func (r *MemoryRecords) Exists(_ context.Context, key string) (bool, error) {
 	return ok && r.now().Before(v.expires), nil
 }
 
+func (r *MemoryRecords) Peek(_ context.Context, key string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[key]
+	if !ok || !r.now().Before(v.expires) {
+		return nil, ErrNotFound
+	}
+	return append([]byte(nil), v.val...), nil
+}
+
+func (r *MemoryRecords) Swap(_ context.Context, key string, old, val []byte) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.m[key]
+	if !ok || !r.now().Before(v.expires) || !bytes.Equal(v.val, old) {
+		return false, nil
+	}
+	v.val = append([]byte(nil), val...)
+	r.m[key] = v
+	return true, nil
+}
+
 // RedisRecords are Records in Redis under "mcpx:" + key, with Redis's own
 // expiry (PX), refreshed by GETEX.
 type RedisRecords struct{ RDB *redis.Client }
@@ -129,4 +161,35 @@ func (r RedisRecords) Exists(ctx context.Context, key string) (bool, error) {
 		return false, unavailable(err)
 	}
 	return n > 0, nil
+}
+
+func (r RedisRecords) Peek(ctx context.Context, key string) ([]byte, error) {
+	b, err := r.RDB.Get(ctx, "mcpx:"+key).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, ErrNotFound
+	case err != nil:
+		return nil, unavailable(err)
+	}
+	return b, nil
+}
+
+// swapScript sets KEYS[1] to ARGV[2] if it holds ARGV[1], with the time
+// to live it had: a compare-and-set in one step on the server.
+var swapScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+else
+  redis.call('SET', KEYS[1], ARGV[2])
+end
+return 1`)
+
+func (r RedisRecords) Swap(ctx context.Context, key string, old, val []byte) (bool, error) {
+	n, err := swapScript.Run(ctx, r.RDB, []string{"mcpx:" + key}, old, val).Int()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return n == 1, nil
 }

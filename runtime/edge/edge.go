@@ -136,6 +136,9 @@ type Session struct {
 	inflight map[string]func() // cancels a running request, by raw id
 	subs     map[string]bool   // legacy resources/subscribe (subscribe.go)
 	subMu    sync.Mutex        // held by one subscribe, unsubscribe or release of subs at a time
+	// elsewhere reports whether another replica follows a URI for the
+	// session already (subshared.go); nil: none can.
+	elsewhere func(uri string) bool
 
 	// Questions put to the client (ask.go).
 	client mcp.Implementation               // the clientInfo of initialize, for logs

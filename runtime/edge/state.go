@@ -3,7 +3,6 @@ package edge
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"slices"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 )
@@ -20,27 +19,21 @@ type SessionState struct {
 	// Key names the session to its tasks' owner records, on every
 	// replica (a replica's own session numbers are not shared).
 	Key string `json:"key,omitempty"`
-	// Subscriptions are the URIs the session follows (resources/subscribe)
-	// on the replica that took them; see RestoreSession.
-	Subscriptions []string `json:"subs,omitempty"`
+	// The session's subscriptions are not here: which replica follows
+	// each URI is the transport's to keep (Session.Following).
 }
 
 // State is what s negotiated and set.
 func (s *Session) State() SessionState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := SessionState{Revision: s.rev, Capabilities: s.caps, Client: s.client, LogLevel: s.logLevel, Key: s.ownerKeyLocked()}
-	for u := range s.subs {
-		st.Subscriptions = append(st.Subscriptions, u)
-	}
-	slices.Sort(st.Subscriptions)
-	return st
+	return SessionState{Revision: s.rev, Capabilities: s.caps, Client: s.client, LogLevel: s.logLevel, Key: s.ownerKeyLocked()}
 }
 
 // RestoreSession is a session as st describes it, on a replica that did
 // not serve its initialize. Its subscriptions are not taken over: each
-// is followed upstream by the replica that took it, and its updates reach
-// the session's stream from there.
+// is followed upstream by one replica, and its updates reach the
+// session's stream from there (Edge.Follow takes one over).
 func RestoreSession(st SessionState) *Session {
 	return &Session{rev: st.Revision, caps: st.Capabilities, client: st.Client, logLevel: st.LogLevel, key: st.Key}
 }

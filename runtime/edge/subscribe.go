@@ -49,28 +49,33 @@ func (e *Edge) subscribe(c *call) (any, error) {
 		// has no stream an update could come on, nor an end.
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "resources/subscribe needs a session: initialize first, then subscribe in it (its updates come on the session's stream)")
 	}
-	s := c.sess
+	return &mcp.Result{}, e.followURI(e.subscribeContext(c), c.sess, p.URI, true)
+}
+
+// followURI makes s follow uri, once however often it is asked; with
+// elsewhere, not when another replica follows it for s already.
+func (e *Edge) followURI(ctx context.Context, s *Session, uri string, elsewhere bool) error {
 	s.subMu.Lock() // one subscribe or unsubscribe of the session at a time
 	defer s.subMu.Unlock()
 	s.mu.Lock()
-	had, ended := s.subs[p.URI], s.ended
+	had, ended, other := s.subs[uri], s.ended, s.elsewhere
 	s.mu.Unlock()
-	if had || ended {
-		return &mcp.Result{}, nil
+	if had || ended || elsewhere && other != nil && other(uri) {
+		return nil
 	}
 	ns := e.subscriber()
 	if ns != nil {
-		if err := ns.Subscribe(e.subscribeContext(c), p.URI); err != nil {
-			return nil, err
+		if err := ns.Subscribe(ctx, uri); err != nil {
+			return err
 		}
 	}
 	s.mu.Lock()
 	if s.ended { // the session ended meanwhile: nothing will release it
 		s.mu.Unlock()
 		if ns != nil {
-			ns.Unsubscribe(p.URI)
+			ns.Unsubscribe(uri)
 		}
-		return &mcp.Result{}, nil
+		return nil
 	}
 	if s.subs == nil {
 		s.subs = map[string]bool{}
@@ -78,9 +83,9 @@ func (e *Edge) subscribe(c *call) (any, error) {
 			go e.releaseAtEnd(s, ns)
 		}
 	}
-	s.subs[p.URI] = true
+	s.subs[uri] = true
 	s.mu.Unlock()
-	return &mcp.Result{}, nil
+	return nil
 }
 
 // unsubscribe answers a legacy resources/unsubscribe; a URI the session

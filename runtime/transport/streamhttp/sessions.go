@@ -25,6 +25,15 @@ type session struct {
 	saved  []byte    // its state as last read from or written to the shared store (shared.go)
 	fwd    bool      // its unasked notifications are forwarded to the bus (shared.go)
 	keep   bool      // it follows resources: kept while its shared record lives (shared.go)
+	// holders are its record's subscriptions as last read: the replica
+	// following each URI (sharedsubs.go).
+	holders map[string]string
+	checked time.Time // when its subscriptions were last checked here
+	streams int       // its GET streams here, each checking them (shared.go)
+
+	// recMu is held by one change of its subscriptions here at a time: a
+	// resources/subscribe or unsubscribe and its record, or a check.
+	recMu sync.Mutex
 }
 
 // sessions holds the legacy sessions, at most max of them; one unused for

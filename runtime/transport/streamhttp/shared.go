@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/cluster"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -27,8 +26,8 @@ import (
 // at each request. DELETE on any replica drops the record and tells every
 // replica to end its copy. The session's streams (GET, a POST's SSE
 // response) stay where their connection is: what a replica has to say to
-// the session unasked (resources/updated for a subscription it took) is
-// published on the session's topic, and the replica holding its GET
+// the session unasked (resources/updated for a subscription it follows)
+// is published on the session's topic, and the replica holding its GET
 // stream passes it on. List changes are not: each replica hears those
 // itself (the edge's cluster hook).
 
@@ -42,6 +41,9 @@ type Shared struct {
 type sessionRecord struct {
 	Owner string          `json:"owner"` // ownerHash of the principal
 	State json.RawMessage `json:"state"` // edge.SessionState
+	// Subs are the session's resource subscriptions: the replica (its
+	// bus id) following each URI upstream (sharedsubs.go).
+	Subs map[string]string `json:"subs,omitempty"`
 }
 
 const topicEnded = "sessions.ended"
@@ -97,11 +99,13 @@ func (h *Handler) acquireSession(ctx context.Context, sid, owner string) (*sessi
 			return nil, errSessionsFull
 		}
 		h.forwardUnasked(ss) // new here: what it has to say unasked goes to its stream's replica
+		h.shareSubscriptions(ss)
 	} else {
 		ss.es.Update(st)
 	}
 	h.sessions.mu.Lock()
 	ss.saved = rec.State
+	ss.holders = rec.Subs
 	h.sessions.mu.Unlock()
 	return ss, nil
 }
@@ -109,8 +113,9 @@ func (h *Handler) acquireSession(ctx context.Context, sid, owner string) (*sessi
 var errSessionsFull = errors.New("too many sessions are open")
 
 // releaseSession is sessions.release, writing the session's state back
-// to the shared store when the request changed it (logging/setLevel,
-// resources/subscribe).
+// to the shared store when the request changed it (logging/setLevel).
+// The record's other parts (its subscriptions) are others' to change
+// too: the state is swapped in, not put over them.
 func (h *Handler) releaseSession(ss *session) {
 	if h.shared != nil {
 		st, _ := json.Marshal(ss.es.State())
@@ -121,11 +126,19 @@ func (h *Handler) releaseSession(ss *session) {
 		}
 		h.sessions.mu.Unlock()
 		if changed {
-			if err := h.putRecord(context.Background(), ss.id, ss.owner, st); err != nil {
+			_, err := h.updateRecord(context.Background(), ss.id, func(rec *sessionRecord) bool {
+				if bytes.Equal(rec.State, st) {
+					return false
+				}
+				rec.State = st
+				return true
+			})
+			if err != nil && !errors.Is(err, cluster.ErrNotFound) {
 				h.log.Warn("a session's state could not be shared with the other replicas", "err", err)
 			}
 		}
 		h.keepFollowing(ss) // a subscription taken here lives on with the session
+		h.checkAfterRequest(ss)
 	}
 	h.sessions.release(ss)
 }
@@ -154,6 +167,7 @@ func (h *Handler) shareSession(ctx context.Context, id, owner string, es *edge.S
 	h.sessions.mu.Unlock()
 	if ss != nil {
 		h.forwardUnasked(ss)
+		h.shareSubscriptions(ss)
 	}
 	return nil
 }
@@ -262,7 +276,10 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 	done := make(chan struct{})
 	// A held stream keeps the session alive, here as in one process: its
 	// record's time to live is given again while it is held.
-	refresh := time.NewTicker(max(h.sessions.idle/3, time.Second))
+	refresh := time.NewTicker(h.streamCheckEvery())
+	h.sessions.mu.Lock()
+	ss.streams++ // its subscriptions are checked here (sharedsubs.go)
+	h.sessions.mu.Unlock()
 	go func() {
 		defer refresh.Stop()
 		for {
@@ -270,6 +287,13 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 			case <-done:
 				return
 			case <-refresh.C:
+				// The refresh's read also checks the session's
+				// subscriptions (one whose replica is gone is taken over
+				// here), in a goroutine of its own; while a check or a
+				// subscribe runs, the record is only refreshed.
+				if h.checkSoon(ss, true) {
+					continue
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				if _, err := h.shared.Records.Get(ctx, key, h.sessions.idle); errors.Is(err, cluster.ErrNotFound) {
 					h.sessions.drop(ss.id) // ended elsewhere meanwhile
@@ -286,7 +310,13 @@ func (h *Handler) followShared(ss *session, sink edge.Sink) func() {
 			}
 		}
 	}()
-	return func() { stop(); close(done) }
+	return func() {
+		stop()
+		close(done)
+		h.sessions.mu.Lock()
+		ss.streams--
+		h.sessions.mu.Unlock()
+	}
 }
 
 // sessionRefused answers a request whose session could not be had: 404
@@ -301,127 +331,4 @@ func sessionRefused(w http.ResponseWriter, id json.RawMessage, sid string, err e
 	default:
 		unavailable(w, id, "the session store is unavailable (%v); try again later", err)
 	}
-}
-
-// Resource subscriptions (resources/subscribe) of a shared session. The
-// replica that took a subscription follows the resource upstream, and its
-// updates reach the session's stream over the bus (forwardUnasked), for
-// as long as the session lives, wherever its requests land:
-//
-//   - its copy of the session is kept while the session's record lives
-//     (keepFollowing), though no request comes to it: a copy that went
-//     idle here would end, and its subscriptions with it;
-//   - a resources/unsubscribe answered on any replica is published on the
-//     bus (topicUnsubscribe), and the replica holding the subscription
-//     releases it.
-//
-// We chose a bus message over keeping the subscriptions in the session's
-// record for the others to reconcile: the holder must let go upstream at
-// once, and no request of the session need ever come back to it to read a
-// record. A replica that misses the message (Redis down at that moment)
-// keeps following until the session ends; the client ignores updates it
-// no longer asked for.
-
-const topicUnsubscribe = "sessions.unsubscribe"
-
-// unsubscription is a resources/unsubscribe for the replicas.
-type unsubscription struct {
-	Key string `json:"key"` // sessionKey
-	URI string `json:"uri"`
-}
-
-// unsubscribeShared tells the other replicas of a resources/unsubscribe
-// this replica answered for ss (m), so that one holding the subscription
-// releases it.
-func (h *Handler) unsubscribeShared(ss *session, m *jsonrpc.Message) {
-	if h.shared == nil || !m.IsRequest() || m.Method != mcp.MethodResourcesUnsubscribe {
-		return
-	}
-	var p struct {
-		URI string `json:"uri"`
-	}
-	if json.Unmarshal(m.Params, &p) != nil || p.URI == "" {
-		return // answered with its error already
-	}
-	data, _ := json.Marshal(unsubscription{Key: sessionKey(ss.id), URI: p.URI})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := h.shared.Bus.Publish(ctx, topicUnsubscribe, data); err != nil {
-		h.log.Warn("a resources/unsubscribe was not told to the other replicas: one holding the subscription follows it until the session ends", "err", err)
-	}
-}
-
-// watchUnsubscribes releases the subscriptions other replicas were asked
-// to end, until ctx ends.
-func (h *Handler) watchUnsubscribes(ctx context.Context, events <-chan cluster.Event, stop func()) {
-	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-events:
-			var u unsubscription
-			if ev.From == h.shared.Bus.ID() || json.Unmarshal(ev.Data, &u) != nil {
-				continue // this replica's own: the edge released it
-			}
-			h.sessions.mu.Lock()
-			var found *session
-			for id, ss := range h.sessions.m {
-				if sessionKey(id) == u.Key {
-					found = ss
-					break
-				}
-			}
-			h.sessions.mu.Unlock()
-			if found != nil {
-				h.e.Unfollow(found.es, u.URI)
-			}
-		}
-	}
-}
-
-// keepFollowing keeps ss, which follows resources, in this replica's
-// table while its record lives, checking every third of the idle time;
-// it lets go (the idle timeout applies again) once ss follows nothing.
-func (h *Handler) keepFollowing(ss *session) {
-	if h.shared == nil || !ss.es.Follows() {
-		return
-	}
-	h.sessions.mu.Lock()
-	if ss.keep || h.sessions.m[ss.id] != ss {
-		h.sessions.mu.Unlock()
-		return
-	}
-	ss.keep = true
-	ss.active++ // as a held stream: neither expired nor evicted
-	h.sessions.mu.Unlock()
-	key := sessionKey(ss.id)
-	go func() {
-		t := time.NewTicker(max(h.sessions.idle/3, 50*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-ss.ctx.Done():
-				return
-			case <-h.hold.Done(): // the handler closed
-				return
-			case <-t.C:
-			}
-			if !ss.es.Follows() {
-				h.sessions.mu.Lock()
-				ss.keep = false
-				ss.active--
-				ss.last = time.Now()
-				h.sessions.mu.Unlock()
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			ok, err := h.shared.Records.Exists(ctx, key)
-			cancel()
-			if err == nil && !ok {
-				h.sessions.drop(ss.id) // ended or expired everywhere: its subscriptions go
-				return
-			}
-		}
-	}()
 }

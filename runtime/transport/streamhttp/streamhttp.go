@@ -124,6 +124,7 @@ type Handler struct {
 	sessions *sessions
 	shared   *Shared        // nil: sessions are this process's alone
 	unasked  chan unasked   // notifications for sessions' streams elsewhere (shared.go)
+	live     liveness       // which replicas answer on the bus (sharedsubs.go)
 	beats    keepAlives     // the held streams' keep-alives (sse.go)
 	taken    sync.WaitGroup // streams whose connection was taken over (held.go)
 	streams  chan struct{}  // one token per open SSE stream
@@ -203,6 +204,7 @@ func New(e *edge.Edge, opt Options) *Handler {
 		unsubs, stopUnsubs := opt.Shared.Bus.Subscribe(topicUnsubscribe)
 		go h.watchUnsubscribes(h.hold, unsubs, stopUnsubs)
 		go h.publishUnasked(h.hold)
+		opt.Shared.Bus.Handle(requestAlive, func(context.Context, string, []byte) ([]byte, error) { return nil, nil })
 	}
 	return h
 }
@@ -511,7 +513,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 			return
 		}
 		defer h.releaseSession(ss)
-		defer h.unsubscribeShared(ss, m) // also where another replica took it (shared.go)
+		defer h.subscriptionShared(ss, m)() // its record, and the replica following it (sharedsubs.go)
 		es = ss.es
 	}
 	if initialize && !h.sessions.hasRoom() {
