@@ -710,6 +710,9 @@ func statusOr(status, def int) int {
 // interface means there is nothing to send (the client cancelled the
 // request): a stream just ends, and a response not yet begun is 204.
 func (h *Handler) answer(w *response, st *stream, acc accepts, msg any, status int) {
+	if m, ok := msg.(*jsonrpc.Message); ok && m == nil {
+		msg = nil // a reply without a message (a held listen the client ended) in an interface
+	}
 	if msg == nil {
 		if st.claim() {
 			st.flushQueue() // what was queued before the end still goes
