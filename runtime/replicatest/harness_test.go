@@ -311,9 +311,33 @@ func start(t testing.TB, s setup) *cluster {
 	for i := range s.replicas {
 		c.procs = append(c.procs, startProc(t, fmt.Sprintf("replica %d", i), env, mcpxBin, args...))
 	}
+	for _, p := range c.procs {
+		waitListed(t, p.url)
+	}
 	c.proxy = newProxy(t, c.procs)
 	c.url = c.proxy.url + "/mcp"
 	return c
+}
+
+// waitListed waits until the replica at url lists both upstreams' tools.
+// A list waits for an upstream still starting only so long (the
+// gateway's first wait, 2 s), and on a loaded machine a replica's stdio
+// fixture can take longer: the scenarios start once every replica has
+// both.
+func waitListed(t testing.TB, url string) {
+	t.Helper()
+	m := &modern{t: t, url: url, token: aliceToken}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := text(m.do("tools/list", "", "").result())
+		if strings.Contains(got, "fx__greet") && strings.Contains(got, "local__greet") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still lists neither or one of the two upstreams after 60 s: %.300s", url, got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // rrProxy is a round-robin load balancer: every request to the next
