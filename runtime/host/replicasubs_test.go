@@ -8,6 +8,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -568,6 +569,87 @@ func TestSubscribesAtOnceOnTwoReplicas(t *testing.T) {
 		}
 		if follows[a] < 0 || follows[b] < 0 {
 			t.Fatalf("A follows %d, B %d", follows[a], follows[b])
+		}
+	})
+}
+
+// TestBatchSubscriptionsRecorded: a 2025-03-26 session's
+// resources/subscribe and resources/unsubscribe sent in batches are the
+// session record's as a single POST's are. B, which took the batched
+// subscribe, keeps following the resource across its record checks (the
+// record gives it the URI); after a batched unsubscribe on B, its checks
+// do not follow it again (the record no longer gives it).
+func TestBatchSubscriptionsRecorded(t *testing.T) {
+	eachBackend(t, func(t *testing.T, join func() *cluster.Cluster) {
+		const idle = 1500 * time.Millisecond // checks every 500 ms
+		rs := startSubReplicas(t, 2, join, idle)
+		a, b := rs[0], rs[1]
+		const rev = "2025-03-26"
+		sid := legacySessionAt(t, a.url, "", rev)
+		hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": rev}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, _, msg := rpc(t, b.url, "", hdr, `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
+			if res, _ := msg["result"].(map[string]any); res != nil {
+				if list, _ := res["resources"].([]any); len(list) == 1 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("resources/list on B: %v", msg)
+			}
+		}
+		batch := func(method string) {
+			t.Helper()
+			body := fmt.Sprintf(`[{"jsonrpc":"2.0","id":3,"method":%q,"params":{"uri":%q}},{"jsonrpc":"2.0","id":4,"method":"ping"}]`, method, gwURI)
+			req, _ := http.NewRequest(http.MethodPost, b.url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || strings.Contains(string(got), `"error"`) {
+				t.Fatalf("a batched %s: %d %s", method, resp.StatusCode, got)
+			}
+		}
+		batch("resources/subscribe")
+		select {
+		case <-b.subs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a batched resources/subscribe: B's upstream was not asked to follow the resource")
+		}
+		// quiet reads ch for d while the session's requests (on A) keep
+		// its record alive, and says whether ch was quiet.
+		quiet := func(ch <-chan string, d time.Duration) bool {
+			t.Helper()
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				select {
+				case <-ch:
+					return false
+				case <-time.After(250 * time.Millisecond):
+				}
+				if st, _, msg := rpc(t, a.url, "", hdr, `{"jsonrpc":"2.0","id":7,"method":"ping"}`); st != http.StatusOK || msg["error"] != nil {
+					t.Fatalf("ping: %d %v", st, msg)
+				}
+			}
+			return true
+		}
+		if !quiet(b.unsubs, idle) {
+			t.Fatal("B let go of the resource at a record check: the batched subscribe was not recorded")
+		}
+		batch("resources/unsubscribe")
+		select {
+		case <-b.unsubs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a batched resources/unsubscribe: B still follows the resource")
+		}
+		if !quiet(b.subs, idle) {
+			t.Fatal("B followed the resource again at a record check: the batched unsubscribe was not recorded")
 		}
 	})
 }

@@ -783,8 +783,10 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 	defer cancel()
 	r = r.WithContext(ctx)
 	es := new(edge.Session)
+	var ss *session
 	if sid := r.Header.Get(headerSessionID); sid != "" && !cl.Modern() {
-		ss, err := h.acquireSession(r.Context(), sid, auth.Owner(r.Context()))
+		var err error
+		ss, err = h.acquireSession(r.Context(), sid, auth.Owner(r.Context()))
 		if err != nil {
 			sessionRefused(w, nil, sid, err)
 			return
@@ -826,7 +828,15 @@ func (h *Handler) batch(w *response, r *http.Request, acc accepts, msgs []*jsonr
 		in := edge.In{Msg: m, Class: edge.Classify(m, seen)}
 		if !m.IsRequest() {
 			h.e.Handle(ctx, es, in, nil)
-		} else if reply := h.e.Handle(ctx, es, in, sink); h.stoppedBy(reply.Msg) && client.Err() == nil {
+			continue
+		}
+		recorded := func() {}
+		if ss != nil { // a member's subscribe is the shared record's as a POST's is (sharedsubs.go)
+			recorded = h.subscriptionShared(ss, m)
+		}
+		reply := h.e.Handle(ctx, es, in, sink)
+		recorded()
+		if h.stoppedBy(reply.Msg) && client.Err() == nil {
 			out = append(out, shuttingDown(m.ID))
 		} else if reply.Msg != nil {
 			out = append(out, reply.Msg)
