@@ -35,6 +35,9 @@ type listener struct {
 	uris   map[string]bool // modern listen: the agreed resourceSubscriptions (subscribe.go)
 	tasks  map[string]bool // modern listen: the agreed task ids (listentasks.go); set under mu
 	sink   Sink
+	// relay: legacy, the sink forwards to the session's stream on another
+	// replica (AttachRelay); never given a request (sessionStreams).
+	relay  bool
 	asked  mcp.SubscriptionFilter // modern listen: what it asked for (listen.go)
 	closed bool                   // guarded by mu: ending; nothing more is given it
 	// A modern listen's end (listen.go: stop): what it lets go, and where
@@ -120,6 +123,33 @@ func (e *Edge) capabilities() mcp.ServerCapabilities {
 // the Streamable HTTP GET stream. It returns the detach function.
 func (e *Edge) Attach(sess *Session, sink Sink) func() {
 	return e.listeners.add(&listener{sess: sess, sink: sink})
+}
+
+// AttachRelay makes sink a legacy session's way to its stream on another
+// replica (the transport publishes what it is given there). It hears
+// what the session's streams hear, and is the session's stream only when
+// this replica holds none, and only for notifications: the answer to a
+// request sent through it could land on any replica, not here, where the
+// question waits.
+func (e *Edge) AttachRelay(sess *Session, sink Sink) func() {
+	return e.listeners.add(&listener{sess: sess, sink: sink, relay: true})
+}
+
+// sessionStreams are sess's unasked streams to give one message (a
+// request when request): this replica's own first, then its relay to
+// another replica's (AttachRelay) unless the message is a request.
+func (e *Edge) sessionStreams(sess *Session, request bool) []*listener {
+	var own, relayed []*listener
+	for _, l := range e.listeners.all() {
+		switch {
+		case l.sess != sess:
+		case !l.relay:
+			own = append(own, l)
+		case !request:
+			relayed = append(relayed, l)
+		}
+	}
+	return append(own, relayed...)
 }
 
 // WatchChanges fans the namespace's list changes out to every listener

@@ -30,10 +30,7 @@ func (e *Edge) notifySession(sess *Session, method string, params any) bool {
 	if rev == "" {
 		return false
 	}
-	for _, l := range e.listeners.all() {
-		if l.sess != sess {
-			continue
-		}
+	for _, l := range e.sessionStreams(sess, false) {
 		n := &requestNotifier{e: e, rev: rev, sink: l.sink}
 		l.mu.Lock()
 		ok := n.Notify(method, params)

@@ -158,10 +158,7 @@ func (r *taskRoute) deliver(m *jsonrpc.Message) bool {
 		(*r.results[n-1])(m)
 		return true
 	}
-	for _, l := range r.e.listeners.all() {
-		if l.sess != r.sess {
-			continue
-		}
+	for _, l := range r.e.sessionStreams(r.sess, m.IsRequest()) {
 		l.mu.Lock()
 		closed := l.closed
 		if !closed {

@@ -354,3 +354,54 @@ func TestTaskNoFlavour(t *testing.T) {
 		t.Fatalf("2026-07-28 with a task member: %v", res)
 	}
 }
+
+// TestLegacyTaskQuestionsNotRelayed: a 2025-11-25 task's question goes on
+// the session's own stream, never on its relay to another replica's
+// (Edge.AttachRelay: the answer would land on any replica, not where the
+// question waits), whichever of the two the edge finds first; with the
+// relay alone the question is held, while the task's status still goes
+// through it.
+func TestLegacyTaskQuestionsNotRelayed(t *testing.T) {
+	c := newTaskClient(t)
+	if r := c.do("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`); r.Msg.Error != nil {
+		t.Fatal(r.Msg.Error)
+	}
+	relayed := make(chan *jsonrpc.Message, 64)
+	defer c.e.AttachRelay(c.sess, func(m *jsonrpc.Message) { relayed <- m })()
+	own := make(chan *jsonrpc.Message, 64)
+	detach := c.e.Attach(c.sess, func(m *jsonrpc.Message) { own <- m })
+	for range 8 { // the listeners are found in no fixed order
+		c.do(mcp.MethodToolsCall, `{"name":"asks_legacy","arguments":{},"task":{}}`)
+		for asked := false; !asked; {
+			select {
+			case m := <-own:
+				if asked = m.IsRequest(); asked {
+					c.e.Handle(context.Background(), c.sess, edge.In{Msg: &jsonrpc.Message{JSONRPC: "2.0", ID: m.ID, Result: json.RawMessage(`{"action":"accept","content":{"ok":true}}`)}}, nil)
+				}
+			case m := <-relayed:
+				if m.IsRequest() {
+					t.Fatalf("the question went to the relay: %s", m.Method)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no question on the session's own stream")
+			}
+		}
+	}
+	detach()
+	res := result(t, c.do(mcp.MethodToolsCall, `{"name":"asks_legacy","arguments":{},"task":{}}`))
+	id := res["task"].(map[string]any)["taskId"].(string)
+	defer c.do(mcp.MethodTasksCancel, `{"taskId":"`+id+`"}`) // its question never answered
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case m := <-relayed:
+			if m.IsRequest() {
+				t.Fatalf("the question went to the relay: %s", m.Method)
+			}
+			if m.Method == mcp.MethodNotificationsTasksStatus && strings.Contains(string(m.Params), `"input_required"`) {
+				return // told through the relay; the question held here
+			}
+		case <-deadline:
+			t.Fatal("the relay was not told the task waits for input")
+		}
+	}
+}

@@ -235,7 +235,7 @@ func (h *Handler) forwardUnasked(ss *session) {
 		return
 	}
 	key := sessionKey(ss.id)
-	detach := h.e.Attach(ss.es, func(m *jsonrpc.Message) {
+	detach := h.e.AttachRelay(ss.es, func(m *jsonrpc.Message) {
 		if strings.HasSuffix(m.Method, "/list_changed") {
 			return
 		}
