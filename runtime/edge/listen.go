@@ -68,10 +68,13 @@ func (e *Edge) listen(c *call) (any, error) {
 	if p == nil {
 		p = &mcp.SubscriptionsListenRequestParams{}
 	}
+	taskIDs, err := c.askedTasks() // listentasks.go
+	if err != nil {
+		return nil, err
+	}
 	agreed, wanted := e.agree(p.Notifications)
 	uris, release := e.agreeResources(c, p.Notifications.ResourceSubscriptions) // subscribe.go
 	agreed.ResourceSubscriptions = uris
-	taskIDs := c.askedTasks() // listentasks.go
 	ack := &mcp.SubscriptionsAcknowledgedNotificationParams{
 		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: c.id},
 		Notifications: agreed,
@@ -86,11 +89,14 @@ func (e *Edge) listen(c *call) (any, error) {
 	}
 	n := &requestNotifier{e: e, rev: c.rev, sink: c.sink}
 	if len(taskIDs) > 0 {
-		// Followed before they are read, under l.mu: a change meanwhile
-		// waits and comes after the acknowledgement.
+		// Only the tasks the client may read are followed (read once
+		// without l.mu, so that nobody's task changes wait on reads of
+		// ids that do not exist); read again once followed, under l.mu:
+		// a change meanwhile waits and comes after the acknowledgement.
+		readable, _ := e.agreeTasks(c, taskIDs)
 		l.mu.Lock()
-		unfollow := e.followTasks(l, taskIDs)
-		agreedTasks, recs := e.agreeTasks(c, taskIDs)
+		unfollow := e.followTasks(l, readable)
+		agreedTasks, recs := e.agreeTasks(c, readable)
 		l.tasks = make(map[string]bool, len(agreedTasks))
 		for _, id := range agreedTasks {
 			l.tasks[id] = true

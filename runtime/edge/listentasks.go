@@ -1,9 +1,10 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
-	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
@@ -33,27 +34,41 @@ import (
 // otherwise go unheard, and a client subscribing to a task that has
 // already ended learns of it.
 
-// askedTasks is the task ids a listen's filter names (once each).
-func (c *call) askedTasks() (ids []string) {
+// maxListenTasks bounds the tasks one listen follows: each is indexed,
+// read at the acknowledgement and checked for a lapsed lease every third
+// of the lease (clustertasks.go).
+const maxListenTasks = 256
+
+// askedTasks is the task ids a listen's filter names (once each); more
+// than maxListenTasks is -32602.
+func (c *call) askedTasks() (ids []string, err error) {
 	var p struct {
 		Notifications map[string]json.RawMessage `json:"notifications"`
 	}
 	if json.Unmarshal(c.raw, &p) != nil {
-		return nil
+		return nil, nil
 	}
+	seen := map[string]bool{}
 	for _, k := range []string{"taskIds", "tasksStatus"} {
 		var list []string
 		if v, ok := p.Notifications[k]; !ok || json.Unmarshal(v, &list) != nil || len(list) == 0 {
 			continue
 		}
 		for _, id := range list {
-			if !slices.Contains(ids, id) {
+			if !seen[id] {
+				seen[id] = true
 				ids = append(ids, id)
 			}
 		}
+		if len(ids) > maxListenTasks {
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "a subscriptions/listen follows at most %d tasks; this one names more: open several", maxListenTasks)
+		}
 	}
-	return ids
+	return ids, nil
 }
+
+// agreeTasksWait bounds the reads of a listen's tasks at its start.
+const agreeTasksWait = 5 * time.Second
 
 // taskListens indexes the listens following a task, by task id.
 type taskListens struct {
@@ -100,9 +115,12 @@ func (e *Edge) followTasks(l *listener, ids []string) func() {
 
 // agreeTasks is the part of asked the listen may follow: the tasks that
 // exist and that c's client may read (as tasks/get), with their records.
+// The reads are bounded in time: a held listen's context never ends.
 func (e *Edge) agreeTasks(c *call, asked []string) (agreed []string, recs []*tasks.Record) {
+	ctx, cancel := context.WithTimeout(c.ctx, agreeTasksWait)
+	defer cancel()
 	for _, id := range asked {
-		rec, err := e.runner().Get(c.ctx, id, c.owner())
+		rec, err := e.runner().Get(ctx, id, c.owner())
 		if err != nil {
 			// Left out of the acknowledgement, which names what is
 			// honoured (an unknown, expired or someone else's task).

@@ -3,6 +3,7 @@ package edge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -234,4 +235,48 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestListenTasksBounded: a listen follows only the tasks it may read (ids
+// that name nothing are not indexed, so no task change waits on them and
+// the lapse check does not read them), and naming more than 256 tasks is
+// -32602 before anything is followed.
+func TestListenTasksBounded(t *testing.T) {
+	c := newTaskClient(t)
+	ctx := context.Background()
+	m := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: mcp.MethodToolsCall,
+		Params: json.RawMessage(`{` + metaWith(extCaps) + `,"name":"tool_error","arguments":{}}`)}
+	id := handle(t, c.e.Handle(ctx, new(edge.Session), edge.In{Msg: m}, nil))
+	l := listenHeld(t, c.e, ctx, "L", `{"taskIds":["nope-1","`+id+`","nope-2"]}`)
+	if ack := l.next(0); !strings.Contains(string(ack.Params), `"tasksStatus":["`+id+`"]`) {
+		t.Fatalf("acknowledgement: %s", ack.Params)
+	}
+	if n := c.e.FollowedTaskIDs(); n != 1 {
+		t.Errorf("%d task ids followed, want 1 (the ids that name no task are not)", n)
+	}
+	defer func() { // the task's call ends with the test
+		for i := 1; ; i++ {
+			if p := taskStatus(t, l.next(i), "L"); p["status"] == "completed" {
+				return
+			}
+		}
+	}()
+
+	ids := make([]string, 257)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%q", fmt.Sprint("t", i))
+	}
+	big := &jsonrpc.Message{JSONRPC: "2.0", ID: json.RawMessage(`"big"`), Method: mcp.MethodSubscriptionsListen,
+		Params: json.RawMessage(`{` + metaWith(extCaps) + `,"notifications":{"taskIds":[` + strings.Join(ids, ",") + `]}}`)}
+	rep, stop := c.e.HandleHeld(ctx, new(edge.Session), edge.In{Msg: big}, func(*jsonrpc.Message) {}, func(edge.Reply) {})
+	if stop != nil {
+		stop(edge.ErrClientGone)
+		t.Fatal("a listen naming 257 tasks was held")
+	}
+	if rep.Msg == nil || rep.Msg.Error == nil || rep.Msg.Error.Code != jsonrpc.InvalidParams {
+		t.Fatalf("a listen naming 257 tasks: %+v, want -32602", rep.Msg)
+	}
+	if n := c.e.FollowedTaskIDs(); n != 1 {
+		t.Errorf("%d task ids followed after the refused listen, want 1", n)
+	}
 }
