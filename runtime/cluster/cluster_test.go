@@ -396,3 +396,46 @@ func BenchmarkRecordsSwap(b *testing.B) {
 		}
 	}
 }
+
+// TestResubscribeRace*: a topic's last subscriber leaving while a new one
+// arrives leaves the new one hearing what is published: over Redis the
+// old one's UNSUBSCRIBE must not reach it after the new one's SUBSCRIBE
+// (a GET stream reconnecting to the replica its old one is leaving).
+func TestResubscribeRaceMiniredis(t *testing.T) {
+	runResubscribe(t, redisBuses(miniredis.RunT(t).Addr()))
+}
+
+func TestResubscribeRaceRedisServer(t *testing.T) {
+	runResubscribe(t, redisBuses(redistest.Server(t)))
+}
+
+func runResubscribe(t *testing.T, newBuses join) {
+	b := newBuses(t, "a")[0]
+	ctx := context.Background()
+	var events <-chan Event
+	var cancel func()
+	arrived := make(chan struct{})
+	// The new subscriber comes while the last one is between its decision
+	// and its UNSUBSCRIBE; it is given time to send its SUBSCRIBE first.
+	testHookUnsubscribing = func() {
+		go func() { events, cancel = b.Subscribe("topic"); close(arrived) }()
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer func() { testHookUnsubscribing = nil }()
+	_, leave := b.Subscribe("topic")
+	leave()
+	testHookUnsubscribing = nil
+	<-arrived
+	defer cancel()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		if err := b.Publish(ctx, "topic", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-events:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("the subscriber that arrived as the last one left hears nothing")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,22 @@ type redisBus struct {
 	// channel, closed when it does.
 	confirming map[string][]chan struct{}
 	seq        atomic.Uint64
+	// topicLocks order the SUBSCRIBE and UNSUBSCRIBE of one topic (by a
+	// hash of its name) as their decisions were made: without, a last
+	// subscriber's UNSUBSCRIBE could reach Redis after a new first
+	// subscriber's SUBSCRIBE, leaving it deaf.
+	topicLocks [32]sync.Mutex
+}
+
+// testHookUnsubscribing runs between a last subscriber's decision to
+// UNSUBSCRIBE and the command (TestResubscribeRace).
+var testHookUnsubscribing func()
+
+// topicLock is topic's lock of topicLocks.
+func (b *redisBus) topicLock(topic string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(topic))
+	return &b.topicLocks[h.Sum32()%uint32(len(b.topicLocks))]
 }
 
 type redisSub struct{ ch chan Event }
@@ -230,6 +247,9 @@ func (b *redisBus) Publish(ctx context.Context, topic string, data []byte) error
 
 func (b *redisBus) Subscribe(topic string) (<-chan Event, func()) {
 	s := &redisSub{ch: make(chan Event, subBuffer)}
+	tl := b.topicLock(topic)
+	tl.Lock()
+	defer tl.Unlock()
 	b.mu.Lock()
 	first := b.subs[topic] == nil
 	if first {
@@ -243,6 +263,8 @@ func (b *redisBus) Subscribe(topic string) (<-chan Event, func()) {
 	var once sync.Once
 	return s.ch, func() {
 		once.Do(func() {
+			tl.Lock()
+			defer tl.Unlock()
 			b.mu.Lock()
 			delete(b.subs[topic], s)
 			last := len(b.subs[topic]) == 0
@@ -251,6 +273,9 @@ func (b *redisBus) Subscribe(topic string) (<-chan Event, func()) {
 			}
 			b.mu.Unlock()
 			if last {
+				if testHookUnsubscribing != nil {
+					testHookUnsubscribing()
+				}
 				_ = b.ps.Unsubscribe(context.Background(), evPrefix+topic)
 			}
 		})
