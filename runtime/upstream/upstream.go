@@ -163,6 +163,10 @@ type Client struct {
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
 	dialect atomic.Pointer[edge.Dialect]
+	// tasksOf is whether dialect's upstream declared the tasks
+	// extension, read once per dialect (AsksByRequest asks on every call
+	// of a 2026-07-28 client, and reading it decodes the extensions).
+	tasksOf atomic.Pointer[dialectTasks]
 
 	mu       sync.Mutex
 	c        conn
@@ -216,7 +220,25 @@ func (c *Client) AsksByRequest() bool {
 	d := c.dialect.Load()
 	// A modern upstream that makes tasks asks through tasks/get, which
 	// mcpx puts to the client as a question of the call (tasks.go).
-	return d == nil || d.AsksByRequest() || declaresTasks(d)
+	return d == nil || d.AsksByRequest() || c.declaresTasks(d)
+}
+
+// dialectTasks is declaresTasks(d), kept for d.
+type dialectTasks struct {
+	d        *edge.Dialect
+	declared bool
+}
+
+// declaresTasks is declaresTasks(d), decoded once per dialect: a
+// dialect's capabilities do not change once negotiated (a new handshake
+// makes a new one).
+func (c *Client) declaresTasks(d *edge.Dialect) bool {
+	if t := c.tasksOf.Load(); t != nil && t.d == d {
+		return t.declared
+	}
+	t := &dialectTasks{d: d, declared: declaresTasks(d)}
+	c.tasksOf.Store(t)
+	return t.declared
 }
 
 func (c *Client) Name() string { return c.spec.Name }
