@@ -84,3 +84,18 @@ func TestAsksByRequestDecodesOnce(t *testing.T) {
 		t.Error("after a handshake with an upstream declaring no tasks: AsksByRequest true (the last dialect's answer kept)")
 	}
 }
+
+// TestCallClockAllocations: a call's clock is one timer for its timeout
+// and its maximum, not one each: what every call pays for it (8
+// allocations with two timers).
+func TestCallClockAllocations(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := testing.AllocsPerRun(100, func() {
+		_, k := startClock(parent, time.Minute)
+		k.stop()
+	})
+	if n > 6 {
+		t.Errorf("startClock and stop: %v allocations, want at most 6", n)
+	}
+}

@@ -660,13 +660,15 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 		}
 	}
 	defer release()
-	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
-	c.inflight.Store(string(id), ctx)
-	c.callClocks.Store(string(id), clock) // paused while the upstream's question waits (relay.go)
+	key := strconv.FormatInt(c.nextTok.Add(1), 10)
+	id := json.RawMessage(key)
+	var mapKey any = key // made an interface once for the four uses
+	c.inflight.Store(mapKey, ctx)
+	c.callClocks.Store(mapKey, clock) // paused while the upstream's question waits (relay.go)
 	defer func() {
 		if !parked {
-			c.inflight.Delete(string(id))
-			c.callClocks.Delete(string(id))
+			c.inflight.Delete(mapKey)
+			c.callClocks.Delete(mapKey)
 		}
 	}()
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
@@ -780,10 +782,13 @@ const maxProgressExtension = 10
 // notification, and the maximum, which is not. Its context ends with the
 // first of them or with the caller's.
 type callClock struct {
-	timeout    time.Duration
-	ctx        context.Context
-	cancel     context.CancelCauseFunc
-	idle, most *time.Timer
+	timeout time.Duration
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	// timer fires at due: the timeout, or the maximum when that comes
+	// first or a question holds the timeout (one timer for both: each
+	// is a timer's start and stop on every call).
+	timer *time.Timer
 
 	mu         sync.Mutex
 	due        time.Time // when the timeout passes, as of the last progress
@@ -802,9 +807,32 @@ func startClock(ctx context.Context, timeout time.Duration) (context.Context, *c
 	cctx, cancel := context.WithCancelCause(ctx)
 	now := time.Now()
 	k := &callClock{timeout: timeout, ctx: cctx, cancel: cancel, due: now.Add(timeout), end: now.Add(maxProgressExtension * timeout)}
-	k.idle = time.AfterFunc(timeout, func() { cancel(errIdle) })
-	k.most = time.AfterFunc(maxProgressExtension*timeout, func() { cancel(errMost) })
+	k.timer = time.AfterFunc(timeout, k.fire)
 	return clockCtx{cctx, k}, k
+}
+
+// fire ends the call: at the maximum, when due had reached it (progress
+// extended the timeout that far, or a question held it), else at the
+// timeout.
+func (k *callClock) fire() {
+	k.mu.Lock()
+	cause := errIdle
+	if !k.due.Before(k.end) {
+		cause = errMost
+	}
+	k.mu.Unlock()
+	k.cancel(cause)
+}
+
+// rearm sets due to now plus the timeout, within the maximum, and the
+// timer to fire then; the timer is stopped. k.mu is held.
+func (k *callClock) rearm() {
+	now := time.Now()
+	k.due = now.Add(k.timeout)
+	if k.due.After(k.end) {
+		k.due = k.end
+	}
+	k.timer.Reset(k.due.Sub(now))
 }
 
 // clockCtx is a call's context: its deadline is when the timeout passes
@@ -829,18 +857,14 @@ func (c clockCtx) Deadline() (time.Time, bool) {
 func (k *callClock) progress() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.idle.Stop() {
-		k.idle.Reset(k.timeout)
-		k.due, k.progressed = time.Now().Add(k.timeout), true
-		if k.due.After(k.end) {
-			k.due = k.end
-		}
+	if k.paused == 0 && k.timer.Stop() {
+		k.progressed = true
+		k.rearm()
 	}
 }
 
 func (k *callClock) stop() {
-	k.idle.Stop()
-	k.most.Stop()
+	k.timer.Stop()
 	k.cancel(nil)
 }
 
