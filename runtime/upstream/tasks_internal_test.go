@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
 
@@ -97,5 +98,33 @@ func TestCallClockAllocations(t *testing.T) {
 	})
 	if n > 6 {
 		t.Errorf("startClock and stop: %v allocations, want at most 6", n)
+	}
+}
+
+// TestRequestHeadersShared: a request to a modern upstream names its
+// revision and method in headers whose values are made once and shared
+// (net/http only reads them), not allocated for every request; they are
+// still the request's own.
+func TestRequestHeadersShared(t *testing.T) {
+	rt := func(_ context.Context, m *jsonrpc.Message) (*jsonrpc.Message, error) {
+		res := `{"supportedVersions":["` + string(edge.NewestModern) + `"],"capabilities":{"tools":{}},"resultType":"complete"}`
+		return &jsonrpc.Message{JSONRPC: "2.0", ID: m.ID, Result: json.RawMessage(res)}, nil
+	}
+	d, err := edge.Negotiate(context.Background(), rt, mcp.Implementation{Name: "mcpx", Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &httpConn{d: d}
+	m := jsonrpc.Request(json.RawMessage(`1`), mcp.MethodToolsList, json.RawMessage(`{}`))
+	req := &http.Request{}
+	h.headers(req, m, "")
+	if got := req.Header.Get("Mcp-Method"); got != mcp.MethodToolsList {
+		t.Errorf("Mcp-Method %q, want %s", got, mcp.MethodToolsList)
+	}
+	if got, want := req.Header.Get("Mcp-Protocol-Version"), string(edge.NewestModern); got != want {
+		t.Errorf("Mcp-Protocol-Version %q, want %s", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { h.headers(req, m, "") }); n > 2 {
+		t.Errorf("headers: %v allocations, want at most 2 (the header map)", n)
 	}
 }
