@@ -133,9 +133,9 @@ type Session struct {
 	rev      mcp.Revision // negotiated by initialize; "" before
 	caps     mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel
-	inflight map[string]func() // cancels a running request, by raw id
-	subs     map[string]bool   // legacy resources/subscribe (subscribe.go)
-	subMu    sync.Mutex        // held by one subscribe, unsubscribe or release of subs at a time
+	inflight map[string]context.CancelCauseFunc // cancels a running request (errCancelled), by raw id
+	subs     map[string]bool                    // legacy resources/subscribe (subscribe.go)
+	subMu    sync.Mutex                         // held by one subscribe, unsubscribe or release of subs at a time
 
 	// Questions put to the client (ask.go).
 	client mcp.Implementation               // the clientInfo of initialize, for logs
@@ -245,6 +245,8 @@ type call struct {
 	// is then held without waiting (listen.go); span is the request's.
 	done func(Reply)
 	span *tracing.Span
+	// followLimit is server.FollowLimit for the handler (0: none set).
+	followLimit time.Duration
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -347,7 +349,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	span.Target(m.Method, params)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if !sess.track(string(m.ID), func() { cancel(errCancelled) }) {
+	if !sess.track(string(m.ID), cancel) {
 		// Every revision forbids reusing the id of a request still in
 		// progress; answering both would make the responses ambiguous.
 		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "request id %s is already in use by a request in progress", jsonrpc.Clip(string(m.ID))))
@@ -403,11 +405,11 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 var errCancelled = errors.New("cancelled by the client")
 
 // track records a running request; it reports false if the id is taken.
-func (s *Session) track(id string, cancel func()) bool {
+func (s *Session) track(id string, cancel context.CancelCauseFunc) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inflight == nil {
-		s.inflight = map[string]func(){}
+		s.inflight = map[string]context.CancelCauseFunc{}
 	}
 	if _, taken := s.inflight[id]; taken {
 		return false
@@ -417,7 +419,7 @@ func (s *Session) track(id string, cancel func()) bool {
 }
 
 // retrack replaces the cancel function of a request in progress.
-func (s *Session) retrack(id string, cancel func()) {
+func (s *Session) retrack(id string, cancel context.CancelCauseFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight[id] = cancel
@@ -436,7 +438,7 @@ func (s *Session) Cancel(id json.RawMessage) {
 	cancel := s.inflight[string(id)]
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(errCancelled)
 	}
 }
 

@@ -73,6 +73,7 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 		Notifier:           e.notifier(c),
 		Asker:              &asker{e: e, c: c},
 		Caps:               (*requestCaps)(c),
+		FollowLimit:        c.followLimit,
 	}
 	// A legacy client's initialized session is the client session a
 	// namespace may keep things per (gateway: session "per-client"); a

@@ -3,15 +3,16 @@ package server
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 )
 
 // Request is what the edge tells a namespace about one request: what
 // [WithTakesInputRequired], [WithNotifier], [WithClientCapabilities],
-// [WithAsker], [WithClientSession] and [WithRelayedCapabilities] would
-// each say, given at once. [WithRequest] carries it in one context frame
-// instead of six (each a frame of its own, two of them with closures),
+// [WithAsker], [WithClientSession], [WithRelayedCapabilities] and
+// [WithFollowLimit] would each say, given at once. [WithRequest] carries it in one context frame
+// instead of seven (each a frame of its own, two of them with closures),
 // which every lookup of a handler's context below the edge walks.
 type Request struct {
 	TakesInputRequired bool
@@ -26,6 +27,8 @@ type Request struct {
 	// once, the first time a handler needs it. nil: nothing declared, and
 	// no client to declare for.
 	Caps RequestCaps
+	// FollowLimit is what WithFollowLimit would say; 0: the parent's.
+	FollowLimit time.Duration
 }
 
 // RequestCaps reads a request's capabilities for [Request].
@@ -38,7 +41,7 @@ type RequestCaps interface {
 	RelayedCapabilities(declared *mcp.ClientCapabilities) *mcp.ClientCapabilities
 }
 
-// WithRequest returns ctx carrying r, as the six functions [Request]
+// WithRequest returns ctx carrying r, as the functions [Request]
 // names would, applied in that order: a value set on the result by any of
 // them afterwards is the one read, as with context values.
 func WithRequest(ctx context.Context, r Request) context.Context {
@@ -64,6 +67,10 @@ func (c *requestCtx) Value(key any) any {
 		return c.r.Asker
 	case sessionKey:
 		if c.r.Session != 0 {
+			return c
+		}
+	case followLimitKey:
+		if c.r.FollowLimit != 0 {
 			return c
 		}
 	case clientCapsKey, relayedCapsKey:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 )
@@ -56,6 +57,19 @@ func TestWithRequest(t *testing.T) {
 	}
 	if caps.client != 1 || caps.relayed != 1 {
 		t.Errorf("capabilities read %d and %d times, want once each", caps.client, caps.relayed)
+	}
+
+	if FollowLimit(ctx) != 0 {
+		t.Errorf("FollowLimit %v with none set, want 0", FollowLimit(ctx))
+	}
+	if got := FollowLimit(WithRequest(WithFollowLimit(parent, time.Hour), Request{})); got != time.Hour {
+		t.Errorf("FollowLimit %v, want the parent's hour", got)
+	}
+	if got := FollowLimit(WithRequest(parent, Request{FollowLimit: time.Minute})); got != time.Minute {
+		t.Errorf("FollowLimit %v, want the Request's minute", got)
+	}
+	if got := FollowLimit(WithFollowLimit(WithRequest(parent, Request{FollowLimit: time.Minute}), time.Second)); got != time.Second {
+		t.Errorf("FollowLimit %v, want the second set over the Request", got)
 	}
 
 	other := make(chan struct{})

@@ -87,8 +87,13 @@ func WithFollowLimit(ctx context.Context, d time.Duration) context.Context {
 
 // FollowLimit is the limit WithFollowLimit set, or 0 for none.
 func FollowLimit(ctx context.Context) time.Duration {
-	d, _ := ctx.Value(followLimitKey{}).(time.Duration)
-	return d
+	switch v := ctx.Value(followLimitKey{}).(type) {
+	case time.Duration:
+		return v
+	case *requestCtx:
+		return v.r.FollowLimit
+	}
+	return 0
 }
 
 // TaskParker runs the follow of an upstream's task apart from the client
