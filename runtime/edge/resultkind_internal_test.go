@@ -79,3 +79,17 @@ func matches(msg, want string) bool {
 	}
 	return len(msg) >= len(before)+len(after) && strings.HasPrefix(msg, before) && strings.HasSuffix(msg, after)
 }
+
+// TestInputRequiredNoError: a handler's answer without an error is not
+// looked into for an InputRequired, whose errors.As target escapes (one
+// allocation a call before).
+func TestInputRequiredNoError(t *testing.T) {
+	e, c := &Edge{}, &call{rev: mcp.Rev20260728}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, _, ok := e.inputRequired(c, mcp.MethodToolsCall, nil); ok {
+			t.Fatal("input required without an error")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+}

@@ -111,3 +111,22 @@ func TestTaskAskersParkedOnlyForTasks(t *testing.T) {
 		t.Errorf("a task's follow saw %s, want %s (parked)", followSaw, want)
 	}
 }
+
+// TestSucceededCallNoErrorTargets: what Forward asks of a call's error
+// costs a call that succeeded nothing: the targets errors.As fills escape,
+// and were allocated on every call before the error was looked at.
+func TestSucceededCallNoErrorTargets(t *testing.T) {
+	g, _ := gateway(t, newFake("x", "t"))
+	ctx := context.Background()
+	n := testing.AllocsPerRun(100, func() {
+		if _, ok := g.inputRequired(ctx, nil, mcp.MethodToolsCall, nil, nil); ok {
+			t.Fatal("input required without an error")
+		}
+		if g.missingCapability(ctx, nil, mcp.MethodToolsCall, nil) != nil {
+			t.Fatal("a capability missing without an error")
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations for a call without an error, want 0", n)
+	}
+}

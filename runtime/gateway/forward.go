@@ -68,6 +68,22 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		g.taskField(m, own.(string), params, up) // uptasks.go
 	}
 	res, err := g.call(ctx, m, method, params, up, parked) // park.go
+	if err != nil {
+		return g.failed(ctx, cm, m, method, params, err)
+	}
+	switch {
+	case res == nil:
+		return nil, fmt.Errorf("upstream %q: %s: no result", m.name, method)
+	case post[method] != nil:
+		return post[method](m, params, res)
+	}
+	return res, nil
+}
+
+// failed is what Forward answers for the upstream's err: apart from a
+// call that succeeded, as the targets of errors.As escape and would cost
+// every call an allocation each.
+func (g *Gateway) failed(ctx context.Context, cm *mcp.ClientMethod, m *member, method string, params any, err error) (any, error) {
 	if ir, ok := g.inputRequired(ctx, m, method, params, err); ok {
 		return nil, ir
 	}
@@ -81,16 +97,10 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound:
 		return fallback(cm, m, je)
-	case err != nil && failures[method] != nil:
+	case failures[method] != nil:
 		return nil, failures[method](m, params, err)
-	case err != nil:
-		return nil, fail(m, method, err)
-	case res == nil:
-		return nil, fmt.Errorf("upstream %q: %s: no result", m.name, method)
-	case post[method] != nil:
-		return post[method](m, params, res)
 	}
-	return res, nil
+	return nil, fail(m, method, err)
 }
 
 // noun is a method's first segment: "completion" of completion/complete.

@@ -692,6 +692,9 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	if method == mcp.MethodToolsList && err == nil {
 		d.ReadToolExecution(resp.Result, res) // a revision without Tool.execution (edge/uptoolexec.go)
 	}
+	if err == nil { // before errors.As's target, which escapes
+		return res, nil
+	}
 	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
 		// The call goes on as the task (tasks.go), still holding its
 		// progress token; its own clock is done. Its in-flight slot is
