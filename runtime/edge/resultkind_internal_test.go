@@ -93,3 +93,22 @@ func TestInputRequiredNoError(t *testing.T) {
 		t.Errorf("%v allocations, want 0", n)
 	}
 }
+
+// TestProtocolVersionNoCopy: a request's _meta protocol version, read on
+// every 2026-07-28 request, costs nothing when it names a revision (its
+// string was allocated before); any other is
+// still read, as a string or as its raw JSON.
+func TestProtocolVersionNoCopy(t *testing.T) {
+	m := requestMeta{protocolVersionKey: json.RawMessage(`"2026-07-28"`)}
+	if v, ok := m.protocolVersion(); v != "2026-07-28" || !ok {
+		t.Fatalf("protocolVersion = %q, %v", v, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { m.protocolVersion() }); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+	for raw, want := range map[string]string{`"1999-01-01"`: "1999-01-01", `"2026\u002d07-28"`: "2026-07-28", `7`: "7"} {
+		if v, ok := (requestMeta{protocolVersionKey: json.RawMessage(raw)}).protocolVersion(); v != want || !ok {
+			t.Errorf("%s: protocolVersion = %q, %v; want %q", raw, v, ok, want)
+		}
+	}
+}

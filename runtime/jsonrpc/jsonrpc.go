@@ -232,11 +232,27 @@ func decodeOne(b []byte) (*Message, *Error) {
 // on every message: those are taken as they are, the rest go through
 // encoding/json.
 func String(raw []byte, s *string) error {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plain(raw[1:n-1]) {
-		*s = string(raw[1 : n-1])
-		return nil
+	v, err := StringValue(raw)
+	if err == nil {
+		*s = v
 	}
-	return mcpjson.Unmarshal(raw, s)
+	return err
+}
+
+// StringValue is String returning the string: nothing of the caller's
+// escapes to the decoder, so that a string read on every message costs
+// at most itself.
+func StringValue(raw []byte) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plain(raw[1:n-1]) {
+		return string(raw[1 : n-1]), nil
+	}
+	return decodeString(raw)
+}
+
+func decodeString(raw []byte) (string, error) {
+	var s string
+	err := mcpjson.Unmarshal(raw, &s)
+	return s, err
 }
 
 // plain reports whether b needs no unescaping inside a JSON string: printable
