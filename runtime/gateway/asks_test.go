@@ -130,3 +130,19 @@ func TestSucceededCallNoErrorTargets(t *testing.T) {
 		t.Errorf("%v allocations for a call without an error, want 0", n)
 	}
 }
+
+// TestRouteToolNoAllocation: finding a tool's upstream and its own name
+// costs nothing (the name was returned in an any, a string allocated for
+// every call).
+func TestRouteToolNoAllocation(t *testing.T) {
+	g, _ := gateway(t, newFake("x", "t"))
+	cm := mcp.LookupClientMethod(mcp.MethodToolsCall)
+	key := mcp.RouteKey{Space: "tool", Value: "x__t"}
+	m, own, _, err := g.route(context.Background(), cm, key)
+	if err != nil || m == nil || own != "t" {
+		t.Fatalf("route: %v, %q, %v", m, own, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { g.route(context.Background(), cm, key) }); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+}
