@@ -249,6 +249,13 @@ type call struct {
 	followLimit time.Duration
 }
 
+// callAlloc is a call and its question count, allocated together (one
+// allocation a request instead of two).
+type callAlloc struct {
+	call call
+	asks askCount
+}
+
 // Handle serves one message from a client on sess. sink may be nil when
 // the transport cannot deliver notifications for this request.
 func (e *Edge) Handle(ctx context.Context, sess *Session, in In, sink Sink) Reply {
@@ -366,7 +373,9 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
 		}
 	}
-	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, asks: new(askCount), done: done, span: span}
+	ca := &callAlloc{call: call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, done: done, span: span}}
+	c := &ca.call
+	c.asks = &ca.asks
 	result, err := h(e, c)
 	if r, ok := result.(Reply); ok {
 		return r // a listen's, final or held (listen.go)

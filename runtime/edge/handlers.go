@@ -68,10 +68,11 @@ func dispatch(method string) handler {
 // the request's notifier, the client's capabilities, its asker and what
 // mcpx can relay of them (upcaps.go).
 func (e *Edge) handlerContext(c *call, method string) context.Context {
+	parts := &handlerParts{n: e.notifier(c), a: asker{e: e, c: c}}
 	r := server.Request{
 		TakesInputRequired: c.takesInputRequired(method),
-		Notifier:           e.notifier(c),
-		Asker:              &asker{e: e, c: c},
+		Notifier:           &parts.n,
+		Asker:              &parts.a,
 		Caps:               (*requestCaps)(c),
 		FollowLimit:        c.followLimit,
 	}
@@ -86,6 +87,12 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 	// One context frame for all of it: the handler's lookups, and every
 	// context made under it, walk one frame instead of six.
 	return server.WithRequest(c.ctx, r)
+}
+
+// handlerParts are a handler's notifier and asker, allocated together.
+type handlerParts struct {
+	n requestNotifier
+	a asker
 }
 
 // requestCaps is a call's capabilities, as server.Request reads them: the

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -110,5 +111,16 @@ func TestProtocolVersionNoCopy(t *testing.T) {
 		if v, ok := (requestMeta{protocolVersionKey: json.RawMessage(raw)}).protocolVersion(); v != want || !ok {
 			t.Errorf("%s: protocolVersion = %q, %v; want %q", raw, v, ok, want)
 		}
+	}
+}
+
+// TestHandlerContextAllocations: a handler's context costs its one frame
+// and its notifier and asker, allocated together (3 allocations before:
+// the notifier and the asker each its own).
+func TestHandlerContextAllocations(t *testing.T) {
+	e := &Edge{}
+	c := &call{ctx: context.Background(), sess: new(Session), rev: mcp.Rev20260728}
+	if n := testing.AllocsPerRun(100, func() { e.handlerContext(c, mcp.MethodToolsCall) }); n > 2 {
+		t.Errorf("%v allocations, want at most 2", n)
 	}
 }
