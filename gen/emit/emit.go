@@ -26,6 +26,7 @@ const (
 	OverridePath = Module + "/override"
 	jsonPath     = "encoding/json"
 	decodePath   = "github.com/mcpx-dev/mcpx/internal/mcpjson" // every generated decode
+	jsontextPath = "github.com/go-json-experiment/json/jsontext"
 )
 
 // WirePath is the import path of a revision's spoke package.

@@ -6,6 +6,10 @@ package mcp
 import (
 	"encoding/json"
 	"maps"
+	"slices"
+
+	jsontext "github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
 
 // Revision is a protocol revision, named by its date.
@@ -112,6 +116,37 @@ func (m Meta) Replace(set Meta, drop ...string) Meta {
 		out[k] = v
 	}
 	return out
+}
+
+// MarshalJSONTo writes m into enc (mcpjson.Marshal) as encoding/json writes
+// it: keys sorted, each value as it is (null for nil); every message mcpx
+// sends carries a _meta, which reflection would encode member by member.
+func (m Meta) MarshalJSONTo(enc *mcpjson.Encoder) error {
+	if m == nil {
+		return enc.WriteToken(jsontext.Null)
+	}
+	var arr [8]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := enc.WriteToken(jsontext.String(k)); err != nil {
+			return err
+		}
+		v := m[k]
+		if v == nil {
+			v = json.RawMessage("null")
+		}
+		if err := enc.WriteValue(jsontext.Value(v)); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
 }
 
 // TypeNames lists the hub's object and union types, by name.

@@ -39,6 +39,10 @@ var marshalCases = map[string]string{
 		"properties": {"a": {"type":"string"}} },"annotations":{"readOnlyHint":true}}],"nextCursor":""}`,
 	"ReadResourceResult": `{"contents":[{"uri":"u","text":"t"},{"uri":"v","blob":"aGk="}]}`,
 	"ListRootsResult":    `{"roots":null}`,
+	// A _meta of more members than Meta.MarshalJSONTo sorts on its stack,
+	// keys and values that encoding/json escapes, raw values to compact.
+	"PaginatedRequestParams": `{"cursor":"c","_meta":{"z":1,"y":{ "a" : [1, 2] },"<h>":"&","é":"\u00e9","a/b":null,
+		"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28","k\u2028":" x ","B":true,"b":false,"0":[ ]}}`,
 }
 
 // TestMarshalIsEncodingJSON: mcpjson.Marshal writes what encoding/json
@@ -125,5 +129,26 @@ func TestUnmarshalShared(t *testing.T) {
 	}
 	if err := mcpjson.UnmarshalShared([]byte(`{"name":"t","arguments":{"a":}}`), &p); err == nil || !mcpjson.IsSyntax(err) {
 		t.Errorf("invalid JSON: %v, want a syntax error", err)
+	}
+}
+
+// TestMetaMarshalIsEncodingJSON: a _meta written by its own MarshalJSONTo
+// is what encoding/json writes for the map, nil values (null) and the
+// empty and nil maps included.
+func TestMetaMarshalIsEncodingJSON(t *testing.T) {
+	for _, m := range []mcp.Meta{
+		nil, {},
+		{"a": nil, "b": json.RawMessage(`{ "x" :  [1 , 2] }`), "<&>": json.RawMessage(`"<&>"`)},
+		{"k1": json.RawMessage(`1`), "k9": json.RawMessage(`9`), "k2": json.RawMessage(`2`), "k8": json.RawMessage(`8`), "k3": json.RawMessage(`3`),
+			"k7": json.RawMessage(`7`), "k4": json.RawMessage(`4`), "k6": json.RawMessage(`6`), "k5": json.RawMessage(`5`), "k10": json.RawMessage(`10`)},
+	} {
+		want, werr := json.Marshal(m)
+		got, gerr := mcpjson.Marshal(m)
+		if werr != nil || gerr != nil || !bytes.Equal(got, want) {
+			t.Errorf("%v:\nmcpjson:       %s (%v)\nencoding/json: %s (%v)", m, got, gerr, want, werr)
+		}
+	}
+	if _, err := mcpjson.Marshal(mcp.Meta{"bad": json.RawMessage(`{`)}); err == nil {
+		t.Error("a _meta value that is not JSON was written")
 	}
 }

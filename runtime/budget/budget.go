@@ -108,6 +108,9 @@ func (e *BusyError) Error() string {
 
 // IsBusy reports whether err is, or wraps, a [BusyError].
 func IsBusy(err error) bool {
+	if err == nil { // before errors.As's target, which escapes: asked of every answer read
+		return false
+	}
 	var b *BusyError
 	return errors.As(err, &b)
 }

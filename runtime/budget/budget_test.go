@@ -159,3 +159,15 @@ func TestIDScanner(t *testing.T) {
 		}
 	}
 }
+
+// TestIsBusyNil: IsBusy of no error, asked of every answer read, costs
+// nothing (errors.As's target was allocated before it looked).
+func TestIsBusyNil(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() {
+		if IsBusy(nil) {
+			t.Fatal("no error is busy")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+}

@@ -133,9 +133,9 @@ type Session struct {
 	rev      mcp.Revision // negotiated by initialize; "" before
 	caps     mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel
-	inflight map[string]func() // cancels a running request, by raw id
-	subs     map[string]bool   // legacy resources/subscribe (subscribe.go)
-	subMu    sync.Mutex        // held by one subscribe, unsubscribe or release of subs at a time
+	inflight map[string]context.CancelCauseFunc // cancels a running request (errCancelled), by raw id
+	subs     map[string]bool                    // legacy resources/subscribe (subscribe.go)
+	subMu    sync.Mutex                         // held by one subscribe, unsubscribe or release of subs at a time
 	// elsewhere reports whether another replica follows a URI for the
 	// session already (subshared.go); nil: none can.
 	elsewhere func(uri string) bool
@@ -248,6 +248,15 @@ type call struct {
 	// is then held without waiting (listen.go); span is the request's.
 	done func(Reply)
 	span *tracing.Span
+	// followLimit is server.FollowLimit for the handler (0: none set).
+	followLimit time.Duration
+}
+
+// callAlloc is a call and its question count, allocated together (one
+// allocation a request instead of two).
+type callAlloc struct {
+	call call
+	asks askCount
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -350,7 +359,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	span.Target(m.Method, params)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if !sess.track(string(m.ID), func() { cancel(errCancelled) }) {
+	if !sess.track(string(m.ID), cancel) {
 		// Every revision forbids reusing the id of a request still in
 		// progress; answering both would make the responses ambiguous.
 		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InvalidRequest, nil, "request id %s is already in use by a request in progress", jsonrpc.Clip(string(m.ID))))
@@ -367,7 +376,9 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 			return Reply{Msg: jsonrpc.Response(m.ID, raw), Status: http.StatusOK, Rev: rev}
 		}
 	}
-	c := &call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, asks: new(askCount), done: done, span: span}
+	ca := &callAlloc{call: call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, done: done, span: span}}
+	c := &ca.call
+	c.asks = &ca.asks
 	result, err := h(e, c)
 	if r, ok := result.(Reply); ok {
 		return r // a listen's, final or held (listen.go)
@@ -406,11 +417,11 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 var errCancelled = errors.New("cancelled by the client")
 
 // track records a running request; it reports false if the id is taken.
-func (s *Session) track(id string, cancel func()) bool {
+func (s *Session) track(id string, cancel context.CancelCauseFunc) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inflight == nil {
-		s.inflight = map[string]func(){}
+		s.inflight = map[string]context.CancelCauseFunc{}
 	}
 	if _, taken := s.inflight[id]; taken {
 		return false
@@ -420,7 +431,7 @@ func (s *Session) track(id string, cancel func()) bool {
 }
 
 // retrack replaces the cancel function of a request in progress.
-func (s *Session) retrack(id string, cancel func()) {
+func (s *Session) retrack(id string, cancel context.CancelCauseFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight[id] = cancel
@@ -439,7 +450,7 @@ func (s *Session) Cancel(id json.RawMessage) {
 	cancel := s.inflight[string(id)]
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(errCancelled)
 	}
 }
 

@@ -68,21 +68,43 @@ func dispatch(method string) handler {
 // the request's notifier, the client's capabilities, its asker and what
 // mcpx can relay of them (upcaps.go).
 func (e *Edge) handlerContext(c *call, method string) context.Context {
-	ctx := server.WithNotifier(server.WithTakesInputRequired(c.ctx, c.takesInputRequired(method)), e.notifier(c))
-	ctx = server.WithClientCapabilities(ctx, c.clientCapabilities)
-	ctx = server.WithAsker(ctx, &asker{e: e, c: c})
+	parts := &handlerParts{n: e.notifier(c), a: asker{e: e, c: c}}
+	r := server.Request{
+		TakesInputRequired: c.takesInputRequired(method),
+		Notifier:           &parts.n,
+		Asker:              &parts.a,
+		Caps:               (*requestCaps)(c),
+		FollowLimit:        c.followLimit,
+	}
 	// A legacy client's initialized session is the client session a
 	// namespace may keep things per (gateway: session "per-client"); a
 	// 2026-07-28 request, or a legacy one outside any session, has none.
 	// Its id is the session's token (roots.go), which a roots change
 	// names too.
 	if !IsModern(c.rev) && c.sess.Revision() != "" {
-		ctx = server.WithClientSession(ctx, c.sess.token(), c.sess.doneChan())
+		r.Session, r.SessionDone = c.sess.token(), c.sess.doneChan()
 	}
-	declared := ctx
-	return server.WithRelayedCapabilities(ctx, func() *mcp.ClientCapabilities {
-		return relayable(c.rev, server.ClientCapabilities(declared))
-	})
+	// One context frame for all of it: the handler's lookups, and every
+	// context made under it, walk one frame instead of six.
+	return server.WithRequest(c.ctx, r)
+}
+
+// handlerParts are a handler's notifier and asker, allocated together.
+type handlerParts struct {
+	n requestNotifier
+	a asker
+}
+
+// requestCaps is a call's capabilities, as server.Request reads them: the
+// client's, and what may be relayed of them upstream.
+type requestCaps call
+
+func (c *requestCaps) ClientCapabilities() *mcp.ClientCapabilities {
+	return (*call)(c).clientCapabilities()
+}
+
+func (c *requestCaps) RelayedCapabilities(declared *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	return relayable(c.rev, declared)
 }
 
 // initialize negotiates a legacy session: a legacy revision mcpx serves

@@ -85,7 +85,7 @@ func (e *Edge) listen(c *call) (any, error) {
 		l.result = make(chan Reply, 1)
 	} else {
 		// The client's notifications/cancelled ends it from now on.
-		c.sess.retrack(string(c.id), func() { l.stop(errCancelled) })
+		c.sess.retrack(string(c.id), l.stop)
 	}
 	n := &requestNotifier{e: e, rev: c.rev, sink: c.sink}
 	if len(taskIDs) > 0 {

@@ -46,8 +46,13 @@ func (m requestMeta) protocolVersion() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var v string
-	if jsonrpc.String(raw, &v) != nil {
+	for _, r := range mcp.Revisions { // the common case, without a string of its own
+		if len(raw) == len(r)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == string(r) {
+			return string(r), true
+		}
+	}
+	v, err := jsonrpc.StringValue(raw)
+	if err != nil {
 		return string(raw), true
 	}
 	return v, true

@@ -30,6 +30,9 @@ var inputRequiredOn = map[string]bool{
 // legacy client gets the rounds for (bridge 3, rounds.go): this is where
 // the bridge is chosen. ok is false when err is no InputRequired.
 func (e *Edge) inputRequired(c *call, method string, err error) (any, error, bool) {
+	if err == nil { // before errors.As's target, which escapes
+		return nil, nil, false
+	}
 	var ir *server.InputRequired
 	if !errors.As(err, &ir) || ir.Result == nil {
 		return nil, err, false

@@ -21,8 +21,8 @@ type requestNotifier struct {
 	level mcp.LoggingLevel
 }
 
-func (e *Edge) notifier(c *call) *requestNotifier {
-	n := &requestNotifier{e: e, rev: c.rev, sink: c.sink, token: c.meta.progressToken()}
+func (e *Edge) notifier(c *call) requestNotifier {
+	n := requestNotifier{e: e, rev: c.rev, sink: c.sink, token: c.meta.progressToken()}
 	if IsModern(c.rev) {
 		n.level, _ = c.meta.logLevel() // checked before the handler ran
 	} else {

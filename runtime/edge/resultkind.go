@@ -83,8 +83,14 @@ func unrelayed(rev *revision.Table, method, hub string, raw json.RawMessage) err
 		TaskID        json.RawMessage `json:"taskId"`
 		Task          json.RawMessage `json:"task"`
 	}
-	if len(raw) == 0 || mcpjson.Unmarshal(raw, &head) != nil {
+	// Asked of every result an upstream answers: its members are slices of
+	// raw, not copies, and the common answer ("complete", as a modern
+	// upstream says it) is known without decoding its value.
+	if len(raw) == 0 || mcpjson.UnmarshalShared(raw, &head) != nil {
 		return nil
+	}
+	if string(head.ResultType) == `"`+resultComplete+`"` {
+		return nil // complete, however it is shaped
 	}
 	kind := resultComplete
 	if head.ResultType != nil && mcpjson.Unmarshal(head.ResultType, &kind) != nil {

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -78,4 +79,48 @@ func matches(msg, want string) bool {
 		return msg == want
 	}
 	return len(msg) >= len(before)+len(after) && strings.HasPrefix(msg, before) && strings.HasSuffix(msg, after)
+}
+
+// TestInputRequiredNoError: a handler's answer without an error is not
+// looked into for an InputRequired, whose errors.As target escapes (one
+// allocation a call before).
+func TestInputRequiredNoError(t *testing.T) {
+	e, c := &Edge{}, &call{rev: mcp.Rev20260728}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, _, ok := e.inputRequired(c, mcp.MethodToolsCall, nil); ok {
+			t.Fatal("input required without an error")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+}
+
+// TestProtocolVersionNoCopy: a request's _meta protocol version, read on
+// every 2026-07-28 request, costs nothing when it names a revision (its
+// string was allocated before); any other is
+// still read, as a string or as its raw JSON.
+func TestProtocolVersionNoCopy(t *testing.T) {
+	m := requestMeta{protocolVersionKey: json.RawMessage(`"2026-07-28"`)}
+	if v, ok := m.protocolVersion(); v != "2026-07-28" || !ok {
+		t.Fatalf("protocolVersion = %q, %v", v, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { m.protocolVersion() }); n != 0 {
+		t.Errorf("%v allocations, want 0", n)
+	}
+	for raw, want := range map[string]string{`"1999-01-01"`: "1999-01-01", `"2026\u002d07-28"`: "2026-07-28", `7`: "7"} {
+		if v, ok := (requestMeta{protocolVersionKey: json.RawMessage(raw)}).protocolVersion(); v != want || !ok {
+			t.Errorf("%s: protocolVersion = %q, %v; want %q", raw, v, ok, want)
+		}
+	}
+}
+
+// TestHandlerContextAllocations: a handler's context costs its one frame
+// and its notifier and asker, allocated together (3 allocations before:
+// the notifier and the asker each its own).
+func TestHandlerContextAllocations(t *testing.T) {
+	e := &Edge{}
+	c := &call{ctx: context.Background(), sess: new(Session), rev: mcp.Rev20260728}
+	if n := testing.AllocsPerRun(100, func() { e.handlerContext(c, mcp.MethodToolsCall) }); n > 2 {
+		t.Errorf("%v allocations, want at most 2", n)
+	}
 }

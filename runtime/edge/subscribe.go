@@ -129,7 +129,8 @@ func (e *Edge) releaseAtEnd(s *Session, ns server.Subscriber) {
 // with its notifier, so that what the source says meanwhile (a log
 // message) reaches the client that asked.
 func (e *Edge) subscribeContext(c *call) context.Context {
-	return server.WithNotifier(c.ctx, e.notifier(c))
+	n := e.notifier(c)
+	return server.WithNotifier(c.ctx, &n)
 }
 
 // agreeResources is the part of a listen's resourceSubscriptions mcpx

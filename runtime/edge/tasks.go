@@ -221,7 +221,7 @@ func taskCall(inner handler) handler {
 		if p == nil {
 			return inner(e, c)
 		}
-		c.ctx = server.WithFollowLimit(c.ctx, e.followLimit(c, p)) // taskinput.go
+		c.followLimit = e.followLimit(c, p) // taskinput.go; the handler's context carries it
 		if IsModern(c.rev) {
 			declared := c.declaresTasks()
 			support := e.taskSupport(c.ctx, p.Name)

@@ -24,6 +24,9 @@ import (
 // (from m, for method, on behalf of the client of ctx), or nil when err is
 // no -32021.
 func (g *Gateway) missingCapability(ctx context.Context, m *member, method string, err error) error {
+	if err == nil { // before errors.As's target, which escapes
+		return nil
+	}
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc.MissingRequiredClientCapability {
 		return nil

@@ -46,18 +46,18 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		}
 		return nil, server.InvalidParams("%s: the params name nothing to route by", method)
 	}
-	m, own, err := g.route(ctx, cm, key)
+	m, own, fixed, err := g.route(ctx, cm, key)
 	if m != nil {
 		observe.Route(ctx, m.name, key.Value) // the request's namespace, for metrics and traces
 	}
 	if err != nil || m == nil {
 		if err == nil { // mcpx's own tool
-			return mcp.Dispatch(ctx, own, method, params)
+			return mcp.Dispatch(ctx, fixed, method, params)
 		}
 		return nil, err
 	}
 	tracing.Namespace(ctx, m.name)
-	up, parked, err := g.resume(ctx, method, params, m, cm.WithKey(params, own.(string)))
+	up, parked, err := g.resume(ctx, method, params, m, cm.WithKey(params, own))
 	if err == nil {
 		err = g.elsewhere(parked) // parked on another replica (cluster.go)
 	}
@@ -65,9 +65,25 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 		return nil, err
 	}
 	if method == mcp.MethodToolsCall {
-		g.taskField(m, own.(string), params, up) // uptasks.go
+		g.taskField(m, own, params, up) // uptasks.go
 	}
 	res, err := g.call(ctx, m, method, params, up, parked) // park.go
+	if err != nil {
+		return g.failed(ctx, cm, m, method, params, err)
+	}
+	switch {
+	case res == nil:
+		return nil, fmt.Errorf("upstream %q: %s: no result", m.name, method)
+	case post[method] != nil:
+		return post[method](m, params, res)
+	}
+	return res, nil
+}
+
+// failed is what Forward answers for the upstream's err: apart from a
+// call that succeeded, as the targets of errors.As escape and would cost
+// every call an allocation each.
+func (g *Gateway) failed(ctx context.Context, cm *mcp.ClientMethod, m *member, method string, params any, err error) (any, error) {
 	if ir, ok := g.inputRequired(ctx, m, method, params, err); ok {
 		return nil, ir
 	}
@@ -81,16 +97,10 @@ func (g *Gateway) Forward(ctx context.Context, method string, params any) (any, 
 	switch {
 	case errors.As(err, &je) && je.Code == jsonrpc.MethodNotFound:
 		return fallback(cm, m, je)
-	case err != nil && failures[method] != nil:
+	case failures[method] != nil:
 		return nil, failures[method](m, params, err)
-	case err != nil:
-		return nil, fail(m, method, err)
-	case res == nil:
-		return nil, fmt.Errorf("upstream %q: %s: no result", m.name, method)
-	case post[method] != nil:
-		return post[method](m, params, res)
 	}
-	return res, nil
+	return nil, fail(m, method, err)
 }
 
 // noun is a method's first segment: "completion" of completion/complete.
@@ -101,25 +111,26 @@ func noun(method string) string {
 
 // route finds the upstream for key, checking its state in the same
 // critical section as the lookup. It returns m and the upstream's own key
-// (a string in own), or m nil and mcpx's own namespace in own (a fixed
-// tool), or the error the client gets.
-func (g *Gateway) route(ctx context.Context, cm *mcp.ClientMethod, key mcp.RouteKey) (m *member, own any, err error) {
+// (own), or m nil and mcpx's own namespace in fixed (a fixed tool), or the
+// error the client gets. (own was an any holding either, whose string
+// cost every call an allocation.)
+func (g *Gateway) route(ctx context.Context, cm *mcp.ClientMethod, key mcp.RouteKey) (m *member, own string, fixed any, err error) {
 	switch {
 	case cm.By == mcp.RouteByName && key.Space == "tool":
 		t, fixed, err := g.tool(key.Value)
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 		if t.m == nil {
-			return nil, fixed, nil
+			return nil, "", fixed, nil
 		}
-		return t.m, t.name, nil
+		return t.m, t.name, nil, nil
 	case cm.By == mcp.RouteByName && key.Space == "prompt":
 		t, err := g.prompt(key.Value)
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
-		return t.m, t.name, nil
+		return t.m, t.name, nil, nil
 	case cm.By == mcp.RouteByURI:
 		// Not found, as docs/revisions.md#resource-not-found has it: not an
 		// mcpx:// URI (and no root), no namespace in it, a namespace that is
@@ -129,47 +140,47 @@ func (g *Gateway) route(ctx context.Context, cm *mcp.ClientMethod, key mcp.Route
 		have := g.has(hasResources)
 		g.mu.RUnlock()
 		if !have {
-			return nil, nil, server.ErrUnsupported
+			return nil, "", nil, server.ErrUnsupported
 		}
 		m, uri, ok := g.resolve(key.Value)
 		if !ok {
-			return nil, nil, notFound
+			return nil, "", nil, notFound
 		}
 		caps, err := g.up(m)
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 		if caps.Resources == nil {
-			return nil, nil, notFound
+			return nil, "", nil, notFound
 		}
-		return m, uri, nil
+		return m, uri, nil, nil
 	case cm.By == mcp.RouteByRef && key.Space == "uri":
 		m, uri, ok := g.resolve(key.Value)
 		if !ok {
-			return nil, nil, server.InvalidParams("%s reference: unknown resource template %q", noun(cm.Name), key.Value)
+			return nil, "", nil, server.InvalidParams("%s reference: unknown resource template %q", noun(cm.Name), key.Value)
 		}
 		if _, err := g.up(m); err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
-		return m, uri, nil
+		return m, uri, nil, nil
 	case cm.By == mcp.RouteByRef && key.Space == "prompt":
 		// No capability check: 2024-11-05 has completion/complete but no
 		// completions capability, so an upstream is asked, and one without
 		// the method gets the route's fallback.
 		t, err := g.prompt(key.Value)
 		if errors.Is(err, server.ErrUnknownPrompt) || errors.Is(err, server.ErrUnsupported) {
-			return nil, nil, server.InvalidParams("%s reference: unknown prompt %q", noun(cm.Name), key.Value)
+			return nil, "", nil, server.InvalidParams("%s reference: unknown prompt %q", noun(cm.Name), key.Value)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 		if _, err := g.up(t.m); err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
-		return t.m, t.name, nil
+		return t.m, t.name, nil, nil
 	}
 	// By task id: the gateway does not know yet which upstream made a task.
-	return nil, nil, fmt.Errorf("%s: the gateway does not route by %s yet: %w", cm.Name, key.Space, server.ErrUnsupported)
+	return nil, "", nil, fmt.Errorf("%s: the gateway does not route by %s yet: %w", cm.Name, key.Space, server.ErrUnsupported)
 }
 
 // tool finds the tool behind an exposed name: a target, whose m is nil for

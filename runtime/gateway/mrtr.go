@@ -90,6 +90,9 @@ func (g *Gateway) resume(ctx context.Context, method string, client any, m *memb
 // none back (the MRTR page: a client MUST NOT include a requestState it
 // was not given). Any other error is returned as it is (ok false).
 func (g *Gateway) inputRequired(ctx context.Context, m *member, method string, client any, err error) (_ error, ok bool) {
+	if err == nil { // before errors.As's target, which escapes
+		return nil, false
+	}
 	var ure *edge.UnrelayedResultError
 	if !errors.As(err, &ure) || ure.Input == nil {
 		return err, false

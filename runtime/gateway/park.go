@@ -137,11 +137,34 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		defer release()
 		return u.Call(ctx, method, up)
 	}
+	if asksInTasksOnly(u) {
+		// Its questions come only while mcpx follows a task it made of
+		// the call: the call is made here, and parked only if a task
+		// comes, sparing a plain call the parking's goroutine, contexts
+		// and channels.
+		tp := &taskPark{g: g, ctx: ctx, m: m, method: method, client: client, a: a, release: release}
+		res, err := u.Call(server.WithTaskParker(ctx, tp), method, up)
+		if !tp.parked { // else the follow's goroutine releases
+			release()
+		}
+		return res, err
+	}
+	return g.parkCall(ctx, ctx, m, method, client, a, release, func(pctx context.Context) (any, error) {
+		return u.Call(pctx, method, up)
+	})
+}
+
+// parkCall runs run, m's call of method for the client's params, in a
+// goroutine of its own as a parked call: its questions come to the
+// parked call, its notifications go to whichever client request waits on
+// it, and it outlives the request that started it (ctx's), not the
+// gateway. Its context has base's values (ctx, or the upstream client's
+// context of the call whose task it follows). It returns the request's
+// answer: the result, or the first question. release is called when run
+// is over.
+func (g *Gateway) parkCall(ctx, base context.Context, m *member, method string, client any, a server.ResultAsker, release func(), run func(context.Context) (any, error)) (any, error) {
 	pc := &parkedCall{id: g.parkIDFor(), m: m, method: method, owner: auth.Owner(ctx), questions: make(chan *question), done: make(chan struct{})}
-	// The call outlives the client request that started it, not the
-	// gateway; its questions come to pc, and its notifications go to
-	// whichever request waits on it.
-	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	pctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	stop := context.AfterFunc(g.ctx, cancel)
 	pc.cancel = cancel
 	pctx = server.WithNotifier(server.WithAsker(pctx, pc), pc)
@@ -155,10 +178,38 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		defer release()
 		defer stop()
 		defer cancel()
-		pc.res, pc.err = u.Call(pctx, method, up)
+		pc.res, pc.err = run(pctx)
 		close(pc.done)
 	}()
 	return g.await(ctx, pc, d)
+}
+
+// taskPark is the server.TaskParker of a call to an upstream that asks
+// only within its tasks (asksInTasksOnly): the task's follow is parked as
+// a call is (parkCall), and the call's upstream slot (release) is then
+// the follow's.
+type taskPark struct {
+	g       *Gateway
+	ctx     context.Context // the client request's, in the gateway
+	m       *member
+	method  string
+	client  any
+	a       server.ResultAsker
+	release func()
+	parked  bool
+}
+
+func (p *taskPark) ParkTask(ctx context.Context, follow func(context.Context) (any, error)) (any, error) {
+	if p.parked {
+		return nil, errors.New("mcpx: a call's task parked twice")
+	}
+	p.parked = true
+	// ctx is the upstream client's for the call (its span, its progress
+	// guard), whose values the follow keeps; the request waiting on it is
+	// p.ctx's. Nothing under the follow is parked again.
+	return p.g.parkCall(p.ctx, ctx, p.m, p.method, p.client, p.a, p.release, func(pctx context.Context) (any, error) {
+		return follow(server.WithTaskParker(pctx, nil))
+	})
 }
 
 // attach makes d the client request waiting on pc: its notifications
@@ -470,6 +521,15 @@ func (pc *parkedCall) LogLevel() mcp.LoggingLevel {
 		return n.LogLevel()
 	}
 	return ""
+}
+
+// asksInTasksOnly reports whether u puts questions to its client only
+// while mcpx follows a task it made of a call (a modern upstream that
+// declared the tasks extension), so that a call needs parking only once
+// its task comes.
+func asksInTasksOnly(u Upstream) bool {
+	q, ok := u.(interface{ AsksInTasksOnly() bool })
+	return ok && q.AsksInTasksOnly()
 }
 
 // asksByRequest reports whether u may put a question to its client as a

@@ -141,20 +141,34 @@ func syntaxError(err error) *Error {
 }
 
 // wire is Message with presence kept for the members whose absence matters.
+// Every member is a slice of the input, as Decode says (json.RawMessage
+// would copy each): the id and method of every message were copied, and
+// jsonrpc made a string of its own, before being read.
 type wire struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  shared          `json:"params"`
-	Result  shared          `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	JSONRPC shared `json:"jsonrpc"`
+	ID      shared `json:"id"`
+	Method  shared `json:"method"`
+	Params  shared `json:"params"`
+	Result  shared `json:"result"`
+	Error   shared `json:"error"`
 }
 
 // shared is a raw JSON value kept as the slice of the input it was read
-// from: json.RawMessage copies it.
+// from: json.RawMessage copies it. Its capacity ends with it, so that an
+// append to it cannot write over the rest of the input.
 type shared []byte
 
-func (s *shared) UnmarshalJSON(b []byte) error { *s = b; return nil }
+func (s *shared) UnmarshalJSON(b []byte) error { *s = b[:len(b):len(b)]; return nil }
+
+// is2 reports whether the jsonrpc member raw is the string "2.0", however
+// it is spelled.
+func is2(raw shared) bool {
+	if string(raw) == `"2.0"` {
+		return true
+	}
+	var v string
+	return raw != nil && raw[0] == '"' && String(raw, &v) == nil && v == "2.0"
+}
 
 func decodeOne(b []byte) (*Message, *Error) {
 	var w wire
@@ -164,12 +178,16 @@ func decodeOne(b []byte) (*Message, *Error) {
 		}
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}
+	if j := w.JSONRPC; len(j) > 0 && j[0] != '"' && string(j) != "null" {
+		// What decoding it into a string said (before it was kept raw).
+		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
+	}
 	m := &Message{JSONRPC: "2.0", Params: json.RawMessage(w.Params), Result: json.RawMessage(w.Result)}
 	invalid := func(msg string) (*Message, *Error) { return m, &Error{Code: InvalidRequest, Message: msg} }
 	if w.ID != nil && (w.ID[0] == '"' || w.ID[0] == '-' || w.ID[0] >= '0' && w.ID[0] <= '9') {
-		m.ID = w.ID // so that an invalid request's error can carry its id
+		m.ID = json.RawMessage(w.ID) // so that an invalid request's error can carry its id
 	}
-	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
+	if !is2(w.JSONRPC) {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if w.ID != nil {
@@ -179,7 +197,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 			if w.Method != nil {
 				return invalid(`"id" must be a string or a number, not null`)
 			}
-			m.ID = w.ID
+			m.ID = json.RawMessage(w.ID)
 		default:
 			return invalid(`"id" must be a string or a number`)
 		}
@@ -214,11 +232,27 @@ func decodeOne(b []byte) (*Message, *Error) {
 // on every message: those are taken as they are, the rest go through
 // encoding/json.
 func String(raw []byte, s *string) error {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plain(raw[1:n-1]) {
-		*s = string(raw[1 : n-1])
-		return nil
+	v, err := StringValue(raw)
+	if err == nil {
+		*s = v
 	}
-	return mcpjson.Unmarshal(raw, s)
+	return err
+}
+
+// StringValue is String returning the string: nothing of the caller's
+// escapes to the decoder, so that a string read on every message costs
+// at most itself.
+func StringValue(raw []byte) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plain(raw[1:n-1]) {
+		return string(raw[1 : n-1]), nil
+	}
+	return decodeString(raw)
+}
+
+func decodeString(raw []byte) (string, error) {
+	var s string
+	err := mcpjson.Unmarshal(raw, &s)
+	return s, err
 }
 
 // plain reports whether b needs no unescaping inside a JSON string: printable

@@ -34,3 +34,23 @@ func TestDecodeSharesTheInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeSharesIDAndMethod: a message's id and method are read from the
+// input's bytes, not copied first; the id's capacity ends with it, so an
+// append to it cannot write over the input (TestDecodeAllocations counts
+// what that saves).
+func TestDecodeSharesIDAndMethod(t *testing.T) {
+	in := []byte(`{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{}}`)
+	msgs, errs, _ := Decode(in, false)
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	m := msgs[0]
+	if string(m.ID) != `"abc"` || m.Method != "tools/call" || cap(m.ID) != len(m.ID) {
+		t.Fatalf("id %s (cap %d), method %q", m.ID, cap(m.ID), m.Method)
+	}
+	_ = append(m.ID, 'x')
+	if string(in[len(`{"jsonrpc":"2.0","id":"abc"`)]) != "," {
+		t.Error("an append to the id wrote over the input")
+	}
+}

@@ -98,10 +98,15 @@ func WithClientCapabilities(ctx context.Context, caps func() *mcp.ClientCapabili
 // ClientCapabilities returns what the client of the request ctx belongs to
 // declared; an empty value when nothing is known.
 func ClientCapabilities(ctx context.Context) *mcp.ClientCapabilities {
-	if f, _ := ctx.Value(clientCapsKey{}).(func() *mcp.ClientCapabilities); f != nil {
-		if c := f(); c != nil {
-			return c
-		}
+	var c *mcp.ClientCapabilities
+	switch v := ctx.Value(clientCapsKey{}).(type) {
+	case func() *mcp.ClientCapabilities:
+		c = v()
+	case *requestCtx:
+		c = v.clientCapabilities()
+	}
+	if c != nil {
+		return c
 	}
 	return &mcp.ClientCapabilities{}
 }

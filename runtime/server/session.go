@@ -21,8 +21,13 @@ func WithClientSession(ctx context.Context, id uint64, done <-chan struct{}) con
 // ClientSession returns the client session of the request ctx belongs
 // to, as [WithClientSession] set it; ok is false when there is none.
 func ClientSession(ctx context.Context) (id uint64, done <-chan struct{}, ok bool) {
-	s, ok := ctx.Value(sessionKey{}).(clientSession)
-	return s.id, s.done, ok
+	switch s := ctx.Value(sessionKey{}).(type) {
+	case clientSession:
+		return s.id, s.done, true
+	case *requestCtx:
+		return s.r.Session, s.r.SessionDone, true
+	}
+	return 0, nil, false
 }
 
 // Client is the id of the client session ctx's request belongs to, or 0

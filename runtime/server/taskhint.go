@@ -87,6 +87,40 @@ func WithFollowLimit(ctx context.Context, d time.Duration) context.Context {
 
 // FollowLimit is the limit WithFollowLimit set, or 0 for none.
 func FollowLimit(ctx context.Context) time.Duration {
-	d, _ := ctx.Value(followLimitKey{}).(time.Duration)
-	return d
+	switch v := ctx.Value(followLimitKey{}).(type) {
+	case time.Duration:
+		return v
+	case *requestCtx:
+		return v.r.FollowLimit
+	}
+	return 0
+}
+
+// TaskParker runs the follow of an upstream's task apart from the client
+// request whose call the upstream made a task (the gateway's parked
+// calls, for a 2026-07-28 client: a task's question parks the call and
+// answers the request with it). A call whose upstream may make a task
+// but asks nothing otherwise can so be made in the request's goroutine,
+// parked only when a task comes, rather than parked from its start.
+type TaskParker interface {
+	// ParkTask runs follow (given the context the follow is to run in,
+	// which the client's request does not end) and returns the request's
+	// answer: the call's result, or its first question. follow is run
+	// once, and ParkTask is called at most once per call.
+	ParkTask(ctx context.Context, follow func(ctx context.Context) (any, error)) (any, error)
+}
+
+type taskParkerKey struct{}
+
+// WithTaskParker returns ctx whose call's upstream task, if it makes one,
+// is followed through p.
+func WithTaskParker(ctx context.Context, p TaskParker) context.Context {
+	return context.WithValue(ctx, taskParkerKey{}, p)
+}
+
+// TaskParkerOf is the TaskParker of ctx's call, or nil: the task is then
+// followed in the call.
+func TaskParkerOf(ctx context.Context) TaskParker {
+	p, _ := ctx.Value(taskParkerKey{}).(TaskParker)
+	return p
 }

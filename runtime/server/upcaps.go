@@ -22,8 +22,11 @@ func WithRelayedCapabilities(ctx context.Context, caps func() *mcp.ClientCapabil
 // nil when ctx belongs to no client's request (mcpx's own requests: the
 // list loads a gateway shares between clients), which declares nothing.
 func RelayedCapabilities(ctx context.Context) *mcp.ClientCapabilities {
-	if f, _ := ctx.Value(relayedCapsKey{}).(func() *mcp.ClientCapabilities); f != nil {
-		return f()
+	switch v := ctx.Value(relayedCapsKey{}).(type) {
+	case func() *mcp.ClientCapabilities:
+		return v()
+	case *requestCtx:
+		return v.relayedCapabilities()
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/budget"
@@ -36,6 +37,10 @@ type httpConn struct {
 	log     *slog.Logger
 	handler handlerFunc
 	out     *outbox // cancellations and replies, each a POST within spec.sendWait
+
+	// version is the Mcp-Protocol-Version value last sent, shared by
+	// the requests that send it again (net/http only reads it).
+	version atomic.Pointer[[]string]
 
 	mu      sync.Mutex
 	session string
@@ -143,7 +148,25 @@ func (h *httpConn) die() {
 var (
 	jsonContentType = []string{"application/json"}
 	acceptBoth      = []string{"application/json, text/event-stream"}
+	// methodHeader is the Mcp-Method value of each method mcpx sends.
+	methodHeader = func() map[string][]string {
+		m := map[string][]string{}
+		for _, cm := range mcp.ClientMethods {
+			m[cm.Name] = []string{cm.Name}
+		}
+		return m
+	}()
 )
+
+// versionHeader is the Mcp-Protocol-Version value of version.
+func (h *httpConn) versionHeader(version string) []string {
+	if v := h.version.Load(); v != nil && (*v)[0] == version {
+		return *v
+	}
+	v := []string{version}
+	h.version.Store(&v)
+	return v
+}
 
 // headers sets what the request's revision requires. mcpName is the value
 // Mcp-Name mirrors, "" for a method that mirrors none.
@@ -159,10 +182,14 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string
 	h.mu.Unlock()
 	version, modern := edge.VersionHeader(d, m)
 	if version != "" {
-		hd["Mcp-Protocol-Version"] = []string{version}
+		hd["Mcp-Protocol-Version"] = h.versionHeader(version)
 	}
 	if modern {
-		hd["Mcp-Method"] = []string{m.Method}
+		method, ok := methodHeader[m.Method]
+		if !ok {
+			method = []string{m.Method}
+		}
+		hd["Mcp-Method"] = method
 		if mcpName != "" {
 			hd["Mcp-Name"] = []string{headerSafe(mcpName)}
 		}

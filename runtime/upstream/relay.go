@@ -149,8 +149,9 @@ func (k *callClock) pause() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.paused++
-	if k.paused == 1 && k.idle.Stop() {
+	if k.paused == 1 && k.timer.Stop() {
 		k.due = k.end
+		k.timer.Reset(time.Until(k.end))
 	}
 }
 
@@ -160,11 +161,8 @@ func (k *callClock) resume() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.paused--
-	if k.paused == 0 && k.ctx.Err() == nil {
-		k.idle.Reset(k.timeout)
-		k.due, k.progressed = time.Now().Add(k.timeout), true
-		if k.due.After(k.end) {
-			k.due = k.end
-		}
+	if k.paused == 0 && k.ctx.Err() == nil && k.timer.Stop() {
+		k.progressed = true
+		k.rearm()
 	}
 }

@@ -23,10 +23,10 @@ import (
 // while the upstream reports no progress of its own, whose figures are
 // the ones that mean something.
 type progressGuard struct {
+	mu    sync.Mutex
 	inner context.Context // the call's context, with the edge's notifier
 	next  server.Notifier // that notifier
 
-	mu      sync.Mutex
 	sent    bool    // some progress went to the client
 	last    float64 // its value
 	own     bool    // the upstream sent progress itself
@@ -45,8 +45,27 @@ func guardProgress(ctx context.Context) context.Context {
 	return context.WithValue(server.WithNotifier(ctx, g), progressGuardKey{}, g)
 }
 
-func (g *progressGuard) ProgressToken() json.RawMessage { return g.next.ProgressToken() }
-func (g *progressGuard) LogLevel() mcp.LoggingLevel     { return g.next.LogLevel() }
+func (g *progressGuard) notifier() server.Notifier {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.next
+}
+
+// retarget sends what follows to ctx's notifier, the figures so far
+// still bounding it: a call's task parked apart from its request
+// (parkedFollow) reports to the parker from then on.
+func (g *progressGuard) retarget(ctx context.Context) {
+	n := server.NotifierOf(ctx)
+	if n == nil {
+		return
+	}
+	g.mu.Lock()
+	g.inner, g.next = ctx, n
+	g.mu.Unlock()
+}
+
+func (g *progressGuard) ProgressToken() json.RawMessage { return g.notifier().ProgressToken() }
+func (g *progressGuard) LogLevel() mcp.LoggingLevel     { return g.notifier().LogLevel() }
 
 // Notify passes the upstream's progress on when it increases, and the
 // rest as it is.
@@ -58,7 +77,7 @@ func (g *progressGuard) Notify(method string, params any) bool {
 		}
 		return g.send(p.Progress, total, p.Message, true)
 	}
-	return g.next.Notify(method, params)
+	return g.notifier().Notify(method, params)
 }
 
 // send reports progress to the client unless it would not increase;

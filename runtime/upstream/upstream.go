@@ -163,6 +163,10 @@ type Client struct {
 	// dialect is d for handle, which must not take mu: a connection's
 	// reader calls it while ensure holds mu waiting for the handshake.
 	dialect atomic.Pointer[edge.Dialect]
+	// tasksOf is whether dialect's upstream declared the tasks
+	// extension, read once per dialect (AsksByRequest asks on every call
+	// of a 2026-07-28 client, and reading it decodes the extensions).
+	tasksOf atomic.Pointer[dialectTasks]
 
 	mu       sync.Mutex
 	c        conn
@@ -216,7 +220,35 @@ func (c *Client) AsksByRequest() bool {
 	d := c.dialect.Load()
 	// A modern upstream that makes tasks asks through tasks/get, which
 	// mcpx puts to the client as a question of the call (tasks.go).
-	return d == nil || d.AsksByRequest() || declaresTasks(d)
+	return d == nil || d.AsksByRequest() || c.declaresTasks(d)
+}
+
+// AsksInTasksOnly reports whether the upstream asks its client only
+// within the tasks it makes of calls (a modern upstream that declared the
+// tasks extension: it asks through the tasks/get mcpx follows a task
+// with), as the last handshake found; false before the first one. Such a
+// call is parked only once its task comes (server.TaskParker).
+func (c *Client) AsksInTasksOnly() bool {
+	d := c.dialect.Load()
+	return d != nil && !d.AsksByRequest() && c.declaresTasks(d)
+}
+
+// dialectTasks is declaresTasks(d), kept for d.
+type dialectTasks struct {
+	d        *edge.Dialect
+	declared bool
+}
+
+// declaresTasks is declaresTasks(d), decoded once per dialect: a
+// dialect's capabilities do not change once negotiated (a new handshake
+// makes a new one).
+func (c *Client) declaresTasks(d *edge.Dialect) bool {
+	if t := c.tasksOf.Load(); t != nil && t.d == d {
+		return t.declared
+	}
+	t := &dialectTasks{d: d, declared: declaresTasks(d)}
+	c.tasksOf.Store(t)
+	return t.declared
 }
 
 func (c *Client) Name() string { return c.spec.Name }
@@ -519,17 +551,34 @@ func (c *Client) call(ctx context.Context, method string, params any) (res any, 
 	if err != nil {
 		return nil, err
 	}
-	ctx, span := d.TraceCall(ctx, c.spec.Name, method, mirroredName(params)) // nil when tracing is off
-	if span != nil {
-		defer func() { span.EndCall(err) }()
+	var ends callEnds
+	ctx, ends.span = d.TraceCall(ctx, c.spec.Name, method, mirroredName(params)) // nil when tracing is off
+	if c.spec.Observer != nil {
+		ctx, ends.oc = observe.StartCall(ctx, c.spec.Observer, c.spec.Name, method, d.RevisionLabel())
 	}
-	if c.spec.Observer == nil {
-		return c.callOn(ctx, cn, d, method, params)
+	res, err = c.callOn(ctx, cn, d, method, params, &ends)
+	if !ends.parked { // else the parked follow ends them
+		ends.end(ctx, err)
 	}
-	ctx, oc := observe.StartCall(ctx, c.spec.Observer, c.spec.Name, method, d.RevisionLabel())
-	res, err = c.callOn(ctx, cn, d, method, params)
-	oc.End(ctx, callOutcome(ctx, err))
 	return res, err
+}
+
+// callEnds is what ends with a call: its span and its observation (each
+// nil when off), and whether its task's follow was parked (it ends them
+// then, when it is over).
+type callEnds struct {
+	span   *tracing.Span
+	oc     *observe.Call
+	parked bool
+}
+
+func (e callEnds) end(ctx context.Context, err error) {
+	if e.span != nil {
+		e.span.EndCall(err)
+	}
+	if e.oc != nil {
+		e.oc.End(ctx, callOutcome(ctx, err))
+	}
 }
 
 // callOutcome is a call's outcome for its observer: the upstream's
@@ -551,21 +600,30 @@ func callOutcome(ctx context.Context, err error) int64 {
 	return observe.Failed
 }
 
-// callOn is call on the connection cn, negotiated as d.
-func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method string, params any) (any, error) {
+// callOn is call on the connection cn, negotiated as d. When the
+// upstream makes the call a task and the context has a
+// [server.TaskParker], the task is followed in the parker's way (parked,
+// apart from the client's request) and ends, its follow over, what ends
+// the call (ends).
+func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method string, params any, ends *callEnds) (any, error) {
 	// The call's clock: Timeout from the start or from the upstream's
 	// last progress notification for the call's token, never more than
 	// maxProgressExtension times Timeout in all.
 	cctx, clock := startClock(ctx, c.spec.Timeout)
 	defer clock.stop()
+	parked := false // the maps below are then the parked follow's to clear
 	var token json.RawMessage
 	if n := server.ProgressToken(ctx); n != nil {
 		ctx = guardProgress(ctx) // increasing, from the upstream and its task (taskprogress.go)
 		token = json.RawMessage(strconv.Quote("mcpx-" + strconv.FormatInt(c.nextTok.Add(1), 10)))
 		c.tokens.Store(string(token), ctx)
-		defer c.tokens.Delete(string(token))
 		c.clocks.Store(string(token), clock)
-		defer c.clocks.Delete(string(token))
+		defer func() {
+			if !parked {
+				c.tokens.Delete(string(token))
+				c.clocks.Delete(string(token))
+			}
+		}()
 	}
 	// A modern upstream is told what the client behind the call can be
 	// asked (what mcpx can relay to it); mcpx's own calls declare nothing.
@@ -602,11 +660,17 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 		}
 	}
 	defer release()
-	id := json.RawMessage(strconv.FormatInt(c.nextTok.Add(1), 10))
-	c.inflight.Store(string(id), ctx)
-	defer c.inflight.Delete(string(id))
-	c.callClocks.Store(string(id), clock) // paused while the upstream's question waits (relay.go)
-	defer c.callClocks.Delete(string(id))
+	key := strconv.FormatInt(c.nextTok.Add(1), 10)
+	id := json.RawMessage(key)
+	var mapKey any = key // made an interface once for the four uses
+	c.inflight.Store(mapKey, ctx)
+	c.callClocks.Store(mapKey, clock) // paused while the upstream's question waits (relay.go)
+	defer func() {
+		if !parked {
+			c.inflight.Delete(mapKey)
+			c.callClocks.Delete(mapKey)
+		}
+	}()
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
 	if err != nil {
 		if cctx.Err() != nil && cn.cancelsByNotification() {
@@ -628,6 +692,9 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	if method == mcp.MethodToolsList && err == nil {
 		d.ReadToolExecution(resp.Result, res) // a revision without Tool.execution (edge/uptoolexec.go)
 	}
+	if err == nil { // before errors.As's target, which escapes
+		return res, nil
+	}
 	if ure := (*edge.UnrelayedResultError)(nil); errors.As(err, &ure) && ure.Kind == "task" {
 		// The call goes on as the task (tasks.go), still holding its
 		// progress token; its own clock is done. Its in-flight slot is
@@ -638,9 +705,39 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 		// long tasks shut every other call out.
 		clock.stop()
 		release()
+		if p := server.TaskParkerOf(ctx); p != nil && ends != nil {
+			parked, ends.parked = true, true
+			return p.ParkTask(ctx, c.parkedFollow(ctx, cn, d, method, ure, token, id, *ends))
+		}
 		return c.followTask(ctx, cn, d, method, ure)
 	}
 	return res, err
+}
+
+// parkedFollow is the follow of the task ure a parker runs apart from
+// the client's request (see server.TaskParker), in a context of its own
+// (pctx: the call's, not ended by the client's request, with the
+// parker's notifier and asker): the call's progress, from the upstream's
+// token and the task's status, goes on increasing to the parker's
+// notifier, and the call's maps, span and observation end with it, as
+// they would have with the call.
+func (c *Client) parkedFollow(ctx context.Context, cn conn, d *edge.Dialect, method string, ure *edge.UnrelayedResultError, token, id json.RawMessage, ends callEnds) func(context.Context) (any, error) {
+	return func(pctx context.Context) (res any, err error) {
+		defer func() {
+			if token != nil {
+				c.tokens.Delete(string(token))
+				c.clocks.Delete(string(token))
+			}
+			c.inflight.Delete(string(id))
+			c.callClocks.Delete(string(id))
+			ends.end(pctx, err) // not ended by the client's request, as the call's outcome
+		}()
+		if pg, _ := ctx.Value(progressGuardKey{}).(*progressGuard); pg != nil {
+			pg.retarget(pctx)
+			pctx = server.WithNotifier(pctx, pg)
+		}
+		return c.followTask(pctx, cn, d, method, ure)
+	}
 }
 
 // failed records why the upstream is unavailable, and logs it with msg:
@@ -688,10 +785,13 @@ const maxProgressExtension = 10
 // notification, and the maximum, which is not. Its context ends with the
 // first of them or with the caller's.
 type callClock struct {
-	timeout    time.Duration
-	ctx        context.Context
-	cancel     context.CancelCauseFunc
-	idle, most *time.Timer
+	timeout time.Duration
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	// timer fires at due: the timeout, or the maximum when that comes
+	// first or a question holds the timeout (one timer for both: each
+	// is a timer's start and stop on every call).
+	timer *time.Timer
 
 	mu         sync.Mutex
 	due        time.Time // when the timeout passes, as of the last progress
@@ -710,9 +810,32 @@ func startClock(ctx context.Context, timeout time.Duration) (context.Context, *c
 	cctx, cancel := context.WithCancelCause(ctx)
 	now := time.Now()
 	k := &callClock{timeout: timeout, ctx: cctx, cancel: cancel, due: now.Add(timeout), end: now.Add(maxProgressExtension * timeout)}
-	k.idle = time.AfterFunc(timeout, func() { cancel(errIdle) })
-	k.most = time.AfterFunc(maxProgressExtension*timeout, func() { cancel(errMost) })
+	k.timer = time.AfterFunc(timeout, k.fire)
 	return clockCtx{cctx, k}, k
+}
+
+// fire ends the call: at the maximum, when due had reached it (progress
+// extended the timeout that far, or a question held it), else at the
+// timeout.
+func (k *callClock) fire() {
+	k.mu.Lock()
+	cause := errIdle
+	if !k.due.Before(k.end) {
+		cause = errMost
+	}
+	k.mu.Unlock()
+	k.cancel(cause)
+}
+
+// rearm sets due to now plus the timeout, within the maximum, and the
+// timer to fire then; the timer is stopped. k.mu is held.
+func (k *callClock) rearm() {
+	now := time.Now()
+	k.due = now.Add(k.timeout)
+	if k.due.After(k.end) {
+		k.due = k.end
+	}
+	k.timer.Reset(k.due.Sub(now))
 }
 
 // clockCtx is a call's context: its deadline is when the timeout passes
@@ -737,18 +860,14 @@ func (c clockCtx) Deadline() (time.Time, bool) {
 func (k *callClock) progress() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.idle.Stop() {
-		k.idle.Reset(k.timeout)
-		k.due, k.progressed = time.Now().Add(k.timeout), true
-		if k.due.After(k.end) {
-			k.due = k.end
-		}
+	if k.paused == 0 && k.timer.Stop() {
+		k.progressed = true
+		k.rearm()
 	}
 }
 
 func (k *callClock) stop() {
-	k.idle.Stop()
-	k.most.Stop()
+	k.timer.Stop()
 	k.cancel(nil)
 }
 

@@ -293,8 +293,9 @@ func checkStandardHeaders(r *http.Request, m *jsonrpc.Message, p *peek) *jsonrpc
 	case !present:
 		return mismatch("Header mismatch: the %s header is required on %s and must carry params.%s", headerName, m.Method, src.field)
 	}
-	var want string
-	if raw := p.member(src.field); raw == nil || mcpjson.Unmarshal(raw, &want) != nil {
+	raw := p.member(src.field)
+	want, err := jsonrpc.StringValue(raw)
+	if raw == nil || err != nil {
 		return mismatch("Header mismatch: %s header value %s does not match params.%s, which is missing or not a string", headerName, jsonrpc.Quote(name), src.field)
 	}
 	if name != want {

@@ -20,8 +20,8 @@ func (h *Handler) checkParamHeaders(r *http.Request, m *jsonrpc.Message, pk *pee
 	if m.Method != mcp.MethodToolsCall {
 		return nil
 	}
-	var name string
-	if mcpjson.Unmarshal(pk.Name, &name) != nil {
+	name, err := jsonrpc.StringValue(pk.Name)
+	if err != nil {
 		return nil // the edge reports bad params
 	}
 	for _, ph := range h.e.ParamHeaders(r.Context(), name) { // none for an unknown tool: the edge answers it

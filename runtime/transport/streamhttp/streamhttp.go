@@ -312,13 +312,17 @@ func (h *Handler) leave() { <-h.inFlight }
 
 // writeBody answers with the JSON parts, one after another. Its length is declared: net/http would
 // otherwise send a body over 2 kB chunked.
+// jsonType is every JSON answer's Content-Type value.
+var jsonType = []string{"application/json"}
+
 func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	n := 0
 	for _, b := range parts {
 		n += len(b)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(n))
+	h := w.Header()
+	h["Content-Type"] = jsonType // shared: net/http only reads it
+	h["Content-Length"] = []string{strconv.Itoa(n)}
 	w.WriteHeader(status)
 	for _, b := range parts {
 		w.Write(b)
