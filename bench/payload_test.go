@@ -12,10 +12,8 @@ import (
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/runtime/catalog"
 	"github.com/mcpx-dev/mcpx/runtime/edge"
-	"github.com/mcpx-dev/mcpx/runtime/gateway"
 	"github.com/mcpx-dev/mcpx/runtime/server"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
-	"github.com/mcpx-dev/mcpx/runtime/upstream"
 )
 
 // Large payloads (issue 17). BenchmarkGatewayLarge echoes 64 kB of
@@ -137,17 +135,7 @@ func TestPayloadBenchmarksCallThrough(t *testing.T) {
 
 // pipedPaths are workPaths with each handler reached through piped.
 func pipedPaths(tb testing.TB, u gatewayUpstream) []workPath {
-	up := piped{u.handler()}
-	g := gateway.New(discardLog())
-	tb.Cleanup(func() { g.Close() })
-	info := mcp.Implementation{Name: "mcpx", Version: "bench"}
-	c := upstream.New(upstream.Spec{Name: "up", URL: "http://127.0.0.1/mcp", Transport: up}, info, discardLog())
-	if err := g.Add(c, gateway.Options{}); err != nil {
-		tb.Fatal(err)
-	}
-	gw := streamhttp.New(&edge.Edge{Server: &server.Server{NS: g, Info: info}, Log: discardLog()}, streamhttp.Options{Logger: discardLog()})
-	tb.Cleanup(gw.Close)
-	return []workPath{{"direct", "echo", up}, {"gateway", "up__echo", piped{gw}}}
+	return pathsVia(tb, u, func(h http.Handler) http.RoundTripper { return piped{h} })
 }
 
 // piped is a RoundTripper that serves each request with h in a goroutine

@@ -78,7 +78,13 @@ type workPath struct {
 // workPaths are the upstream's handler, and mcpx in front of it, both
 // reached in memory.
 func workPaths(tb testing.TB, u gatewayUpstream) []workPath {
-	up := inMemory{u.handler()}
+	return pathsVia(tb, u, func(h http.Handler) http.RoundTripper { return inMemory{h} })
+}
+
+// pathsVia are the upstream's handler, and mcpx in front of it, each
+// reached through the RoundTripper via makes of it.
+func pathsVia(tb testing.TB, u gatewayUpstream, via func(http.Handler) http.RoundTripper) []workPath {
+	up := via(u.handler())
 	g := gateway.New(discardLog())
 	tb.Cleanup(func() { g.Close() })
 	info := mcp.Implementation{Name: "mcpx", Version: "bench"}
@@ -88,7 +94,7 @@ func workPaths(tb testing.TB, u gatewayUpstream) []workPath {
 	}
 	gw := streamhttp.New(&edge.Edge{Server: &server.Server{NS: g, Info: info}, Log: discardLog()}, streamhttp.Options{Logger: discardLog()})
 	tb.Cleanup(gw.Close)
-	return []workPath{{"direct", "echo", up}, {"gateway", "up__echo", inMemory{gw}}}
+	return []workPath{{"direct", "echo", up}, {"gateway", "up__echo", via(gw)}}
 }
 
 // inMemory is a RoundTripper that serves each request with h, in the
