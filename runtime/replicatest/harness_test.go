@@ -314,6 +314,7 @@ func start(t testing.TB, s setup) *cluster {
 	for _, p := range c.procs {
 		waitListed(t, p.url)
 	}
+	t.Cleanup(client.CloseIdleConnections) // none left to this cluster's processes
 	c.proxy = newProxy(t, c.procs)
 	c.url = c.proxy.url + "/mcp"
 	return c
@@ -351,6 +352,11 @@ type rrProxy struct {
 
 func newProxy(t testing.TB, replicas []*proc) *rrProxy {
 	p := &rrProxy{}
+	// Its own connections to this cluster's replicas, closed with it: a
+	// pool shared with the tests' client and earlier clusters held
+	// connections to replicas killed or stopped before.
+	tr := keepAliveTransport()
+	t.Cleanup(tr.CloseIdleConnections)
 	var backends []*httputil.ReverseProxy
 	for _, r := range replicas {
 		u, _ := url.Parse(r.url)
@@ -358,7 +364,7 @@ func newProxy(t testing.TB, replicas []*proc) *rrProxy {
 		backends = append(backends, &httputil.ReverseProxy{
 			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
 			FlushInterval: -1, // SSE as it comes
-			Transport:     keepAlive,
+			Transport:     tr,
 		})
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -392,12 +398,16 @@ func (p *rrProxy) nextIs(n int) int { return int(p.next.Load()) % n }
 
 func (p *rrProxy) mark() int { p.mu.Lock(); defer p.mu.Unlock(); return len(p.hits) }
 
-// keepAlive keeps enough idle connections for the benchmarks'
+// keepAliveTransport keeps enough idle connections for the benchmarks'
 // concurrency (net/http's default keeps 2 a host), for the client and the
 // proxy alike.
-var keepAlive = &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+func keepAliveTransport() *http.Transport {
+	return &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}
+}
 
-var client = &http.Client{Transport: keepAlive}
+// client is the tests' client; each cluster closes its idle connections
+// when it ends (start).
+var client = &http.Client{Transport: keepAliveTransport()}
 
 // answer is a JSON-RPC answer as the tests read it.
 type answer struct {
