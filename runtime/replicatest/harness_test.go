@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -434,7 +435,39 @@ func (a answer) String() string {
 }
 
 // post sends one JSON-RPC message to url as token's principal.
+//
+// A list or a ping whose answer arrives cut short (the body ends before
+// its length: io.ErrUnexpectedEOF) is sent once more, and the test logs
+// it. Under load the round-robin proxy's connection to a replica has been
+// seen closed in mid-body ("ReverseProxy read error during body copy:
+// use of closed network connection", after the first 4 kB), cause not
+// yet found (see the stop-11 note); a request with effects is not sent
+// again, so that case still fails.
 func post(t testing.TB, url, token string, hdr map[string]string, body string) answer {
+	t.Helper()
+	a, cut := postOnce(t, url, token, hdr, body)
+	if cut != nil && idempotent(hdr, body) {
+		t.Logf("an answer was cut short (%v); the request is sent once more: %.120s", cut, body)
+		a, cut = postOnce(t, url, token, hdr, body)
+	}
+	if cut != nil {
+		t.Logf("an answer was cut short: %v", cut)
+	}
+	return a
+}
+
+// idempotent reports whether the request only reads: a list or a ping.
+func idempotent(hdr map[string]string, body string) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal([]byte(body), &m)
+	return strings.HasSuffix(m.Method, "/list") || m.Method == "ping"
+}
+
+// postOnce is post without the second try; cut is the error that ended
+// the answer's body early, if any.
+func postOnce(t testing.TB, url, token string, hdr map[string]string, body string) (_ answer, cut error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -452,7 +485,10 @@ func post(t testing.TB, url, token string, hdr map[string]string, body string) a
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, cut := io.ReadAll(resp.Body)
+	if !errors.Is(cut, io.ErrUnexpectedEOF) {
+		cut = nil
+	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var last []byte
 		sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -468,7 +504,7 @@ func post(t testing.TB, url, token string, hdr map[string]string, body string) a
 	if json.Unmarshal(raw, &a.msg) != nil {
 		a.msg = map[string]any{"unparsed": string(raw)}
 	}
-	return a
+	return a, cut
 }
 
 // modern is a 2026-07-28 client: every request stands alone.
