@@ -137,7 +137,12 @@ func (r RedisRecords) Put(ctx context.Context, key string, val []byte, ttl time.
 }
 
 func (r RedisRecords) Get(ctx context.Context, key string, ttl time.Duration) ([]byte, error) {
-	b, err := r.RDB.GetEx(ctx, "mcpx:"+key, ttl).Bytes()
+	return record(r.RDB.GetEx(ctx, "mcpx:"+key, ttl))
+}
+
+// record is a read's value, ErrNotFound for no key.
+func record(cmd *redis.StringCmd) ([]byte, error) {
+	b, err := cmd.Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return nil, ErrNotFound
@@ -164,14 +169,7 @@ func (r RedisRecords) Exists(ctx context.Context, key string) (bool, error) {
 }
 
 func (r RedisRecords) Peek(ctx context.Context, key string) ([]byte, error) {
-	b, err := r.RDB.Get(ctx, "mcpx:"+key).Bytes()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return nil, ErrNotFound
-	case err != nil:
-		return nil, unavailable(err)
-	}
-	return b, nil
+	return record(r.RDB.Get(ctx, "mcpx:"+key))
 }
 
 // swapScript sets KEYS[1] to ARGV[2] if it holds ARGV[1], with the time
