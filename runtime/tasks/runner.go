@@ -390,8 +390,7 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 	if _, err := r.Get(ctx, id, owner); err != nil {
 		return err
 	}
-	// Posed keys' answers are handed on after r.mu is released (deferred
-	// before the unlock, so run after it).
+	// Posed keys' answers are handed on after r.mu is released.
 	var heard []func()
 	defer func() {
 		for _, f := range heard {
@@ -404,8 +403,8 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		r.mu.Unlock()
 		return r.answerElsewhere(ctx, id, responses)
 	}
-	defer r.mu.Unlock()
 	if live.asked == nil && len(live.posed) == 0 {
+		r.mu.Unlock()
 		return nil // nothing outstanding (between questions): ignored
 	}
 	took := map[string]bool{}
@@ -421,6 +420,16 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 			heard = append(heard, func() { f(v) })
 		}
 	}
+	// The round's last answer wakes the waiting Ask, once: decided here,
+	// done after the record says so. The store is written without r.mu,
+	// which every task of this runner takes: a shared store's round trip
+	// would hold them all up. Its update is relative (these keys out,
+	// working once none is left), so it holds whatever ran between.
+	var wake chan struct{}
+	if tookAsked && len(live.asked) == 0 {
+		wake = live.ready
+	}
+	r.mu.Unlock()
 	if len(took) == 0 {
 		return nil
 	}
@@ -437,10 +446,10 @@ func (r *Runner) Answer(ctx context.Context, id, owner string, responses map[str
 		rec.LastUpdatedAt = r.now().UTC()
 		return nil
 	})
-	if tookAsked && len(live.asked) == 0 {
+	if wake != nil {
 		// Taken even when the record could not say so (the store down):
 		// the waiting call has its answers and goes on.
-		close(live.ready)
+		close(wake)
 	}
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,5 +255,73 @@ func TestRunnerExpireCancels(t *testing.T) {
 	}
 	if _, err := r.Get(ctx, task.ID, ""); !errors.Is(err, ErrNotFound) || !cancelled {
 		t.Fatalf("expired task: %v, cancelled %v", err, cancelled)
+	}
+}
+
+// slowUpdates is a store whose Updates wait while hold is set: a shared
+// store's round trip, as long as a test likes.
+type slowUpdates struct {
+	Memory
+	hold    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *slowUpdates) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
+	if s.hold.Load() {
+		s.entered <- struct{}{}
+		<-s.release
+	}
+	return s.Memory.Update(ctx, id, fn)
+}
+
+// TestRunnerAnswerStoreOutsideLock: while an answer's record update is
+// on its way to the store, the runner's other tasks go on (Answer held
+// the runner's lock across the store's round trip: every task of the
+// replica waited on one Redis call).
+func TestRunnerAnswerStoreOutsideLock(t *testing.T) {
+	ctx := context.Background()
+	s := &slowUpdates{entered: make(chan struct{}), release: make(chan struct{})}
+	r := &Runner{Store: s}
+	task, _ := r.Start(ctx, "", 0, func() {})
+	got := make(chan map[string]json.RawMessage, 1)
+	go func() {
+		a, _ := r.Ask(ctx, task.ID, map[string]json.RawMessage{"a": json.RawMessage(`{"q":1}`)})
+		got <- a
+	}()
+	for i := 0; ; i++ {
+		rec, _ := r.Get(ctx, task.ID, "")
+		if rec.Status == mcp.TaskStatusInputRequired {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the task never asked")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	s.hold.Store(true)
+	answered := make(chan error, 1)
+	go func() { answered <- r.Answer(ctx, task.ID, "", map[string]json.RawMessage{"a": json.RawMessage(`1`)}) }()
+	<-s.entered // the answer's update is in the store
+	s.hold.Store(false)
+	running := make(chan int, 1)
+	go func() { running <- r.Running() }()
+	select {
+	case n := <-running:
+		if n != 1 {
+			t.Errorf("Running() = %d, want 1", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the runner's lock is held while an answer's update waits for the store")
+	}
+	close(s.release)
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; string(a["a"]) != "1" {
+		t.Fatalf("answers %v", a)
+	}
+	if rec, _ := r.Get(ctx, task.ID, ""); rec.Status != mcp.TaskStatusWorking {
+		t.Fatalf("after the answer: %+v", rec)
 	}
 }
