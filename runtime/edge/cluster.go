@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -20,13 +21,14 @@ type Peers interface {
 	// PeerChanges are the list changes the other replicas heard.
 	PeerChanges() <-chan string
 	// Relay sends req (a JSON-RPC request, as the client sent it) to
-	// replica, which serves it with ServeRelayed, and returns its answer.
-	// notify, when not nil, is given each notification (one encoded
+	// replica, which serves it with ServeRelayed, and returns its answer
+	// and the HTTP status the replica gave it (0 from a replica that does
+	// not say: one from before the status crossed). notify, when not nil, is given each notification (one encoded
 	// JSON-RPC message) the replica's serving sends, in the order it sent
 	// them, all before Relay returns; nil when the client's transport has
 	// no stream for them, and the replica then serves req without one.
 	// ctx ending cancels the request on the replica.
-	Relay(ctx context.Context, replica string, req []byte, notify func([]byte)) ([]byte, error)
+	Relay(ctx context.Context, replica string, req []byte, notify func([]byte)) (resp []byte, status int, err error)
 }
 
 // ErrPeerGone is what Relay's error wraps when the replica is not there.
@@ -98,7 +100,7 @@ func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.R
 			sink(msgs[0])
 		}
 	}
-	raw, rerr := e.Peers.Relay(ctx, el.Replica, req, notify)
+	raw, st, rerr := e.Peers.Relay(ctx, el.Replica, req, notify)
 	if rerr != nil {
 		return Reply{Msg: jsonrpc.ErrorResponse(m.ID, relayError(el.Replica, rerr)), Status: http.StatusOK}, true
 	}
@@ -106,9 +108,11 @@ func (e *Edge) relayElsewhere(ctx context.Context, m *jsonrpc.Message, rev mcp.R
 	if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil {
 		return Reply{Msg: jsonrpc.ErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "replica " + el.Replica + " answered the relayed request with no JSON-RPC response"}), Status: http.StatusOK}, true
 	}
-	st := http.StatusOK
-	if je := msgs[0].Error; je != nil {
-		st = status(rev, je, nil) // its status as the holder answered it
+	if st == 0 { // a holder that does not say: read from the answer, without the error's causes
+		st = http.StatusOK
+		if je := msgs[0].Error; je != nil {
+			st = status(rev, je, nil)
+		}
 	}
 	return Reply{Msg: msgs[0], Status: st}, true
 }
@@ -122,22 +126,24 @@ func relayError(replica string, err error) *jsonrpc.Error {
 }
 
 // ServeRelayed serves a request another replica relayed here (Peers.Relay)
-// and returns the response to send back: a 2026-07-28 request, served on
+// and returns the response to send back and its HTTP status (the one a
+// client of this replica would get: a 503 for a store unavailable here is
+// the asker's client's too): a 2026-07-28 request, served on
 // its own, ctx carrying the client's principal. notify, when not nil, is
 // given each notification the request sends (one encoded JSON-RPC
 // message), as a stream of the client's here would be: the same
 // messages, filtered the same way (progress for the request's token, logs
 // at its level); it must not wait (a sink's rule). nil: the request has
 // no stream, as when the client's has none.
-func (e *Edge) ServeRelayed(ctx context.Context, req []byte, notify func([]byte)) ([]byte, error) {
+func (e *Edge) ServeRelayed(ctx context.Context, req []byte, notify func([]byte)) ([]byte, int, error) {
 	msgs, errs, _ := jsonrpc.Decode(req, false)
 	if len(msgs) != 1 || errs[0] != nil || msgs[0] == nil || !msgs[0].IsRequest() {
-		return nil, errors.New("a relayed message is one JSON-RPC request")
+		return nil, 0, errors.New("a relayed message is one JSON-RPC request")
 	}
 	m := msgs[0]
 	cl := Classify(m, Seen{})
 	if !cl.Modern() {
-		return nil, errors.New("only 2026-07-28 requests are relayed")
+		return nil, 0, errors.New("only 2026-07-28 requests are relayed")
 	}
 	var sink Sink
 	if notify != nil {
@@ -152,9 +158,10 @@ func (e *Edge) ServeRelayed(ctx context.Context, req []byte, notify func([]byte)
 	}
 	rep := e.Handle(ctx, new(Session), In{Msg: m, Class: cl}, sink)
 	if rep.Msg == nil {
-		return nil, errors.New("the relayed request was cancelled")
+		return nil, 0, errors.New("the relayed request was cancelled")
 	}
-	return jsonrpc.Encode(rep.Msg)
+	raw, err := jsonrpc.Encode(rep.Msg)
+	return raw, cmp.Or(rep.Status, http.StatusOK), err
 }
 
 // clear drops every cached list (another replica's list changed).

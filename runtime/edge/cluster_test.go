@@ -25,6 +25,7 @@ func (elsewhereNS) CallTool(context.Context, *mcp.CallToolRequestParams) (*mcp.C
 // was sent, after giving notify (when the relay has one, recorded) notes.
 type fakePeers struct {
 	answer   string
+	status   int // the holder's HTTP status (0: a holder that does not say)
 	err      error
 	notes    []string
 	replica  string
@@ -34,14 +35,14 @@ type fakePeers struct {
 
 func (*fakePeers) PublishChange(string)       {}
 func (*fakePeers) PeerChanges() <-chan string { return nil }
-func (p *fakePeers) Relay(_ context.Context, replica string, req []byte, notify func([]byte)) ([]byte, error) {
+func (p *fakePeers) Relay(_ context.Context, replica string, req []byte, notify func([]byte)) ([]byte, int, error) {
 	p.replica, p.req, p.notified = replica, string(req), notify != nil
 	if notify != nil {
 		for _, n := range p.notes {
 			notify([]byte(n))
 		}
 	}
-	return []byte(p.answer), p.err
+	return []byte(p.answer), p.status, p.err
 }
 
 // TestRelayedNotifications: the holder serves a relayed request with a
@@ -64,8 +65,8 @@ func TestRelayedNotifications(t *testing.T) {
 			direct = append(direct, string(raw))
 		})
 		var relayed []string
-		if _, err := e.ServeRelayed(context.Background(), []byte(req), func(raw []byte) { relayed = append(relayed, string(raw)) }); err != nil {
-			t.Fatal(err)
+		if _, st, err := e.ServeRelayed(context.Background(), []byte(req), func(raw []byte) { relayed = append(relayed, string(raw)) }); err != nil || st != http.StatusOK {
+			t.Fatalf("HTTP %d, %v", st, err)
 		}
 		if fmt.Sprint(relayed) != fmt.Sprint(direct) {
 			t.Fatalf("with %s, relayed: %s, want as served directly: %s", meta, relayed, direct)
@@ -110,6 +111,9 @@ func TestRelayElsewhere(t *testing.T) {
 	}{
 		{"the holder's result", &fakePeers{answer: `{"jsonrpc":"2.0","id":5,"result":{"content":[],"resultType":"complete"}}`}, 0, http.StatusOK, ""},
 		{"the holder's error, its status", &fakePeers{answer: `{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"gone tool"}}`}, jsonrpc.MethodNotFound, http.StatusNotFound, "gone tool"},
+		// The holder's own status, from causes the asker cannot read in
+		// the error (its task store down: 503).
+		{"the holder's 503", &fakePeers{answer: `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"the task store is unavailable"}}`, status: http.StatusServiceUnavailable}, jsonrpc.InternalError, http.StatusServiceUnavailable, "unavailable"},
 		{"the holder is gone", &fakePeers{err: fmt.Errorf("%w: no answer", edge.ErrPeerGone)}, jsonrpc.InvalidParams, http.StatusOK, "r2, which is gone"},
 		{"the bus fails", &fakePeers{err: fmt.Errorf("redis down")}, jsonrpc.InternalError, http.StatusOK, "could not be relayed"},
 	} {

@@ -44,7 +44,7 @@ func withCluster(ctx context.Context, c *cluster.Cluster, e *edge.Edge, opt *str
 // serveRelay answers a relayed request (data, a relayed) with serve (the
 // edge's ServeRelayed), its notifications published on the request's
 // topic when it has one.
-func serveRelay(ctx context.Context, bus cluster.Bus, log *slog.Logger, data []byte, serve func(context.Context, []byte, func([]byte)) ([]byte, error)) ([]byte, error) {
+func serveRelay(ctx context.Context, bus cluster.Bus, log *slog.Logger, data []byte, serve func(context.Context, []byte, func([]byte)) ([]byte, int, error)) ([]byte, error) {
 	var r relayed
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("a relayed request that does not decode: %v", err)
@@ -53,35 +53,46 @@ func serveRelay(ctx context.Context, bus cluster.Bus, log *slog.Logger, data []b
 		ctx = auth.With(ctx, r.Principal)
 	}
 	if r.Topic == "" { // the asker's client has no stream for notifications
-		return serve(ctx, r.Request, nil)
+		resp, st, err := serve(ctx, r.Request, nil)
+		if err != nil || !r.Status {
+			return resp, err // an asker from before the status crossed reads the response alone
+		}
+		return json.Marshal(relayAnswer{Response: resp, Status: st})
 	}
 	pub := newNotePublisher(bus, r.Topic, log)
-	resp, err := serve(ctx, r.Request, pub.add)
+	resp, st, err := serve(ctx, r.Request, pub.add)
 	sent := pub.close()
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(relayAnswer{Response: resp, Notes: sent})
+	return json.Marshal(relayAnswer{Response: resp, Notes: sent, Status: st})
 }
 
 // relayed is a request relayed to the replica that must serve it, with
 // the principal the first replica authenticated (the holder checks the
 // state's owner against it, as for a request of its own), and the topic
-// its notifications go on, when the client has a stream for them.
+// its notifications go on, when the client has a stream for them. Status
+// asks for a relayAnswer with the HTTP status even without a topic (a
+// replica from before the status crossed leaves it out, and is answered
+// the response alone).
 type relayed struct {
 	Principal *auth.Principal `json:"principal,omitempty"`
 	Request   json.RawMessage `json:"request"`
 	Topic     string          `json:"topic,omitempty"`
+	Status    bool            `json:"status,omitempty"`
 }
 
 // relayAnswer is the answer to a relayed request that had a topic: the
 // response, and how many notifications were published on the topic
 // before it (numbered from 0), for the asker to wait for those it has not
-// heard yet. A request without a topic is answered the response alone,
-// as a replica before notifications crossed answers every one.
+// heard yet, and the HTTP status the holder gave the response (a client
+// of its own would have had it). A request without a topic or status is
+// answered the response alone, as a replica before notifications crossed
+// answers every one.
 type relayAnswer struct {
 	Response json.RawMessage `json:"response"`
 	Notes    int             `json:"notes"`
+	Status   int             `json:"status,omitempty"`
 }
 
 // relayNote is one notification of a relayed request, on its topic.
@@ -270,8 +281,8 @@ func (p *peers) PeerTasks() <-chan *tasks.Record { return p.tasks }
 // come back on a topic of the relay's own (a random nonce), subscribed
 // before the request is sent (a Redis subscription is confirmed when
 // Subscribe returns) and unsubscribed when Relay returns.
-func (p *peers) Relay(ctx context.Context, replica string, req []byte, notify func([]byte)) ([]byte, error) {
-	r := relayed{Principal: auth.From(ctx), Request: req}
+func (p *peers) Relay(ctx context.Context, replica string, req []byte, notify func([]byte)) ([]byte, int, error) {
+	r := relayed{Principal: auth.From(ctx), Request: req, Status: true}
 	var events <-chan cluster.Event
 	if notify != nil {
 		r.Topic = relayTopicPrefix + nonce()
@@ -281,10 +292,18 @@ func (p *peers) Relay(ctx context.Context, replica string, req []byte, notify fu
 	}
 	data, err := json.Marshal(r)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if notify == nil {
-		return p.request(ctx, replica, data)
+		out, err := p.request(ctx, replica, data)
+		if err != nil {
+			return nil, 0, err
+		}
+		var ans relayAnswer
+		if json.Unmarshal(out, &ans) != nil || len(ans.Response) == 0 {
+			return out, 0, nil // a replica that answers the response alone
+		}
+		return ans.Response, ans.Status, nil
 	}
 	type answer struct {
 		out []byte
@@ -302,11 +321,11 @@ func (p *peers) Relay(ctx context.Context, replica string, req []byte, notify fu
 			n.heard(ev)
 		case a := <-answered:
 			if a.err != nil {
-				return nil, a.err
+				return nil, 0, a.err
 			}
 			var ans relayAnswer
 			if json.Unmarshal(a.out, &ans) != nil || len(ans.Response) == 0 {
-				return a.out, nil // a replica that sends no notifications back
+				return a.out, 0, nil // a replica that sends no notifications back
 			}
 			// Those published before the answer are on their way, or
 			// here already: over Redis, the one connection hears them
@@ -325,7 +344,7 @@ func (p *peers) Relay(ctx context.Context, replica string, req []byte, notify fu
 				t.Stop()
 			}
 			n.flush(ans.Notes)
-			return ans.Response, nil
+			return ans.Response, ans.Status, nil
 		}
 	}
 }

@@ -2,9 +2,11 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +56,7 @@ func TestRelayTopic(t *testing.T) {
 	} {
 		t.Run(bk.name, func(t *testing.T) {
 			bs := bk.new(t)
-			var serve func(ctx context.Context, req []byte, notify func([]byte)) ([]byte, error)
+			var serve func(ctx context.Context, req []byte, notify func([]byte)) ([]byte, int, error)
 			bs.a.Handle(relayName, func(ctx context.Context, _ string, data []byte) ([]byte, error) {
 				return serveRelay(ctx, bs.a, log, data, serve)
 			})
@@ -75,16 +77,16 @@ func TestRelayTopic(t *testing.T) {
 			}
 
 			const n = 100
-			serve = func(_ context.Context, req []byte, notify func([]byte)) ([]byte, error) {
+			serve = func(_ context.Context, req []byte, notify func([]byte)) ([]byte, int, error) {
 				for i := range n {
 					notify(fmt.Appendf(nil, `{"n":%d}`, i))
 				}
-				return fmt.Appendf(nil, `{"answer to":%s}`, req), nil
+				return fmt.Appendf(nil, `{"answer to":%s}`, req), http.StatusServiceUnavailable, nil
 			}
 			var heard []string
-			out, err := p.Relay(context.Background(), "a", []byte(`"q"`), func(b []byte) { heard = append(heard, string(b)) })
-			if err != nil || string(out) != `{"answer to":"q"}` {
-				t.Fatalf("relay: %q, %v", out, err)
+			out, st, err := p.Relay(context.Background(), "a", []byte(`"q"`), func(b []byte) { heard = append(heard, string(b)) })
+			if err != nil || string(out) != `{"answer to":"q"}` || st != http.StatusServiceUnavailable {
+				t.Fatalf("relay: %q, HTTP %d, %v; want the holder's 503", out, st, err)
 			}
 			if len(heard) != n {
 				t.Fatalf("heard %d notifications, want %d: %v", len(heard), n, heard)
@@ -96,33 +98,42 @@ func TestRelayTopic(t *testing.T) {
 			}
 			unsubscribed(t)
 
-			// Without notify, the holder serves it without a stream.
-			serve = func(_ context.Context, _ []byte, notify func([]byte)) ([]byte, error) {
-				return fmt.Appendf(nil, `{"stream":%v}`, notify != nil), nil
+			// Without notify, the holder serves it without a stream, and
+			// its status comes back all the same.
+			serve = func(_ context.Context, _ []byte, notify func([]byte)) ([]byte, int, error) {
+				return fmt.Appendf(nil, `{"stream":%v}`, notify != nil), http.StatusBadRequest, nil
 			}
-			if out, err := p.Relay(context.Background(), "a", []byte(`"q"`), nil); err != nil || string(out) != `{"stream":false}` {
-				t.Fatalf("relay without notify: %q, %v", out, err)
+			if out, st, err := p.Relay(context.Background(), "a", []byte(`"q"`), nil); err != nil || string(out) != `{"stream":false}` || st != http.StatusBadRequest {
+				t.Fatalf("relay without notify: %q, HTTP %d, %v; want the holder's 400", out, st, err)
+			}
+			// An asker from before the status crossed (no "status" asked)
+			// and without a topic is answered the response alone.
+			old, _ := json.Marshal(relayed{Request: json.RawMessage(`"q"`)})
+			if out, err := bs.b.Request(context.Background(), "a", relayName, old); err != nil || string(out) != `{"stream":false}` {
+				t.Fatalf("an older asker's relay: %q, %v", out, err)
 			}
 
-			serve = func(context.Context, []byte, func([]byte)) ([]byte, error) { return nil, errors.New("no such call") }
-			_, err = p.Relay(context.Background(), "a", []byte(`"q"`), func([]byte) {})
+			serve = func(context.Context, []byte, func([]byte)) ([]byte, int, error) {
+				return nil, 0, errors.New("no such call")
+			}
+			_, _, err = p.Relay(context.Background(), "a", []byte(`"q"`), func([]byte) {})
 			if re := (*cluster.RemoteError)(nil); !errors.As(err, &re) || !strings.Contains(err.Error(), "no such call") {
 				t.Fatalf("a failed relay: %v", err)
 			}
 			unsubscribed(t)
 
 			started, cancelled := make(chan struct{}), make(chan error, 1)
-			serve = func(ctx context.Context, _ []byte, notify func([]byte)) ([]byte, error) {
+			serve = func(ctx context.Context, _ []byte, notify func([]byte)) ([]byte, int, error) {
 				notify([]byte(`{"n":0}`))
 				close(started)
 				<-ctx.Done()
 				cancelled <- ctx.Err()
-				return nil, ctx.Err()
+				return nil, 0, ctx.Err()
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			relayed := make(chan error, 1)
 			go func() {
-				_, err := p.Relay(ctx, "a", []byte(`"q"`), func([]byte) {})
+				_, _, err := p.Relay(ctx, "a", []byte(`"q"`), func([]byte) {})
 				relayed <- err
 			}()
 			<-started
@@ -139,8 +150,10 @@ func TestRelayTopic(t *testing.T) {
 			bs.a.Handle(relayName, func(context.Context, string, []byte) ([]byte, error) {
 				return []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), nil
 			})
-			if out, err := p.Relay(context.Background(), "a", []byte(`"q"`), func([]byte) {}); err != nil || string(out) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
-				t.Fatalf("a bare answer: %q, %v", out, err)
+			for _, notify := range []func([]byte){func([]byte) {}, nil} {
+				if out, st, err := p.Relay(context.Background(), "a", []byte(`"q"`), notify); err != nil || string(out) != `{"jsonrpc":"2.0","id":1,"result":{}}` || st != 0 {
+					t.Fatalf("a bare answer: %q, HTTP %d, %v; want no status", out, st, err)
+				}
 			}
 			unsubscribed(t)
 		})
@@ -181,16 +194,16 @@ func TestRelayWaitsForLateNotifications(t *testing.T) {
 	h := cluster.NewHub()
 	a := h.Join("a", 10*time.Second)
 	a.Handle(relayName, func(ctx context.Context, _ string, data []byte) ([]byte, error) {
-		return serveRelay(ctx, a, log, data, func(_ context.Context, _ []byte, notify func([]byte)) ([]byte, error) {
+		return serveRelay(ctx, a, log, data, func(_ context.Context, _ []byte, notify func([]byte)) ([]byte, int, error) {
 			for i := range 50 {
 				notify(fmt.Appendf(nil, `{"n":%d}`, i))
 			}
-			return []byte(`{}`), nil
+			return []byte(`{}`), http.StatusOK, nil
 		})
 	})
 	p := &peers{bus: &lateBus{Bus: h.Join("b", 10*time.Second), answered: make(chan struct{})}, log: log}
 	var heard []string
-	if _, err := p.Relay(context.Background(), "a", []byte(`"q"`), func(b []byte) { heard = append(heard, string(b)) }); err != nil {
+	if _, _, err := p.Relay(context.Background(), "a", []byte(`"q"`), func(b []byte) { heard = append(heard, string(b)) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(heard) != 50 || heard[0] != `{"n":0}` || heard[49] != `{"n":49}` {
