@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -280,35 +281,98 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 // nil declares none. progress, if not nil, is the progress token to ask
 // for; logLevel, if not "", the log messages to ask for (per request for a
 // modern upstream; a legacy one is set once, see SetLevel). params must
-// not be in use by another goroutine meanwhile: its _meta is swapped for
-// the request's and put back.
+// not be in use by another goroutine meanwhile, nor its _meta map be
+// shared with other params: the request's members are set in that map and
+// taken out again once encoded.
 func (d *Dialect) RequestFor(method string, params any, progress json.RawMessage, logLevel mcp.LoggingLevel, caps *mcp.ClientCapabilities) (json.RawMessage, error) {
 	if !d.Has(method) {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)
 	}
-	// The _meta members are set on a copy of the hub params' _meta before
-	// encoding once (patching encoded JSON cost a decode and an encode each).
+	// The _meta members are set in the hub params' own _meta before
+	// encoding once (patching encoded JSON cost a decode and an encode
+	// each), and the map put back as it was after: copying it cost a map
+	// per request.
 	if env, ok := params.(mcp.Enveloped); ok && env.Envelope().Meta != nil {
-		meta := env.Envelope().Meta
-		saved := *meta
-		m := make(mcp.Meta, len(saved)+4)
-		for k, v := range saved {
-			m[k] = v
-		}
+		p := metaPatch{meta: env.Envelope().Meta}
+		defer p.undo()
 		if progress != nil {
-			m["progressToken"] = progress
+			p.set("progressToken", progress)
 		}
 		if d.Modern() {
-			d.modernMeta(m, d.revRaw, caps)
+			p.set(protocolVersionKey, d.revRaw)
+			p.set(clientCapabilitiesKey, capsJSON(caps))
+			p.set(mcp.MetaKeyClientInfo, d.clientJSON())
 			if logLevel != "" {
-				m[logLevelKey] = mustJSON(logLevel)
+				p.set(logLevelKey, levelJSON(logLevel))
 			}
 		}
-		*meta = m
-		defer func() { *meta = saved }()
 	}
 	return d.encode(d.rev, params)
 }
+
+// metaPatch sets members of a _meta in place and puts back what was there.
+type metaPatch struct {
+	meta  *mcp.Meta
+	made  bool // *meta was nil: the map is the patch's
+	n     int
+	saved [5]struct {
+		key string
+		old json.RawMessage
+		had bool
+	}
+}
+
+func (p *metaPatch) set(k string, v json.RawMessage) {
+	if *p.meta == nil {
+		*p.meta, p.made = make(mcp.Meta, len(p.saved)), true
+	}
+	s := &p.saved[p.n]
+	p.n++
+	s.key = k
+	s.old, s.had = (*p.meta)[k]
+	(*p.meta)[k] = v
+}
+
+func (p *metaPatch) undo() {
+	if p.made {
+		*p.meta = nil
+		return
+	}
+	m := *p.meta
+	for i := p.n - 1; i >= 0; i-- {
+		if s := &p.saved[i]; s.had {
+			m[s.key] = s.old
+		} else {
+			delete(m, s.key)
+		}
+	}
+}
+
+// capsJSON is the client capabilities caps (nil: none) as a _meta value,
+// in the hub's shape: the generated downgrade converts it with the params
+// that carry it. The common empty value ({}) is not encoded.
+func capsJSON(caps *mcp.ClientCapabilities) json.RawMessage {
+	if caps == nil || reflect.ValueOf(caps).Elem().IsZero() {
+		return emptyObject
+	}
+	return mustJSON(caps)
+}
+
+// levelJSON is log level l as a _meta value, the known levels encoded once.
+func levelJSON(l mcp.LoggingLevel) json.RawMessage {
+	if raw, ok := levelsJSON[l]; ok {
+		return raw
+	}
+	return mustJSON(l)
+}
+
+var levelsJSON = func() map[mcp.LoggingLevel]json.RawMessage {
+	m := map[mcp.LoggingLevel]json.RawMessage{}
+	for _, l := range levels() {
+		m[mcp.LoggingLevel(l)] = mustJSON(l)
+	}
+	return m
+}()
 
 // modernMeta sets the members of hub _meta m every request to a modern
 // upstream carries: the revision (rev, encoded), the client capabilities
@@ -316,11 +380,7 @@ func (d *Dialect) RequestFor(method string, params any, progress json.RawMessage
 // to the upstream's revision with the params that carry them (the
 // generated downgrade converts reserved _meta keys like any member).
 func (d *Dialect) modernMeta(m mcp.Meta, rev json.RawMessage, caps *mcp.ClientCapabilities) {
-	c := emptyObject
-	if caps != nil {
-		c = mustJSON(caps)
-	}
-	m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = rev, c, d.clientJSON()
+	m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = rev, capsJSON(caps), d.clientJSON()
 }
 
 var emptyObject = json.RawMessage(`{}`)
