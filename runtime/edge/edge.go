@@ -250,13 +250,23 @@ type call struct {
 	span *tracing.Span
 	// followLimit is server.FollowLimit for the handler (0: none set).
 	followLimit time.Duration
+	// caps are the client's capabilities, read once for the request and
+	// its copies (clientCapabilities); nil reads them on every ask.
+	caps *capsMemo
 }
 
-// callAlloc is a call and its question count, allocated together (one
-// allocation a request instead of two).
+type capsMemo struct {
+	once  sync.Once
+	caps  *mcp.ClientCapabilities // &value, or those decoded
+	value mcp.ClientCapabilities  // none declared, or a legacy session's
+}
+
+// callAlloc is a call, its question count and its capabilities' memo,
+// allocated together (one allocation a request instead of three).
 type callAlloc struct {
 	call call
 	asks askCount
+	caps capsMemo
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -378,7 +388,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	}
 	ca := &callAlloc{call: call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, done: done, span: span}}
 	c := &ca.call
-	c.asks = &ca.asks
+	c.asks, c.caps = &ca.asks, &ca.caps
 	result, err := h(e, c)
 	if r, ok := result.(Reply); ok {
 		return r // a listen's, final or held (listen.go)
