@@ -30,3 +30,50 @@ func TestRequestForAllocations(t *testing.T) {
 		t.Errorf("%v allocations, want 2", n)
 	}
 }
+
+// TestRequestForDeclaredCapabilitiesAllocations: capabilities a client
+// declared (each request its own value, as relayable makes them) are
+// encoded in the upstream's revision once, set after the downgrade: the
+// call costs what one declaring nothing does (10 before: encoded as hub
+// JSON, then decoded, converted and encoded again by the downgrade).
+func TestRequestForDeclaredCapabilitiesAllocations(t *testing.T) {
+	d := testDialect(mcp.Rev20260728)
+	p := &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Meta: mcp.Meta{
+		protocolVersionKey: json.RawMessage(`"2026-07-28"`), clientCapabilitiesKey: json.RawMessage(`{"elicitation":{"form":{}},"roots":{}}`)}}
+	declared := []*mcp.ClientCapabilities{
+		{Elicitation: &mcp.ClientCapabilitiesElicitation{Form: json.RawMessage(`{}`)}, Roots: json.RawMessage(`{}`)},
+		{Elicitation: &mcp.ClientCapabilitiesElicitation{Form: json.RawMessage(`{}`)}, Roots: json.RawMessage(`{}`)},
+	}
+	i := 0
+	if n := testing.AllocsPerRun(100, func() {
+		i++
+		if _, err := d.RequestFor(mcp.MethodToolsCall, p, nil, "", declared[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 2 {
+		t.Errorf("%v allocations, want 2", n)
+	}
+}
+
+// BenchmarkRequestFor is a forwarded tools/call's request to a 2026-07-28
+// upstream, for a client declaring nothing and for one declaring
+// elicitation and roots.
+func BenchmarkRequestFor(b *testing.B) {
+	d := testDialect(mcp.Rev20260728)
+	for name, declared := range map[string]string{"none": `{}`, "declared": `{"elicitation":{"form":{}},"roots":{}}`} {
+		b.Run(name, func(b *testing.B) {
+			p := &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Meta: mcp.Meta{
+				protocolVersionKey: json.RawMessage(`"2026-07-28"`), clientCapabilitiesKey: json.RawMessage(declared)}}
+			b.ReportAllocs()
+			for range b.N {
+				caps := new(mcp.ClientCapabilities)
+				if err := json.Unmarshal([]byte(declared), caps); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := d.RequestFor(mcp.MethodToolsCall, p, nil, "", caps); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
