@@ -57,6 +57,25 @@ func (c *convWriter) metaPlan() []metaConv {
 	return out
 }
 
+// emptyToEmpty reports whether an empty object converts to itself between
+// hub type h and wire type w (in either direction): both are objects none of
+// whose members is required, so that {} decodes as the zero value (or does
+// not decode, and is kept as it is), converts to the zero value and encodes
+// as {} again.
+func emptyToEmpty(h, w *model.Type) bool {
+	if h.Kind != model.Object || w.Kind != model.Object {
+		return false
+	}
+	for _, fs := range [][]*model.Field{h.Fields, w.Fields} {
+		for _, f := range fs {
+			if f.Required || f.Nested {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func structured(t *model.Type) bool { return t.Kind == model.Object || t.Kind == model.Union }
 
 // sameIn reports whether hub type h and wire type w write the same JSON in
@@ -142,11 +161,16 @@ func (c *convWriter) metaFuncs() {
 					from, to, conv = jen.Id(mc.w.Name), jen.Qual(HubPath, mc.h.Name), fn("up", mc.w, mc.h)
 				}
 			}
-			inner := []jen.Code{jen.Id("drop").Op("=").Append(jen.Id("drop"), jen.Lit(fromKey))}
-			if conv == "" {
-				inner = append(inner, jen.Id("put").Call(jen.Lit(toKey), jen.Id("raw")))
-			} else {
-				inner = append(inner,
+			var inner []jen.Code
+			cond := jen.Id("ok")
+			switch {
+			case conv == "":
+				inner = []jen.Code{
+					jen.Id("drop").Op("=").Append(jen.Id("drop"), jen.Lit(fromKey)),
+					jen.Id("put").Call(jen.Lit(toKey), jen.Id("raw"))}
+			case fromKey != toKey:
+				inner = []jen.Code{
+					jen.Id("drop").Op("=").Append(jen.Id("drop"), jen.Lit(fromKey)),
 					jen.Var().Id("a").Add(from),
 					jen.If(jen.Qual(decodePath, "Unmarshal").Call(jen.Id("raw"), jen.Op("&").Id("a")).Op("!=").Nil()).Block(
 						jen.Id("put").Call(jen.Lit(toKey), jen.Id("raw")),
@@ -155,9 +179,27 @@ func (c *convWriter) metaFuncs() {
 						jen.Id(conv).Call(jen.Op("&").Id("a"), jen.Op("&").Id("b")),
 						jen.If(jen.List(jen.Id("enc"), jen.Err()).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Op("&").Id("b")), jen.Err().Op("==").Nil()).Block(
 							jen.Id("put").Call(jen.Lit(toKey), jen.Id("enc"))),
-					))
+					)}
+			default:
+				// The key keeps its spelling: a value the conversion leaves
+				// as it is (one already in this side's shape) is not copied
+				// into a new map, and an empty object, which converts to
+				// itself, is not decoded.
+				if emptyToEmpty(mc.h, mc.w) {
+					cond = cond.Op("&&").String().Call(jen.Id("raw")).Op("!=").Lit("{}")
+				}
+				inner = []jen.Code{
+					jen.Var().Id("a").Add(from),
+					jen.If(jen.Qual(decodePath, "Unmarshal").Call(jen.Id("raw"), jen.Op("&").Id("a")).Op("==").Nil()).Block(
+						jen.Var().Id("b").Add(to),
+						jen.Id(conv).Call(jen.Op("&").Id("a"), jen.Op("&").Id("b")),
+						jen.If(jen.List(jen.Id("enc"), jen.Err()).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Op("&").Id("b")), jen.Err().Op("!=").Nil()).Block(
+							jen.Id("drop").Op("=").Append(jen.Id("drop"), jen.Lit(fromKey)),
+						).Else().If(jen.Op("!").Qual("bytes", "Equal").Call(jen.Id("enc"), jen.Id("raw"))).Block(
+							jen.Id("put").Call(jen.Lit(toKey), jen.Id("enc"))),
+					)}
 			}
-			body = append(body, jen.If(jen.List(jen.Id("raw"), jen.Id("ok")).Op(":=").Id(src).Index(jen.Lit(fromKey)), jen.Id("ok")).Block(inner...))
+			body = append(body, jen.If(jen.List(jen.Id("raw"), jen.Id("ok")).Op(":=").Id(src).Index(jen.Lit(fromKey)), cond).Block(inner...))
 		}
 		body = append(body, jen.Return(jen.Id(src).Dot("Replace").Call(jen.Id("set"), jen.Id("drop").Op("..."))))
 		if dir == "down" {

@@ -133,9 +133,9 @@ type Session struct {
 	rev      mcp.Revision // negotiated by initialize; "" before
 	caps     mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel
-	inflight map[string]context.CancelCauseFunc // cancels a running request (errCancelled), by raw id
-	subs     map[string]bool                    // legacy resources/subscribe (subscribe.go)
-	subMu    sync.Mutex                         // held by one subscribe, unsubscribe or release of subs at a time
+	inflight inflight        // cancels a running request (errCancelled), by raw id
+	subs     map[string]bool // legacy resources/subscribe (subscribe.go)
+	subMu    sync.Mutex      // held by one subscribe, unsubscribe or release of subs at a time
 	// elsewhere reports whether another replica follows a URI for the
 	// session already (subshared.go); nil: none can.
 	elsewhere func(uri string) bool
@@ -250,13 +250,23 @@ type call struct {
 	span *tracing.Span
 	// followLimit is server.FollowLimit for the handler (0: none set).
 	followLimit time.Duration
+	// caps are the client's capabilities, read once for the request and
+	// its copies (clientCapabilities); nil reads them on every ask.
+	caps *capsMemo
 }
 
-// callAlloc is a call and its question count, allocated together (one
-// allocation a request instead of two).
+type capsMemo struct {
+	once  sync.Once
+	caps  *mcp.ClientCapabilities // &value, or those decoded
+	value mcp.ClientCapabilities  // none declared, or a legacy session's
+}
+
+// callAlloc is a call, its question count and its capabilities' memo,
+// allocated together (one allocation a request instead of three).
 type callAlloc struct {
 	call call
 	asks askCount
+	caps capsMemo
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -378,7 +388,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	}
 	ca := &callAlloc{call: call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, done: done, span: span}}
 	c := &ca.call
-	c.asks = &ca.asks
+	c.asks, c.caps = &ca.asks, &ca.caps
 	result, err := h(e, c)
 	if r, ok := result.(Reply); ok {
 		return r // a listen's, final or held (listen.go)
@@ -420,13 +430,10 @@ var errCancelled = errors.New("cancelled by the client")
 func (s *Session) track(id string, cancel context.CancelCauseFunc) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inflight == nil {
-		s.inflight = map[string]context.CancelCauseFunc{}
-	}
-	if _, taken := s.inflight[id]; taken {
+	if _, taken := s.inflight.get(id); taken {
 		return false
 	}
-	s.inflight[id] = cancel
+	s.inflight.put(id, cancel)
 	return true
 }
 
@@ -434,24 +441,66 @@ func (s *Session) track(id string, cancel context.CancelCauseFunc) bool {
 func (s *Session) retrack(id string, cancel context.CancelCauseFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inflight[id] = cancel
+	s.inflight.put(id, cancel)
 }
 
 func (s *Session) untrack(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.inflight, id)
+	s.inflight.del(id)
 }
 
 // Cancel cancels the request with this raw id, as notifications/cancelled
 // asks; an unknown or finished request is ignored (cancellation page).
 func (s *Session) Cancel(id json.RawMessage) {
 	s.mu.Lock()
-	cancel := s.inflight[string(id)]
+	cancel, _ := s.inflight.get(string(id))
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel(errCancelled)
 	}
+}
+
+// inflight is a session's running requests, by raw id: one in a slot of
+// its own (a 2026-07-28 request's session holds only that request, and
+// made a map for it), any more in the map. The session's mu guards it.
+type inflight struct {
+	used   bool // the slot holds id
+	id     string
+	cancel context.CancelCauseFunc
+	more   map[string]context.CancelCauseFunc
+}
+
+func (f *inflight) get(id string) (context.CancelCauseFunc, bool) {
+	if f.used && f.id == id {
+		return f.cancel, true
+	}
+	cancel, ok := f.more[id]
+	return cancel, ok
+}
+
+func (f *inflight) put(id string, cancel context.CancelCauseFunc) {
+	switch _, inMore := f.more[id]; {
+	case f.used && f.id == id:
+		f.cancel = cancel
+	case inMore:
+		f.more[id] = cancel
+	case !f.used:
+		f.used, f.id, f.cancel = true, id, cancel
+	default:
+		if f.more == nil {
+			f.more = map[string]context.CancelCauseFunc{}
+		}
+		f.more[id] = cancel
+	}
+}
+
+func (f *inflight) del(id string) {
+	if f.used && f.id == id {
+		*f = inflight{more: f.more}
+		return
+	}
+	delete(f.more, id)
 }
 
 // supportedVersions lists every revision mcpx serves, newest first, in

@@ -167,21 +167,34 @@ func (e *Edge) discover(c *call) (any, error) {
 
 // clientCapabilities are what the client declared: on this request for
 // 2026-07-28 (servers MUST NOT infer them from earlier requests), at
-// initialize for a legacy session.
+// initialize for a legacy session. They are read once per call (the tasks
+// check, the handler's context and its questions all ask), and shared:
+// never to be changed.
 func (c *call) clientCapabilities() *mcp.ClientCapabilities {
+	m := c.caps
+	if m == nil {
+		m = new(capsMemo)
+	}
+	m.once.Do(func() { m.caps = c.readClientCapabilities(&m.value) })
+	return m.caps
+}
+
+// readClientCapabilities reads the capabilities into *into, or returns
+// those decoded.
+func (c *call) readClientCapabilities(into *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 	if IsModern(c.rev) {
 		raw := c.meta[clientCapabilitiesKey]
 		if string(raw) == "{}" { // most requests' (they declare nothing): not decoded on every call
-			return &mcp.ClientCapabilities{}
+			return into
 		}
 		caps, err := decodeParams(c.rev, "ClientCapabilities", raw)
 		if p, ok := caps.(*mcp.ClientCapabilities); ok && err == nil {
 			return p
 		}
-		return &mcp.ClientCapabilities{}
+		return into
 	}
 	c.sess.mu.Lock()
 	defer c.sess.mu.Unlock()
-	caps := c.sess.caps
-	return &caps
+	*into = c.sess.caps
+	return into
 }

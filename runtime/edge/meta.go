@@ -85,9 +85,12 @@ func (m requestMeta) checkModern(rev mcp.Revision) error {
 	if !ok {
 		return missingMeta(clientCapabilitiesKey, rev)
 	}
-	var caps mcp.ClientCapabilities
-	if err := mcpjson.Unmarshal(raw, &caps); err != nil || len(raw) == 0 || raw[0] != '{' {
-		return &metaError{rpc: jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "params._meta[%q] must be a ClientCapabilities object", clientCapabilitiesKey)}
+	// Most requests' {} (they declare nothing) is an object: not decoded.
+	if string(raw) != "{}" {
+		var caps mcp.ClientCapabilities
+		if err := mcpjson.Unmarshal(raw, &caps); err != nil || len(raw) == 0 || raw[0] != '{' {
+			return &metaError{rpc: jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "params._meta[%q] must be a ClientCapabilities object", clientCapabilitiesKey)}
+		}
 	}
 	if _, err := m.logLevel(); err != nil {
 		return err

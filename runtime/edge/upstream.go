@@ -1,12 +1,16 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpx-dev/mcpx/generated/convert"
@@ -35,6 +39,10 @@ type Dialect struct {
 	client       mcp.Implementation
 	clientRaw    json.RawMessage // client, encoded once
 	revRaw       json.RawMessage // rev, encoded once (a modern request's _meta names it)
+	// capsSpelled: rev spells clientCapabilities as the hub does, so that
+	// capabilities in its shape can be set after the downgrade (wireCaps).
+	capsSpelled  bool
+	wireCapsSeen atomic.Pointer[[]wireCapsEntry]
 }
 
 // Revision names the upstream's revision, for logs.
@@ -250,6 +258,7 @@ func (d *Dialect) initialize(ctx context.Context, rt RoundTrip, offer mcp.Revisi
 // setRevision settles the upstream's revision.
 func (d *Dialect) setRevision(rev mcp.Revision) {
 	d.rev, d.revRaw = rev, mustJSON(string(rev))
+	d.capsSpelled = revision.Lookup(rev).MetaKey(clientCapabilitiesKey) == clientCapabilitiesKey
 }
 
 // Initialized is the notification a legacy upstream expects after
@@ -280,35 +289,218 @@ func (d *Dialect) Request(method string, params any, progress json.RawMessage, l
 // nil declares none. progress, if not nil, is the progress token to ask
 // for; logLevel, if not "", the log messages to ask for (per request for a
 // modern upstream; a legacy one is set once, see SetLevel). params must
-// not be in use by another goroutine meanwhile: its _meta is swapped for
-// the request's and put back.
+// not be in use by another goroutine meanwhile, nor its _meta map be
+// shared with other params: the request's members are set in that map and
+// taken out again once encoded.
 func (d *Dialect) RequestFor(method string, params any, progress json.RawMessage, logLevel mcp.LoggingLevel, caps *mcp.ClientCapabilities) (json.RawMessage, error) {
 	if !d.Has(method) {
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "the upstream speaks %s, which has no %s", d.rev, method)
 	}
-	// The _meta members are set on a copy of the hub params' _meta before
-	// encoding once (patching encoded JSON cost a decode and an encode each).
+	// The _meta members are set in the hub params' own _meta before
+	// encoding once (patching encoded JSON cost a decode and an encode
+	// each), and the map put back as it was after: copying it cost a map
+	// per request.
 	if env, ok := params.(mcp.Enveloped); ok && env.Envelope().Meta != nil {
-		meta := env.Envelope().Meta
-		saved := *meta
-		m := make(mcp.Meta, len(saved)+4)
-		for k, v := range saved {
-			m[k] = v
-		}
+		p := metaPatch{meta: env.Envelope().Meta}
+		defer p.undo()
 		if progress != nil {
-			m["progressToken"] = progress
+			p.set("progressToken", progress)
 		}
 		if d.Modern() {
-			d.modernMeta(m, d.revRaw, caps)
+			// Capabilities already in the upstream's shape (encoded once,
+			// wireCaps) are set after the downgrade, which passes the {}
+			// held for them as it is; any others are hub JSON it converts.
+			c, late := emptyObject, json.RawMessage(nil)
+			if !noCaps(caps) {
+				if raw, ok := d.wireCaps(caps); ok {
+					late = raw
+				} else {
+					c = mustJSON(caps)
+				}
+			}
+			p.set(protocolVersionKey, d.revRaw)
+			p.set(clientCapabilitiesKey, c)
+			p.set(mcp.MetaKeyClientInfo, d.clientJSON())
 			if logLevel != "" {
-				m[logLevelKey] = mustJSON(logLevel)
+				p.set(logLevelKey, levelJSON(logLevel))
+			}
+			if late != nil {
+				wire, err := convert.Downgrade(d.rev, params)
+				if err != nil {
+					return nil, err
+				}
+				wm := wireMeta(wire)
+				switch {
+				case wm == nil: // not a type with a _meta: converted as hub JSON
+					p.set(clientCapabilitiesKey, mustJSON(caps))
+					return d.encode(d.rev, params)
+				case sameMap(*wm, *p.meta): // the downgrade shared the params' map
+					p.set(clientCapabilitiesKey, late)
+				default: // a copy of the downgrade's own
+					(*wm)[clientCapabilitiesKey] = late
+				}
+				return mcpjson.Marshal(wire)
 			}
 		}
-		*meta = m
-		defer func() { *meta = saved }()
 	}
 	return d.encode(d.rev, params)
 }
+
+// metaPatch sets members of a _meta in place and puts back what was there.
+type metaPatch struct {
+	meta  *mcp.Meta
+	made  bool // *meta was nil: the map is the patch's
+	n     int
+	saved [6]struct {
+		key string
+		old json.RawMessage
+		had bool
+	}
+}
+
+func (p *metaPatch) set(k string, v json.RawMessage) {
+	if *p.meta == nil {
+		*p.meta, p.made = make(mcp.Meta, len(p.saved)), true
+	}
+	s := &p.saved[p.n]
+	p.n++
+	s.key = k
+	s.old, s.had = (*p.meta)[k]
+	(*p.meta)[k] = v
+}
+
+func (p *metaPatch) undo() {
+	if p.made {
+		*p.meta = nil
+		return
+	}
+	m := *p.meta
+	for i := p.n - 1; i >= 0; i-- {
+		if s := &p.saved[i]; s.had {
+			m[s.key] = s.old
+		} else {
+			delete(m, s.key)
+		}
+	}
+}
+
+// wireCapsEntry is client capabilities and their JSON in the upstream's
+// revision: the clientCapabilities mcpx declares for most calls are one of
+// a few, encoded and converted once.
+type wireCapsEntry struct {
+	caps *mcp.ClientCapabilities // a copy of their own
+	raw  json.RawMessage
+}
+
+// wireCapsKept is how many capabilities a dialect keeps encoded.
+const wireCapsKept = 4
+
+// wireCaps is caps (not nil) as the upstream's revision writes them, what
+// the generated downgrade of their hub JSON gives, encoded once for equal
+// capabilities; ok is false for those not kept (2025-11-25's tasks, an
+// upstream spelling the key otherwise).
+func (d *Dialect) wireCaps(caps *mcp.ClientCapabilities) (raw json.RawMessage, ok bool) {
+	if !d.capsSpelled || caps.Tasks != nil {
+		return nil, false
+	}
+	seen := d.wireCapsSeen.Load()
+	if seen != nil {
+		for _, e := range *seen {
+			if sameCaps(e.caps, caps) {
+				return e.raw, true
+			}
+		}
+	}
+	// Decoding the hub JSON gives a copy that shares nothing with caps
+	// (whose members may be slices of a request's buffer) and is what the
+	// downgrade converted.
+	own := new(mcp.ClientCapabilities)
+	if err := mcpjson.Unmarshal(mustJSON(caps), own); err != nil {
+		return nil, false
+	}
+	wire, err := convert.Downgrade(d.rev, own)
+	if err != nil {
+		return nil, false
+	}
+	if raw, err = json.Marshal(wire); err != nil {
+		return nil, false
+	}
+	kept := []wireCapsEntry{{own, raw}}
+	if seen != nil {
+		kept = append(kept, (*seen)[:min(len(*seen), wireCapsKept-1)]...)
+	}
+	d.wireCapsSeen.Store(&kept) // a race lost costs an encoding, no more
+	return raw, true
+}
+
+// sameCaps reports whether a and b are the same capabilities, member by
+// member (TestSameCapsComparesEveryMember); tasks (2025-11-25) are never
+// relayed and not compared.
+func sameCaps(a, b *mcp.ClientCapabilities) bool {
+	ae, be, as, bs := a.Elicitation, b.Elicitation, a.Sampling, b.Sampling
+	return bytes.Equal(a.Experimental, b.Experimental) && bytes.Equal(a.Extensions, b.Extensions) && bytes.Equal(a.Roots, b.Roots) &&
+		(ae == nil) == (be == nil) && (ae == nil || bytes.Equal(ae.Form, be.Form) && bytes.Equal(ae.URL, be.URL)) &&
+		(as == nil) == (bs == nil) && (as == nil || bytes.Equal(as.Context, bs.Context) && bytes.Equal(as.Tools, bs.Tools))
+}
+
+// wireMeta points at the _meta of v, a pointer to a revision's type, or is
+// nil when the type has none; each type's field is looked up once.
+func wireMeta(v any) *mcp.Meta {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	i, ok := metaFields.Load(rv.Type())
+	if !ok {
+		i = -1
+		if f, found := rv.Type().Elem().FieldByName("Meta"); found && f.Type == reflect.TypeFor[mcp.Meta]() && len(f.Index) == 1 {
+			i = f.Index[0]
+		}
+		metaFields.Store(rv.Type(), i)
+	}
+	if i.(int) < 0 {
+		return nil
+	}
+	return rv.Elem().Field(i.(int)).Addr().Interface().(*mcp.Meta)
+}
+
+var metaFields sync.Map // reflect.Type of a pointer to a struct -> the index of its Meta field, or -1
+
+// sameMap reports whether a and b are the same map.
+func sameMap(a, b mcp.Meta) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// capsJSON is the client capabilities caps (nil: none) as a _meta value,
+// in the hub's shape: the generated downgrade converts it with the params
+// that carry it. The common empty value ({}) is not encoded.
+func capsJSON(caps *mcp.ClientCapabilities) json.RawMessage {
+	if noCaps(caps) {
+		return emptyObject
+	}
+	return mustJSON(caps)
+}
+
+// noCaps reports whether caps declare nothing (nil or the zero value).
+func noCaps(caps *mcp.ClientCapabilities) bool {
+	return caps == nil || reflect.ValueOf(caps).Elem().IsZero()
+}
+
+// levelJSON is log level l as a _meta value, the known levels encoded once.
+func levelJSON(l mcp.LoggingLevel) json.RawMessage {
+	if raw, ok := levelsJSON[l]; ok {
+		return raw
+	}
+	return mustJSON(l)
+}
+
+var levelsJSON = func() map[mcp.LoggingLevel]json.RawMessage {
+	m := map[mcp.LoggingLevel]json.RawMessage{}
+	for _, l := range levels() {
+		m[mcp.LoggingLevel(l)] = mustJSON(l)
+	}
+	return m
+}()
 
 // modernMeta sets the members of hub _meta m every request to a modern
 // upstream carries: the revision (rev, encoded), the client capabilities
@@ -316,11 +508,7 @@ func (d *Dialect) RequestFor(method string, params any, progress json.RawMessage
 // to the upstream's revision with the params that carry them (the
 // generated downgrade converts reserved _meta keys like any member).
 func (d *Dialect) modernMeta(m mcp.Meta, rev json.RawMessage, caps *mcp.ClientCapabilities) {
-	c := emptyObject
-	if caps != nil {
-		c = mustJSON(caps)
-	}
-	m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = rev, c, d.clientJSON()
+	m[protocolVersionKey], m[clientCapabilitiesKey], m[mcp.MetaKeyClientInfo] = rev, capsJSON(caps), d.clientJSON()
 }
 
 var emptyObject = json.RawMessage(`{}`)

@@ -4,6 +4,7 @@
 package v20260728
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -2396,15 +2397,14 @@ func downMeta(in mcp.Meta) mcp.Meta {
 		}
 		set[k] = v
 	}
-	if raw, ok := out["io.modelcontextprotocol/clientCapabilities"]; ok {
-		drop = append(drop, "io.modelcontextprotocol/clientCapabilities")
+	if raw, ok := out["io.modelcontextprotocol/clientCapabilities"]; ok && string(raw) != "{}" {
 		var a mcp.ClientCapabilities
-		if mcpjson.Unmarshal(raw, &a) != nil {
-			put("io.modelcontextprotocol/clientCapabilities", raw)
-		} else {
+		if mcpjson.Unmarshal(raw, &a) == nil {
 			var b ClientCapabilities
 			downClientCapabilities(&a, &b)
-			if enc, err := json.Marshal(&b); err == nil {
+			if enc, err := json.Marshal(&b); err != nil {
+				drop = append(drop, "io.modelcontextprotocol/clientCapabilities")
+			} else if !bytes.Equal(enc, raw) {
 				put("io.modelcontextprotocol/clientCapabilities", enc)
 			}
 		}
