@@ -535,8 +535,11 @@ func (h *Handler) post(w *response, r *http.Request) {
 		h.serveListen(w, r, acc, es, in) // held.go
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	// One context for the request: its client's side (the request, the
+	// session, the stream: cancel) and a shutdown (h.running, below) end
+	// it; which one did is read from them (clientGone).
+	var ctx context.Context
+	var cancel context.CancelFunc
 	var end context.CancelCauseFunc // a listen's
 	if listen {
 		// A listen's end says who ended it (edge/listen.go): its client
@@ -547,6 +550,9 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer end(nil)
 		defer context.AfterFunc(r.Context(), func() { end(edge.ErrClientGone) })()
 		cancel = func() { end(edge.ErrClientGone) }
+	} else {
+		ctx, cancel = context.WithCancel(r.Context())
+		defer cancel()
 	}
 	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
 	defer sc.Release()
@@ -584,16 +590,12 @@ func (h *Handler) post(w *response, r *http.Request) {
 		}
 		defer context.AfterFunc(h.hold, func() { end(errClosing) })()
 	}
-	client := ctx // the request, its session, its stream
-	if !listen {  // a held stream ends on Close, with its result
-		var stop context.CancelFunc
-		ctx, stop = context.WithCancel(ctx)
-		defer stop()
-		defer context.AfterFunc(h.running, stop)()
+	if !listen { // a held stream ends on Close, with its result
+		defer context.AfterFunc(h.running, cancel)()
 	}
 
 	reply := h.e.Handle(ctx, es, in, sink)
-	if !listen && h.stoppedBy(reply.Msg) && client.Err() == nil {
+	if !listen && h.stoppedBy(reply.Msg) && !clientGone(r, ss, st) {
 		reply.Msg, reply.Status = shuttingDown(m.ID), http.StatusOK
 	}
 
@@ -615,6 +617,13 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 	h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
+}
+
+// clientGone reports whether the client's side of a request ended it:
+// the request itself, its session or its stream (a client too far
+// behind), rather than a shutdown alone (stoppedBy).
+func clientGone(r *http.Request, ss *session, st *stream) bool {
+	return r.Context().Err() != nil || (ss != nil && ss.ctx.Err() != nil) || st.cancelled()
 }
 
 // readBody reads a POST body, or answers why it could not. The body is
