@@ -322,11 +322,29 @@ func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonType // shared: net/http only reads it
-	h["Content-Length"] = []string{strconv.Itoa(n)}
+	h["Content-Length"] = contentLength(n)
 	w.WriteHeader(status)
 	for _, b := range parts {
 		w.Write(b)
 	}
+}
+
+// contentLengths are the Content-Length values of answers shorter than
+// its length, shared as jsonType is, each made when first used: most
+// answers are small, and the value was two allocations each.
+var contentLengths [4096]atomic.Pointer[[]string]
+
+// contentLength is the Content-Length value of an answer of n bytes.
+func contentLength(n int) []string {
+	if n < 0 || n >= len(contentLengths) {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&v)
+	return v
 }
 
 // ServeHTTP serves the MCP endpoint.
