@@ -137,9 +137,11 @@ type Handler struct {
 	closed   atomic.Bool
 	once     sync.Once
 
-	// running ends the requests in progress ShutdownGrace after Close.
+	// running ends the requests in progress ShutdownGrace after Close;
+	// a single POST's is cancelled through posts.
 	running     context.Context
 	stopRunning context.CancelFunc
+	posts       liveSet
 	grace       time.Duration
 }
 
@@ -220,8 +222,68 @@ func (h *Handler) Close() {
 		h.closed.Store(true)
 		h.stopHold()
 		h.sessions.close()
-		time.AfterFunc(h.grace, h.stopRunning)
+		time.AfterFunc(h.grace, func() {
+			h.stopRunning()
+			h.posts.cancelAll()
+		})
 	})
+}
+
+// liveSet is the single POSTs running, which a shutdown cancels once
+// ShutdownGrace has passed (Close): each one's stream, in one of a few
+// shards. A context.AfterFunc on running per request was two
+// allocations, and a lock every request in flight took twice.
+type liveSet struct {
+	next   atomic.Uint32
+	shards [liveShards]liveShard
+}
+
+const liveShards = 8
+
+type liveShard struct {
+	mu sync.Mutex
+	m  map[*stream]struct{}
+	_  [48]byte // a cache line of its own
+}
+
+// add records s, whose cancel ends its request, until the shard's remove;
+// a request added once running has ended is cancelled at once.
+func (l *liveSet) add(h *Handler, s *stream) *liveShard {
+	sh := &l.shards[l.next.Add(1)%liveShards]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = make(map[*stream]struct{})
+	}
+	sh.m[s] = struct{}{}
+	sh.mu.Unlock()
+	// Either cancelAll finds s, or it ran before the lock above, after
+	// stopRunning: then Err is seen here.
+	if h.running.Err() != nil {
+		s.cancel()
+	}
+	return sh
+}
+
+func (sh *liveShard) remove(s *stream) {
+	sh.mu.Lock()
+	delete(sh.m, s)
+	sh.mu.Unlock()
+}
+
+// cancelAll cancels every request recorded; running has ended.
+func (l *liveSet) cancelAll() {
+	var cancels []func()
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for s := range sh.m {
+			cancels = append(cancels, s.cancel)
+		}
+		sh.mu.Unlock()
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 // errClosing is the cause of the listens Close ends: mcpx ends them, so
@@ -609,7 +671,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer context.AfterFunc(h.hold, func() { end(errClosing) })()
 	}
 	if !listen { // a held stream ends on Close, with its result
-		defer context.AfterFunc(h.running, cancel)()
+		defer h.posts.add(h, st).remove(st)
 	}
 
 	reply := h.e.Handle(ctx, es, in, sink)
