@@ -111,9 +111,15 @@ type queued struct {
 }
 
 func newStream(h *Handler, w http.ResponseWriter, cancel func()) *stream {
-	s := &stream{h: h, w: w, cancel: cancel}
-	s.rc = *http.NewResponseController(w)
+	s := new(stream)
+	s.init(h, w, cancel)
 	return s
+}
+
+// init makes the zero stream s the one newStream returns.
+func (s *stream) init(h *Handler, w http.ResponseWriter, cancel func()) {
+	s.h, s.w, s.cancel = h, w, cancel
+	s.rc = *http.NewResponseController(w)
 }
 
 // reserve takes a stream slot ahead of start, for a response that will be

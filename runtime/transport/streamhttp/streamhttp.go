@@ -634,7 +634,12 @@ func (h *Handler) post(w *response, r *http.Request) {
 		ctx, cancel = context.WithCancel(r.Context())
 		defer cancel()
 	}
-	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
+	// The request's budget scope and its stream, allocated together.
+	pa := &struct {
+		sc budget.Scope
+		st stream
+	}{sc: budget.Scope{Context: ctx}}
+	sc := &pa.sc // large answers read for it count until it is answered
 	defer sc.Release()
 	ctx = sc
 	if ss != nil {
@@ -654,7 +659,8 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer h.leave()
 	}
 
-	st := newStream(h, w, cancel)
+	st := &pa.st
+	st.init(h, w, cancel)
 	defer st.end()
 	var sink edge.Sink
 	if acc.sse && !initialize { // an initialize response must carry the session id header
