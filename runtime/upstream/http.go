@@ -42,6 +42,13 @@ type httpConn struct {
 	// the requests that send it again (net/http only reads it).
 	version atomic.Pointer[[]string]
 
+	// tmpl and rt, when set, are how a POST is made and sent without
+	// net/http's Client on its first hop (outreq.go): tmpl is the
+	// request every POST copies (its URL parsed once), rt the Client's
+	// transport.
+	tmpl *http.Request
+	rt   http.RoundTripper
+
 	mu      sync.Mutex
 	session string
 	d       *edge.Dialect
@@ -71,6 +78,7 @@ func ownTransport() *http.Transport {
 
 func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
 	h := &httpConn{spec: spec, client: httpClient(spec), log: log, handler: handler, gone: make(chan struct{})}
+	h.tmpl, h.rt = directPost(h.client, spec.URL)
 	h.out = newOutbox(h.notify, noisy, spec.sendWait, spec.sendQueue)
 	return h, nil
 }
@@ -218,13 +226,13 @@ func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message, mcpName string)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.spec.URL, bytes.NewReader(body))
+	req, err := h.newPost(ctx, body)
 	if err != nil {
 		return nil, err
 	}
 	h.headers(req, m, mcpName)
 	tracing.InjectHeaders(ctx, req.Header) // W3C trace context: the call's span, as in _meta
-	resp, err := h.client.Do(req)
+	resp, err := h.do(req)
 	if err != nil {
 		return nil, err
 	}

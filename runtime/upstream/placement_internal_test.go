@@ -34,7 +34,7 @@ func TestQuestionPlacedBesideMcpxsOwnCalls(t *testing.T) {
 	} {
 		c := &Client{}
 		for id, ctx := range tc.calls {
-			c.inflight.Store(id, ctx)
+			c.inflight.Store(id, &callClock{caller: ctx})
 		}
 		got, _, why := c.askTarget(nil)
 		if got != tc.want {

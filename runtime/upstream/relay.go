@@ -86,7 +86,7 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 		// A person may be answering: the call's timeout does not run
 		// meanwhile (its longest extension still does), and starts
 		// again with the answer.
-		if k, ok := c.callClocks.Load(key); ok {
+		if k, ok := c.inflight.Load(key); ok {
 			k.(*callClock).pause()
 			defer k.(*callClock).resume()
 		}
@@ -117,8 +117,8 @@ func (c *Client) relay(cn conn, d *edge.Dialect, m *jsonrpc.Message, related jso
 // (its request id and context), or nil and why not.
 func (c *Client) askTarget(related json.RawMessage) (string, context.Context, string) {
 	if related != nil {
-		if ctx, ok := c.inflight.Load(string(related)); ok {
-			return string(related), ctx.(context.Context), ""
+		if k, ok := c.inflight.Load(string(related)); ok {
+			return string(related), k.(*callClock).caller, ""
 		}
 		return "", nil, "it came on the response stream of a call that is no longer running"
 	}
@@ -129,7 +129,7 @@ func (c *Client) askTarget(related json.RawMessage) (string, context.Context, st
 	// after a list change, say) have no one to ask, and must not make a
 	// client's question ambiguous.
 	c.inflight.Range(func(k, v any) bool {
-		if ctx := v.(context.Context); server.CanAsk(ctx) {
+		if ctx := v.(*callClock).caller; server.CanAsk(ctx) {
 			key, only, n = k.(string), ctx, n+1
 		}
 		return n < 2

@@ -277,10 +277,9 @@ func (f *follower) request(ctx context.Context, method string, params any, place
 	if placed {
 		cctx, clock := startClock(ctx, c.spec.Timeout)
 		defer clock.stop()
-		c.inflight.Store(string(id), f.tc.ctx)
+		clock.caller = f.tc.ctx
+		c.inflight.Store(string(id), clock)
 		defer c.inflight.Delete(string(id))
-		c.callClocks.Store(string(id), clock)
-		defer c.callClocks.Delete(string(id))
 		f.tc.setKey(string(id))
 		rctx, timedOut = cctx, func() *timeoutError { return clock.timedOut(c.spec.Name, method) }
 	} else {

@@ -149,14 +149,13 @@ type Client struct {
 	slots    chan struct{} // one per call in flight: Spec.MaxInFlight
 	tokens   sync.Map      // progress token string -> context.Context of the client request
 	clocks   sync.Map      // progress token string -> *callClock of the call
-	inflight sync.Map      // request id -> context.Context of the client request
+	inflight sync.Map      // request id -> *callClock of the call, its caller the client request's context
 	nextTok  atomic.Int64
 
 	// The upstream's questions to clients (relay.go).
 	relays       chan struct{} // one per question being relayed: maxRelays
 	elicits      completions   // URL-mode elicitations awaiting completion (complete.go)
 	rootsClients rootsClients  // the client sessions whose calls it served (roots.go)
-	callClocks   sync.Map      // request id -> *callClock of the call
 	res          resourceSubs  // the resources it follows (subscribe.go)
 	tasks        sync.Map      // upstream task id -> *taskCall following it (tasks.go)
 
@@ -527,14 +526,14 @@ func (c *Client) handle(cn conn, m *jsonrpc.Message, related json.RawMessage) {
 // running request that asked for logs; nil when no one request is it.
 func (c *Client) logTarget(related json.RawMessage) context.Context {
 	if related != nil {
-		if ctx, ok := c.inflight.Load(string(related)); ok {
-			return ctx.(context.Context)
+		if k, ok := c.inflight.Load(string(related)); ok {
+			return k.(*callClock).caller
 		}
 	}
 	var only context.Context
 	wanting := 0
 	c.inflight.Range(func(_, v any) bool {
-		if ctx := v.(context.Context); server.LogLevel(ctx) != "" {
+		if ctx := v.(*callClock).caller; server.LogLevel(ctx) != "" {
 			only, wanting = ctx, wanting+1
 		}
 		return wanting < 2
@@ -662,13 +661,12 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	defer release()
 	key := strconv.FormatInt(c.nextTok.Add(1), 10)
 	id := json.RawMessage(key)
-	var mapKey any = key // made an interface once for the four uses
-	c.inflight.Store(mapKey, ctx)
-	c.callClocks.Store(mapKey, clock) // paused while the upstream's question waits (relay.go)
+	var mapKey any = key // made an interface once for both uses
+	clock.caller = ctx
+	c.inflight.Store(mapKey, clock) // its clock paused while the upstream's question waits (relay.go)
 	defer func() {
 		if !parked {
 			c.inflight.Delete(mapKey)
-			c.callClocks.Delete(mapKey)
 		}
 	}()
 	resp, err := cn.roundTrip(cctx, jsonrpc.Request(id, method, raw), mirroredName(params))
@@ -729,7 +727,6 @@ func (c *Client) parkedFollow(ctx context.Context, cn conn, d *edge.Dialect, met
 				c.clocks.Delete(string(token))
 			}
 			c.inflight.Delete(string(id))
-			c.callClocks.Delete(string(id))
 			ends.end(pctx, err) // not ended by the client's request, as the call's outcome
 		}()
 		if pg, _ := ctx.Value(progressGuardKey{}).(*progressGuard); pg != nil {
@@ -788,6 +785,8 @@ type callClock struct {
 	timeout time.Duration
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+	cc      clockCtx        // the call's context, returned by startClock (one allocation with the clock)
+	caller  context.Context // the client request's, when in Client.inflight
 	// timer fires at due: the timeout, or the maximum when that comes
 	// first or a question holds the timeout (one timer for both: each
 	// is a timer's start and stop on every call).
@@ -810,8 +809,9 @@ func startClock(ctx context.Context, timeout time.Duration) (context.Context, *c
 	cctx, cancel := context.WithCancelCause(ctx)
 	now := time.Now()
 	k := &callClock{timeout: timeout, ctx: cctx, cancel: cancel, due: now.Add(timeout), end: now.Add(maxProgressExtension * timeout)}
+	k.cc = clockCtx{cctx, k}
 	k.timer = time.AfterFunc(timeout, k.fire)
-	return clockCtx{cctx, k}, k
+	return &k.cc, k
 }
 
 // fire ends the call: at the maximum, when due had reached it (progress
@@ -846,7 +846,7 @@ type clockCtx struct {
 	k *callClock
 }
 
-func (c clockCtx) Deadline() (time.Time, bool) {
+func (c *clockCtx) Deadline() (time.Time, bool) {
 	c.k.mu.Lock()
 	due := c.k.due
 	c.k.mu.Unlock()

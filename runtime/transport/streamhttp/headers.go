@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
-	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 )
 
@@ -162,18 +161,6 @@ type peek struct {
 	Arguments json.RawMessage            `json:"arguments"`
 
 	read bool // the params decoded as an object: Meta is all of their _meta
-}
-
-func readPeek(params json.RawMessage) *peek {
-	p := new(peek)
-	if len(params) > 0 && params[0] == '{' {
-		// What does not fit stays empty and read false; the edge then
-		// reads the params itself and reports what is wrong.
-		// Shared: its arguments and _meta stay in the body's buffer
-		// (a 64 kB arguments member was copied here for a look).
-		p.read = mcpjson.UnmarshalShared(params, p) == nil
-	}
-	return p
 }
 
 // edgeMeta is the _meta to hand the edge: nil when the params did not

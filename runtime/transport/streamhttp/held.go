@@ -60,7 +60,7 @@ func (s *stream) takeOver(r *http.Request) bool {
 	}
 	// The ResponseWriter holds net/http's connection, its buffers and the
 	// parsed request: let go, they are what a held stream need not keep.
-	s.raw, s.w, s.rc = conn, nil, nil
+	s.raw, s.w, s.rc = conn, nil, http.ResponseController{}
 	return true
 }
 

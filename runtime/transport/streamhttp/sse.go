@@ -45,8 +45,8 @@ const StreamBehind = 8
 type stream struct {
 	h      *Handler
 	w      http.ResponseWriter
-	rc     *http.ResponseController
-	cancel func() // ends the request whose response this is; may be nil
+	rc     http.ResponseController // part of the stream: one allocation less
+	cancel func()                  // ends the request whose response this is; may be nil
 
 	mu      sync.Mutex
 	started bool          // the SSE response has begun
@@ -64,6 +64,7 @@ type stream struct {
 	first   chan struct{} // closed once the first event is written (firstEvent)
 	wrote   bool          // the first event is written
 	raw     net.Conn      // the connection, once taken over (held.go)
+	gone    bool          // a failed write cancelled the request (ok)
 	// lastOnConn: the response is the connection's last (a listen's that
 	// may be taken over, held.go); set before the stream starts.
 	lastOnConn bool
@@ -94,6 +95,14 @@ func (s *stream) written() {
 	}
 }
 
+// cancelled reports whether a failed write cancelled the stream's
+// request.
+func (s *stream) cancelled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone
+}
+
 // queued is one notification waiting: its event, and its progress token
 // when it is a progress notification.
 type queued struct {
@@ -102,7 +111,15 @@ type queued struct {
 }
 
 func newStream(h *Handler, w http.ResponseWriter, cancel func()) *stream {
-	return &stream{h: h, w: w, rc: http.NewResponseController(w), cancel: cancel}
+	s := new(stream)
+	s.init(h, w, cancel)
+	return s
+}
+
+// init makes the zero stream s the one newStream returns.
+func (s *stream) init(h *Handler, w http.ResponseWriter, cancel func()) {
+	s.h, s.w, s.cancel = h, w, cancel
+	s.rc = *http.NewResponseController(w)
 }
 
 // reserve takes a stream slot ahead of start, for a response that will be
@@ -325,6 +342,7 @@ func (s *stream) ok(err error) bool {
 	}
 	s.mu.Lock()
 	s.closed = true
+	s.gone = s.gone || s.cancel != nil
 	s.queue, s.last, s.beat = nil, nil, false
 	s.mu.Unlock()
 	s.h.log.Info("an SSE stream was ended: its client did not take a write in time, or left", "timeout", s.h.writeTimeout, "err", err)

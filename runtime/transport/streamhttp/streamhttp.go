@@ -137,9 +137,11 @@ type Handler struct {
 	closed   atomic.Bool
 	once     sync.Once
 
-	// running ends the requests in progress ShutdownGrace after Close.
+	// running ends the requests in progress ShutdownGrace after Close;
+	// a single POST's is cancelled through posts.
 	running     context.Context
 	stopRunning context.CancelFunc
+	posts       liveSet
 	grace       time.Duration
 }
 
@@ -220,8 +222,68 @@ func (h *Handler) Close() {
 		h.closed.Store(true)
 		h.stopHold()
 		h.sessions.close()
-		time.AfterFunc(h.grace, h.stopRunning)
+		time.AfterFunc(h.grace, func() {
+			h.stopRunning()
+			h.posts.cancelAll()
+		})
 	})
+}
+
+// liveSet is the single POSTs running, which a shutdown cancels once
+// ShutdownGrace has passed (Close): each one's stream, in one of a few
+// shards. A context.AfterFunc on running per request was two
+// allocations, and a lock every request in flight took twice.
+type liveSet struct {
+	next   atomic.Uint32
+	shards [liveShards]liveShard
+}
+
+const liveShards = 8
+
+type liveShard struct {
+	mu sync.Mutex
+	m  map[*stream]struct{}
+	_  [48]byte // a cache line of its own
+}
+
+// add records s, whose cancel ends its request, until the shard's remove;
+// a request added once running has ended is cancelled at once.
+func (l *liveSet) add(h *Handler, s *stream) *liveShard {
+	sh := &l.shards[l.next.Add(1)%liveShards]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = make(map[*stream]struct{})
+	}
+	sh.m[s] = struct{}{}
+	sh.mu.Unlock()
+	// Either cancelAll finds s, or it ran before the lock above, after
+	// stopRunning: then Err is seen here.
+	if h.running.Err() != nil {
+		s.cancel()
+	}
+	return sh
+}
+
+func (sh *liveShard) remove(s *stream) {
+	sh.mu.Lock()
+	delete(sh.m, s)
+	sh.mu.Unlock()
+}
+
+// cancelAll cancels every request recorded; running has ended.
+func (l *liveSet) cancelAll() {
+	var cancels []func()
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for s := range sh.m {
+			cancels = append(cancels, s.cancel)
+		}
+		sh.mu.Unlock()
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 // errClosing is the cause of the listens Close ends: mcpx ends them, so
@@ -322,11 +384,29 @@ func writeBody(w http.ResponseWriter, status int, parts ...[]byte) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonType // shared: net/http only reads it
-	h["Content-Length"] = []string{strconv.Itoa(n)}
+	h["Content-Length"] = contentLength(n)
 	w.WriteHeader(status)
 	for _, b := range parts {
 		w.Write(b)
 	}
+}
+
+// contentLengths are the Content-Length values of answers shorter than
+// its length, shared as jsonType is, each made when first used: most
+// answers are small, and the value was two allocations each.
+var contentLengths [4096]atomic.Pointer[[]string]
+
+// contentLength is the Content-Length value of an answer of n bytes.
+func contentLength(n int) []string {
+	if n < 0 || n >= len(contentLengths) {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&v)
+	return v
 }
 
 // ServeHTTP serves the MCP endpoint.
@@ -535,8 +615,11 @@ func (h *Handler) post(w *response, r *http.Request) {
 		h.serveListen(w, r, acc, es, in) // held.go
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	// One context for the request: its client's side (the request, the
+	// session, the stream: cancel) and a shutdown (h.running, below) end
+	// it; which one did is read from them (clientGone).
+	var ctx context.Context
+	var cancel context.CancelFunc
 	var end context.CancelCauseFunc // a listen's
 	if listen {
 		// A listen's end says who ended it (edge/listen.go): its client
@@ -547,8 +630,16 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer end(nil)
 		defer context.AfterFunc(r.Context(), func() { end(edge.ErrClientGone) })()
 		cancel = func() { end(edge.ErrClientGone) }
+	} else {
+		ctx, cancel = context.WithCancel(r.Context())
+		defer cancel()
 	}
-	sc := budget.WithScope(ctx) // large answers read for it count until it is answered
+	// The request's budget scope and its stream, allocated together.
+	pa := &struct {
+		sc budget.Scope
+		st stream
+	}{sc: budget.Scope{Context: ctx}}
+	sc := &pa.sc // large answers read for it count until it is answered
 	defer sc.Release()
 	ctx = sc
 	if ss != nil {
@@ -568,7 +659,8 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer h.leave()
 	}
 
-	st := newStream(h, w, cancel)
+	st := &pa.st
+	st.init(h, w, cancel)
 	defer st.end()
 	var sink edge.Sink
 	if acc.sse && !initialize { // an initialize response must carry the session id header
@@ -584,16 +676,12 @@ func (h *Handler) post(w *response, r *http.Request) {
 		}
 		defer context.AfterFunc(h.hold, func() { end(errClosing) })()
 	}
-	client := ctx // the request, its session, its stream
-	if !listen {  // a held stream ends on Close, with its result
-		var stop context.CancelFunc
-		ctx, stop = context.WithCancel(ctx)
-		defer stop()
-		defer context.AfterFunc(h.running, stop)()
+	if !listen { // a held stream ends on Close, with its result
+		defer h.posts.add(h, st).remove(st)
 	}
 
 	reply := h.e.Handle(ctx, es, in, sink)
-	if !listen && h.stoppedBy(reply.Msg) && client.Err() == nil {
+	if !listen && h.stoppedBy(reply.Msg) && !clientGone(r, ss, st) {
 		reply.Msg, reply.Status = shuttingDown(m.ID), http.StatusOK
 	}
 
@@ -615,6 +703,13 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 	h.answer(w, st, acc, reply.Msg, statusOr(reply.Status, http.StatusOK))
+}
+
+// clientGone reports whether the client's side of a request ended it:
+// the request itself, its session or its stream (a client too far
+// behind), rather than a shutdown alone (stoppedBy).
+func clientGone(r *http.Request, ss *session, st *stream) bool {
+	return r.Context().Err() != nil || (ss != nil && ss.ctx.Err() != nil) || st.cancelled()
 }
 
 // readBody reads a POST body, or answers why it could not. The body is

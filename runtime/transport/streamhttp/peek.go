@@ -1,0 +1,169 @@
+package streamhttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+)
+
+// peekDecoder reads a request's params for readPeek, kept in a pool: the
+// decoder is reset on the params themselves (a bytes.Buffer over them,
+// which it parses in place), so every raw value it returns is a slice of
+// them, as mcpjson.UnmarshalShared's are.
+type peekDecoder struct {
+	dec jsontext.Decoder
+	buf bytes.Buffer
+}
+
+var peekDecoders = sync.Pool{New: func() any { return new(peekDecoder) }}
+
+// readPeek reads what the transport needs of a request's params (peek)
+// with a decoder of JSON tokens: the members it names, each the raw
+// value, and _meta, a map of raw values; every other member is skipped,
+// checked as it is. What does not fit stays empty and read false; the
+// edge then reads the params itself and reports what is wrong.
+//
+// It reads what mcpjson.UnmarshalShared into a peek reads
+// (TestReadPeekIsUnmarshal, FuzzReadPeek: the same members, also when
+// the params do not fit), in half the time (BenchmarkReadPeek): the JSON
+// library's struct and map decoding, a call of the raw values'
+// unmarshaler for each member, cost more than the edge's own decoding of
+// the params into their revision's types.
+func readPeek(params json.RawMessage) *peek {
+	p := new(peek)
+	if len(params) > 0 && params[0] == '{' {
+		pd := peekDecoders.Get().(*peekDecoder)
+		pd.buf = *bytes.NewBuffer(params)
+		pd.dec.Reset(&pd.buf)
+		p.read = p.decode(&pd.dec)
+		pd.buf = bytes.Buffer{} // the params are not kept
+		pd.dec.Reset(&pd.buf)
+		peekDecoders.Put(pd)
+	}
+	return p
+}
+
+// decode reads the params' object into p; it reports whether they were
+// read whole, without error.
+func (p *peek) decode(dec *jsontext.Decoder) bool {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	var name [64]byte // a member's unquoted name, when it has escapes
+	for dec.PeekKind() != '}' {
+		raw, err := dec.ReadValue() // the member's name
+		if err != nil {
+			return false
+		}
+		n, ok := unquoted(name[:0], raw)
+		if !ok {
+			if err := dec.SkipValue(); err != nil {
+				return false
+			}
+			continue
+		}
+		var field *json.RawMessage
+		switch string(n) {
+		case "_meta":
+			if !p.decodeMeta(dec) {
+				return false
+			}
+			continue
+		case "name":
+			field = &p.Name
+		case "uri":
+			field = &p.URI
+		case "taskId":
+			field = &p.TaskID
+		case "arguments":
+			field = &p.Arguments
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return false
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		*field = json.RawMessage(v)
+	}
+	if _, err := dec.ReadToken(); err != nil { // '}'
+		return false
+	}
+	_, err := dec.ReadToken()
+	return err == io.EOF // nothing after the object
+}
+
+// decodeMeta reads _meta's value into p.Meta: null leaves it nil, an
+// object is a map of its members' raw values, anything else fails.
+func (p *peek) decodeMeta(dec *jsontext.Decoder) bool {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadValue()
+		p.Meta = nil
+		return err == nil
+	case '{':
+	default:
+		return false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	if p.Meta == nil {
+		p.Meta = make(map[string]json.RawMessage)
+	}
+	var name [64]byte // a member's unquoted name, when it has escapes
+	for dec.PeekKind() != '}' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		key, ok := unquoted(name[:0], raw)
+		if !ok {
+			return false
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		p.Meta[metaKey(key)] = json.RawMessage(v)
+	}
+	_, err := dec.ReadToken() // '}'
+	return err == nil
+}
+
+// metaKey is the _meta key k as a string: the reserved keys every
+// 2026-07-28 request has (and the progress token's) are the constants,
+// not a string made for each request.
+func metaKey(k []byte) string {
+	switch string(k) {
+	case mcp.MetaKeyProtocolVersion:
+		return mcp.MetaKeyProtocolVersion
+	case mcp.MetaKeyClientCapabilities:
+		return mcp.MetaKeyClientCapabilities
+	case mcp.MetaKeyLogLevel:
+		return mcp.MetaKeyLogLevel
+	case mcp.MetaKeyClientInfo:
+		return mcp.MetaKeyClientInfo
+	case "progressToken":
+		return "progressToken"
+	}
+	return string(k)
+}
+
+// unquoted is the JSON string raw (a member's name) unquoted: a slice
+// of raw when it has no escapes, else unquoted into buf.
+func unquoted(buf []byte, raw []byte) ([]byte, bool) {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], true
+	}
+	n, err := jsontext.AppendUnquote(buf, raw)
+	return n, err == nil
+}
