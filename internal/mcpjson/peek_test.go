@@ -6,7 +6,9 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/mcpx-dev/mcpx/generated/convert"
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
 	v20251125 "github.com/mcpx-dev/mcpx/generated/wire/v20251125"
 	v20260728 "github.com/mcpx-dev/mcpx/generated/wire/v20260728"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -134,4 +136,52 @@ func TestUnionOnePassErrors(t *testing.T) {
 			t.Errorf("%s: %s; want %s", in, got, want)
 		}
 	}
+}
+
+// TestEveryUnionOnePass runs TestUnionOnePass's comparison over every
+// union of every revision and of the hub: each variant's tag as the
+// discriminator first and last, beside members of several variants'.
+func TestEveryUnionOnePass(t *testing.T) {
+	type union interface {
+		UnmarshalJSON([]byte) error
+		UnmarshalJSONFrom(*mcpjson.Decoder) error
+	}
+	const members = `"text":"a \"b\"","data":"aGk=","mimeType":"x/y","uri":"file:///a","name":"n","message":"m",` +
+		`"requestedSchema":{"type":"object","properties":{}},"url":"https://x","elicitationId":"e","resource":{"uri":"file:///b","text":"b"},` +
+		`"id":"i","input":{},"toolUseId":"u","content":[{"type":"text","text":"c"}],"_meta":{"k":[1]}`
+	n := 0
+	for _, tab := range revision.Tables {
+		for _, ty := range tab.Types {
+			mk := func() any { return convert.New(tab.Revision, ty.Name) }
+			for _, hub := range []bool{false, true} {
+				if hub {
+					mk = func() any { return mcp.New(ty.Name) }
+				}
+				if _, ok := mk().(union); !ok {
+					continue
+				}
+				n++
+				ins := append([]string{}, unionCases...)
+				for _, tag := range ty.Variants {
+					for _, disc := range []string{"type", "mode"} {
+						ins = append(ins, `{"`+disc+`":"`+tag+`",`+members+`}`, `{`+members+`,"`+disc+`":"`+tag+`"}`)
+					}
+				}
+				for _, in := range ins {
+					old, one := mk().(union), mk().(union)
+					errOld := old.UnmarshalJSON([]byte(in))
+					errOne := mcpjson.Unmarshal([]byte(in), one)
+					if (errOld == nil) != (errOne == nil) {
+						t.Errorf("%s %s (hub %v) %s: UnmarshalJSON: %v; one pass: %v", tab.Revision, ty.Name, hub, in, errOld, errOne)
+					} else if errOld == nil && !reflect.DeepEqual(old, one) {
+						t.Errorf("%s %s (hub %v) %s: UnmarshalJSON %#v; one pass %#v", tab.Revision, ty.Name, hub, in, old, one)
+					}
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("%d unions checked: the tables name fewer than expected", n)
+	}
+	t.Logf("%d unions", n)
 }
