@@ -25,9 +25,11 @@ type Message struct {
 
 	buf Freer // what Result lives in, given back by Free (owned.go)
 
-	// read is the Params that Decode read (validated), to tell them from
-	// bytes put there since, in m or in a copy of it.
-	read json.RawMessage
+	// read is where the Params that Decode read (validated) begin, to
+	// tell them from bytes put there since, in m or in a copy of it (a
+	// pointer, not the slice: a Message of 136 bytes is in the 144-byte
+	// size class, one of 152 in the 160-byte one; it was 128).
+	read *byte
 }
 
 // ParamsDecoded reports whether m's Params are those [Decode] read, and
@@ -36,7 +38,7 @@ type Message struct {
 // anything. A decoder may then skip what was read already
 // (mcpjson.UnmarshalRead).
 func (m *Message) ParamsDecoded() bool {
-	return m != nil && len(m.Params) > 0 && len(m.Params) == len(m.read) && unsafe.SliceData(m.Params) == unsafe.SliceData(m.read)
+	return m != nil && len(m.Params) > 0 && unsafe.SliceData(m.Params) == m.read
 }
 
 // IsRequest reports whether m expects a response.
@@ -196,7 +198,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 		// What decoding it into a string said (before it was kept raw).
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}
-	m := &Message{JSONRPC: "2.0", Params: json.RawMessage(w.Params), Result: json.RawMessage(w.Result), read: json.RawMessage(w.Params)}
+	m := &Message{JSONRPC: "2.0", Params: json.RawMessage(w.Params), Result: json.RawMessage(w.Result), read: unsafe.SliceData(w.Params)}
 	invalid := func(msg string) (*Message, *Error) { return m, &Error{Code: InvalidRequest, Message: msg} }
 	if w.ID != nil && (w.ID[0] == '"' || w.ID[0] == '-' || w.ID[0] >= '0' && w.ID[0] <= '9') {
 		m.ID = json.RawMessage(w.ID) // so that an invalid request's error can carry its id

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
@@ -216,5 +217,13 @@ func TestParamsDecoded(t *testing.T) {
 	msgs, _, _ = Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), false)
 	if msgs[0].ParamsDecoded() {
 		t.Error("no params: decoded")
+	}
+}
+
+// TestMessageSize: a message is at most 144 bytes, its size class (ParamsDecoded's
+// mark is a pointer).
+func TestMessageSize(t *testing.T) {
+	if n := unsafe.Sizeof(Message{}); n > 144 {
+		t.Errorf("a Message is %d bytes, more than 144", n)
 	}
 }
