@@ -3,6 +3,7 @@ package bench
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -84,7 +85,11 @@ func workPaths(tb testing.TB, u gatewayUpstream) []workPath {
 // pathsVia are the upstream's handler, and mcpx in front of it, each
 // reached through the RoundTripper via makes of it.
 func pathsVia(tb testing.TB, u gatewayUpstream, via func(http.Handler) http.RoundTripper) []workPath {
-	up := via(u.handler())
+	uh := u.handler()
+	if os.Getenv("MCPX_BENCH_LABELS") != "" { // pprof labels, for -tagfocus=role=gateway (a request copy each)
+		uh = labeled("upstream", uh)
+	}
+	up := via(uh)
 	g := gateway.New(discardLog())
 	tb.Cleanup(func() { g.Close() })
 	info := mcp.Implementation{Name: "mcpx", Version: "bench"}
@@ -94,7 +99,11 @@ func pathsVia(tb testing.TB, u gatewayUpstream, via func(http.Handler) http.Roun
 	}
 	gw := streamhttp.New(&edge.Edge{Server: &server.Server{NS: g, Info: info}, Log: discardLog()}, streamhttp.Options{Logger: discardLog()})
 	tb.Cleanup(gw.Close)
-	return []workPath{{"direct", "echo", up}, {"gateway", "up__echo", via(gw)}}
+	var gh http.Handler = gw
+	if os.Getenv("MCPX_BENCH_LABELS") != "" {
+		gh = labeled("gateway", gh)
+	}
+	return []workPath{{"direct", "echo", up}, {"gateway", "up__echo", via(gh)}}
 }
 
 // inMemory is a RoundTripper that serves each request with h, in the

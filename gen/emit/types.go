@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -158,7 +159,12 @@ func (w *typeWriter) constant(t *model.Type) {
 	)
 	w.f.Line()
 	w.f.Comment("UnmarshalJSON accepts only " + lit + ".")
+	plain, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
 	w.f.Func().Params(jen.Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.If(jen.String().Parens(jen.Id("b")).Op("==").Lit(string(plain))).Block(jen.Return(jen.Nil())), // as sent, read on every message
 		jen.Var().Id("s").String(),
 		jen.If(jen.Err().Op(":=").Qual(decodePath, "Unmarshal").Call(jen.Id("b"), jen.Op("&").Id("s")), jen.Err().Op("!=").Nil().Op("||").Id("s").Op("!=").Lit(v)).Block(
 			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("want "+lit+", got %s"), jen.Id("b"))),
@@ -313,5 +319,59 @@ func (w *typeWriter) unmarshal(t *model.Type, iface, pkgName string) {
 	)
 	w.f.Comment("UnmarshalJSON decodes whichever variant b holds.")
 	w.f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(body...)
+	w.f.Line()
+	w.unmarshalFrom(t, iface, pkgName, objs)
+}
+
+// unmarshalFrom writes UnmarshalJSONFrom, the one-pass decoding of an
+// object variant (mcpjson.Unmarshal and UnmarshalShared call it before
+// UnmarshalJSON): when the variant is certain from a look at the unread
+// input (the only object variant; the discriminator, spelled plainly, of
+// one of the variants), it is decoded by the caller's own decoder,
+// instead of the value being read, probed and decoded again. Anything
+// else (an array, no or an unknown discriminator, an escape in a name)
+// returns errors.ErrUnsupported, which makes the decoder call
+// UnmarshalJSON: the same value and the same errors as before.
+func (w *typeWriter) unmarshalFrom(t *model.Type, iface, pkgName string, objs []*model.Variant) {
+	unsupported := jen.Return(jen.Qual("errors", "ErrUnsupported"))
+	var body []jen.Code
+	switch {
+	case len(objs) == 1:
+		body = append(body,
+			jen.If(jen.Id("dec").Dot("PeekKind").Call().Op("!=").LitRune('{')).Block(unsupported),
+			jen.Id("v").Op(":=").New(jen.Id(objs[0].Type.Name)),
+		)
+	case t.Disc != "":
+		var cases []jen.Code
+		for _, v := range objs {
+			tag, err := json.Marshal(v.Tag)
+			if err != nil {
+				panic(err)
+			}
+			cases = append(cases, jen.Case(jen.Lit(string(tag))).Block(jen.Id("v").Op("=").New(jen.Id(v.Type.Name))))
+		}
+		cases = append(cases, jen.Default().Block(unsupported))
+		body = append(body,
+			jen.Var().Id("v").Id(iface),
+			jen.List(jen.Id("disc"), jen.Id("ok")).Op(":=").Qual(decodePath, "PeekMember").Call(jen.Id("dec"), jen.Lit(t.Disc)),
+			jen.If(jen.Op("!").Id("ok")).Block(unsupported),
+			jen.Switch(jen.String().Parens(jen.Id("disc"))).Block(cases...),
+		)
+	default:
+		return
+	}
+	// The decoder's error as it is: it names the member's place in the
+	// whole value ("/content/0/text: expected a string"), and a syntax
+	// error stays one.
+	body = append(body,
+		jen.If(jen.Err().Op(":=").Qual(decodePath, "UnmarshalDecode").Call(jen.Id("dec"), jen.Id("v")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Err()),
+		),
+		jen.Id("u").Dot("Value").Op("=").Id("v"),
+		jen.Return(jen.Nil()),
+	)
+	w.f.Comment("UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain")
+	w.f.Comment("before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.")
+	w.f.Func().Params(jen.Id("u").Op("*").Id(t.Name)).Id("UnmarshalJSONFrom").Params(jen.Id("dec").Op("*").Qual(decodePath, "Decoder")).Error().Block(body...)
 	w.f.Line()
 }

@@ -464,6 +464,29 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CompleteRequestParamsRef) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CompleteRequestParamsRefValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"ref/prompt\"":
+		v = new(PromptReference)
+	case "\"ref/resource\"":
+		v = new(ResourceTemplateReference)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // CompleteResult is the result returned by the server for a completion/complete request.
 //
 // Schema: #/$defs/CompleteResult.
@@ -516,6 +539,9 @@ func (ConstArray) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "array".
 func (*ConstArray) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"array\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "array" {
 		return fmt.Errorf("want \"array\", got %s", b)
@@ -534,6 +560,9 @@ func (ConstAudio) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "audio".
 func (*ConstAudio) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"audio\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "audio" {
 		return fmt.Errorf("want \"audio\", got %s", b)
@@ -552,6 +581,9 @@ func (ConstBoolean) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "boolean".
 func (*ConstBoolean) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"boolean\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "boolean" {
 		return fmt.Errorf("want \"boolean\", got %s", b)
@@ -570,6 +602,9 @@ func (ConstCancelled) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "cancelled".
 func (*ConstCancelled) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"cancelled\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "cancelled" {
 		return fmt.Errorf("want \"cancelled\", got %s", b)
@@ -588,6 +623,9 @@ func (ConstCompleted) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "completed".
 func (*ConstCompleted) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"completed\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "completed" {
 		return fmt.Errorf("want \"completed\", got %s", b)
@@ -606,6 +644,9 @@ func (ConstElicitationCreate) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "elicitation/create".
 func (*ConstElicitationCreate) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"elicitation/create\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "elicitation/create" {
 		return fmt.Errorf("want \"elicitation/create\", got %s", b)
@@ -624,6 +665,9 @@ func (ConstFailed) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "failed".
 func (*ConstFailed) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"failed\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "failed" {
 		return fmt.Errorf("want \"failed\", got %s", b)
@@ -642,6 +686,9 @@ func (ConstForm) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "form".
 func (*ConstForm) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"form\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "form" {
 		return fmt.Errorf("want \"form\", got %s", b)
@@ -660,6 +707,9 @@ func (ConstImage) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "image".
 func (*ConstImage) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"image\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "image" {
 		return fmt.Errorf("want \"image\", got %s", b)
@@ -678,6 +728,9 @@ func (ConstInputRequired) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "input_required".
 func (*ConstInputRequired) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"input_required\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "input_required" {
 		return fmt.Errorf("want \"input_required\", got %s", b)
@@ -696,6 +749,9 @@ func (ConstRefPrompt) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "ref/prompt".
 func (*ConstRefPrompt) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"ref/prompt\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "ref/prompt" {
 		return fmt.Errorf("want \"ref/prompt\", got %s", b)
@@ -714,6 +770,9 @@ func (ConstRefResource) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "ref/resource".
 func (*ConstRefResource) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"ref/resource\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "ref/resource" {
 		return fmt.Errorf("want \"ref/resource\", got %s", b)
@@ -732,6 +791,9 @@ func (ConstResource) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "resource".
 func (*ConstResource) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"resource\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "resource" {
 		return fmt.Errorf("want \"resource\", got %s", b)
@@ -750,6 +812,9 @@ func (ConstResourceLink) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "resource_link".
 func (*ConstResourceLink) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"resource_link\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "resource_link" {
 		return fmt.Errorf("want \"resource_link\", got %s", b)
@@ -768,6 +833,9 @@ func (ConstRootsList) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "roots/list".
 func (*ConstRootsList) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"roots/list\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "roots/list" {
 		return fmt.Errorf("want \"roots/list\", got %s", b)
@@ -786,6 +854,9 @@ func (ConstSamplingCreateMessage) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "sampling/createMessage".
 func (*ConstSamplingCreateMessage) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"sampling/createMessage\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "sampling/createMessage" {
 		return fmt.Errorf("want \"sampling/createMessage\", got %s", b)
@@ -804,6 +875,9 @@ func (ConstString) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "string".
 func (*ConstString) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"string\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "string" {
 		return fmt.Errorf("want \"string\", got %s", b)
@@ -822,6 +896,9 @@ func (ConstText) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "text".
 func (*ConstText) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"text\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "text" {
 		return fmt.Errorf("want \"text\", got %s", b)
@@ -840,6 +917,9 @@ func (ConstToolResult) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "tool_result".
 func (*ConstToolResult) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"tool_result\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "tool_result" {
 		return fmt.Errorf("want \"tool_result\", got %s", b)
@@ -858,6 +938,9 @@ func (ConstToolUse) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "tool_use".
 func (*ConstToolUse) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"tool_use\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "tool_use" {
 		return fmt.Errorf("want \"tool_use\", got %s", b)
@@ -876,6 +959,9 @@ func (ConstURL) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "url".
 func (*ConstURL) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"url\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "url" {
 		return fmt.Errorf("want \"url\", got %s", b)
@@ -894,6 +980,9 @@ func (ConstWorking) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts only "working".
 func (*ConstWorking) UnmarshalJSON(b []byte) error {
+	if string(b) == "\"working\"" {
+		return nil
+	}
 	var s string
 	if err := mcpjson.Unmarshal(b, &s); err != nil || s != "working" {
 		return fmt.Errorf("want \"working\", got %s", b)
@@ -961,6 +1050,35 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.ContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"resource_link\"":
+		v = new(ResourceLink)
+	case "\"resource\"":
+		v = new(EmbeddedResource)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1123,6 +1241,35 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.CreateMessageResultContent: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CreateMessageResultContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CreateMessageResultContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1297,6 +1444,29 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.ElicitRequestParams: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ElicitRequestParams) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ElicitRequestParamsValue
+	disc, ok := mcpjson.PeekMember(dec, "mode")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"form\"":
+		v = new(ElicitRequestFormParams)
+	case "\"url\"":
+		v = new(ElicitRequestURLParams)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1772,6 +1942,31 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.InputRequest: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *InputRequest) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v InputRequestValue
+	disc, ok := mcpjson.PeekMember(dec, "method")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"sampling/createMessage\"":
+		v = new(CreateMessageRequest)
+	case "\"roots/list\"":
+		v = new(ListRootsRequest)
+	case "\"elicitation/create\"":
+		v = new(ElicitRequest)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -2794,6 +2989,35 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // Schema: #/$defs/SamplingMessageContentBlock. Since 2025-11-25.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ToolUseContent, *ToolResultContent.
 type SamplingMessageContentBlock struct {
@@ -2854,6 +3078,35 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("mcp.SamplingMessageContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil

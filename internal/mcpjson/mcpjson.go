@@ -81,13 +81,53 @@ var longString = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) e
 		*s = string(body) // no escape: one copy either way
 		return nil
 	}
-	b, err := jsontext.AppendUnquote(make([]byte, 0, len(val)), val) // it asks for len(val)
-	if err != nil {
-		return err
+	b, ok := unquoteValid(make([]byte, 0, len(val)), body)
+	if !ok {
+		var err error
+		if b, err = jsontext.AppendUnquote(b[:0], val); err != nil { // it asks for len(val)
+			return err
+		}
 	}
 	*s = unsafe.String(unsafe.SliceData(b), len(b)) // b is referenced by nothing else
 	return nil
 })
+
+// unquoteValid appends to dst the string whose quoted body (between its
+// quotes) is body, which the decoder has read, and so validated: its
+// UTF-8 and its escapes are sound. The text between escapes is copied as
+// it is (memmove, found by bytes.IndexByte) instead of byte by byte with
+// its UTF-8 checked once more, as jsontext.AppendUnquote does. A \u
+// escape (surrogates, invalid ones) is not its to judge: ok is false, and
+// the caller unquotes the whole string the decoder's way.
+func unquoteValid(dst, body []byte) (_ []byte, ok bool) {
+	for {
+		i := bytes.IndexByte(body, '\\')
+		if i < 0 {
+			return append(dst, body...), true
+		}
+		dst = append(dst, body[:i]...)
+		if i+1 >= len(body) {
+			return dst, false
+		}
+		switch c := body[i+1]; c {
+		case '"', '\\', '/':
+			dst = append(dst, c)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		default:
+			return dst, false
+		}
+		body = body[i+2:]
+	}
+}
 
 // long reports whether the string at the start of rest (after the
 // separator and whitespace before it) is at least longStringMin bytes

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type longHolder struct {
@@ -101,5 +102,41 @@ func oneCopy(t *testing.T, in []byte) {
 	runtime.ReadMemStats(&after)
 	if n, size := after.TotalAlloc-before.TotalAlloc, uint64(len(v.Text)); n > size+size/2 {
 		t.Errorf("decoding a string of %d bytes allocated %d bytes, want one copy", size, n)
+	}
+}
+
+// TestUnquoteValid: the string is jsontext.AppendUnquote's for every
+// escape but \u, which is left to it.
+func TestUnquoteValid(t *testing.T) {
+	for _, body := range []string{
+		``, `plain`, `{\"text\":\"x\"}`, `a\\b\/c\bd\fe\nf\rg\th`, `\\\\\"`, `é 😀 \n`, strings.Repeat(`line\n`, 300),
+	} {
+		want, err := jsontext.AppendUnquote(nil, `"`+body+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := unquoteValid([]byte("pre"), []byte(body))
+		if !ok || string(got) != "pre"+string(want) {
+			t.Errorf("%q: %q, %v; want %q", body, got, ok, want)
+		}
+	}
+	for _, body := range []string{`\u00e9`, `a\ud83d\ude00`, `x\`} {
+		if _, ok := unquoteValid(nil, []byte(body)); ok {
+			t.Errorf("%q: ok, want it left to AppendUnquote", body)
+		}
+	}
+}
+
+// BenchmarkLongString decodes a 64 kB text holding JSON (its quotes
+// escaped), as the echo's result carries it.
+func BenchmarkLongString(b *testing.B) {
+	in := []byte(`{"text":"{\"text\":\"` + strings.Repeat("x", 64<<10) + `\"}"}`)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for range b.N {
+		var h longHolder
+		if err := Unmarshal(in, &h); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

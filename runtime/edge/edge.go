@@ -362,7 +362,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	if h == nil {
 		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.MethodNotFound, nil, "method %s is not served by mcpx", jsonrpc.Quote(m.Method)))
 	}
-	params, err := decodeParams(rev, method.Params, m.Params)
+	params, err := decodeParamsOf(rev, method.Params, m)
 	if err != nil {
 		return e.fail(m.ID, rev, err)
 	}
@@ -521,6 +521,21 @@ func mustJSON(v any) json.RawMessage {
 // decodeParams decodes params in rev's type for hub type name and
 // upgrades them. Absent params are the zero value.
 func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, error) {
+	return decodeParamsWith(mcpjson.UnmarshalShared, rev, name, raw)
+}
+
+// decodeParamsOf is decodeParams of a request's params. Those of a
+// message jsonrpc.Decode read (a client's, every transport's) are not
+// scanned once more where they hold a large raw member: a tools/call's
+// 64 kB arguments were, after jsonrpc.Decode had (mcpjson.UnmarshalRead).
+func decodeParamsOf(rev mcp.Revision, name string, m *jsonrpc.Message) (any, error) {
+	if m.ParamsDecoded() {
+		return decodeParamsWith(mcpjson.UnmarshalRead, rev, name, m.Params)
+	}
+	return decodeParams(rev, name, m.Params)
+}
+
+func decodeParamsWith(unmarshal func([]byte, any) error, rev mcp.Revision, name string, raw json.RawMessage) (any, error) {
 	if name == "" {
 		return nil, nil
 	}
@@ -530,7 +545,7 @@ func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, erro
 	}
 	if len(raw) > 0 && string(raw) != "null" {
 		// raw is a slice of the request's own buffer: arguments stay in it.
-		if err := mcpjson.UnmarshalShared(raw, wire); err != nil {
+		if err := unmarshal(raw, wire); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, nil, "invalid params: %s", jsonrpc.Clip(mcpjson.Describe(err)))
 		}
 	}

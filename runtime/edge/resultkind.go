@@ -77,6 +77,14 @@ const (
 // task object where hub has no member of that name. Members of the wrong
 // shape are left to the decoder to report.
 func unrelayed(rev *revision.Table, method, hub string, raw json.RawMessage) error {
+	if complete(raw) {
+		return nil
+	}
+	return readKind(rev, method, hub, raw)
+}
+
+// readKind is unrelayed by decoding raw's members.
+func readKind(rev *revision.Table, method, hub string, raw json.RawMessage) error {
 	var head struct {
 		ResultType    json.RawMessage `json:"resultType"`
 		InputRequests json.RawMessage `json:"inputRequests"`
@@ -126,6 +134,27 @@ func unrelayed(rev *revision.Table, method, hub string, raw json.RawMessage) err
 		}
 	}
 	return e
+}
+
+// complete reports whether raw is certainly a complete result, from a
+// look at its members that does not decode them (mcpjson.Member): its
+// resultType is "complete", or it has neither resultType nor task. A
+// 64 kB text was scanned once more for this, by the decoder. Anything
+// else (another kind, members it cannot be sure of) is for unrelayed's
+// decoding to tell; raw is decoded in full afterwards either way.
+func complete(raw json.RawMessage) bool {
+	kind, ok := mcpjson.Member(raw, "resultType")
+	if !ok {
+		return false
+	}
+	if string(kind) == `"`+resultComplete+`"` {
+		return true
+	}
+	if kind != nil {
+		return false
+	}
+	task, ok := mcpjson.Member(raw, "task")
+	return ok && task == nil
 }
 
 func taskDetail(id string) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
 )
 
 // TestResultKinds: Dialect.Result decodes a complete result and refuses,
@@ -122,5 +123,36 @@ func TestHandlerContextAllocations(t *testing.T) {
 	c := &call{ctx: context.Background(), sess: new(Session), rev: mcp.Rev20260728}
 	if n := testing.AllocsPerRun(100, func() { e.handlerContext(c, mcp.MethodToolsCall) }); n > 2 {
 		t.Errorf("%v allocations, want at most 2", n)
+	}
+}
+
+// TestCompleteLooksAsReadKindDecodes: a result that complete takes for
+// complete without decoding is one that readKind, decoding its members,
+// takes for complete too; what complete is not sure of is left to it.
+func TestCompleteLooksAsReadKindDecodes(t *testing.T) {
+	rev := revision.Lookup(mcp.Rev20251125)
+	for _, tc := range []struct {
+		raw  string
+		sure bool
+	}{
+		{`{"resultType":"complete","content":[{"text":"\"resultType\":\"task\"","type":"text"}]}`, true},
+		{` {"content":[{"type":"text","text":"{\"task\":{}}"}],"structuredContent":{"task":{"taskId":"t"}}}`, true},
+		{`{"content":[],"resultType":"complete","task":{"taskId":"t"}}`, true},
+		{`{"resultType":"complete","resultType":"task"}`, false},
+		{`{"resultType":"task","taskId":"t"}`, false},
+		{`{"resultType":null,"content":[]}`, false},
+		{`{"resultTyp\u0065":"task"}`, false},
+		{`{"task":{"taskId":"t"}}`, false},
+		{`{"task":null}`, false},
+		{`{"content":[`, false},
+		{`[1]`, false},
+		{``, false},
+	} {
+		if got := complete(json.RawMessage(tc.raw)); got != tc.sure {
+			t.Errorf("complete(%s) = %v, want %v", tc.raw, got, tc.sure)
+		}
+		if tc.sure && readKind(rev, "tools/call", "CallToolResult", json.RawMessage(tc.raw)) != nil {
+			t.Errorf("%s: complete, but readKind says %v", tc.raw, readKind(rev, "tools/call", "CallToolResult", json.RawMessage(tc.raw)))
+		}
 	}
 }

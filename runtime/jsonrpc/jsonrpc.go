@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
@@ -23,6 +24,21 @@ type Message struct {
 	Error   *Error          `json:"error,omitempty"`
 
 	buf Freer // what Result lives in, given back by Free (owned.go)
+
+	// read is where the Params that Decode read (validated) begin, to
+	// tell them from bytes put there since, in m or in a copy of it (a
+	// pointer, not the slice: a Message of 136 bytes is in the 144-byte
+	// size class, one of 152 in the 160-byte one; it was 128).
+	read *byte
+}
+
+// ParamsDecoded reports whether m's Params are those [Decode] read, and
+// so valid JSON as the decoder reads it (UTF-8, duplicate names, depth):
+// params a caller put in a message, or in a copy of one, may hold
+// anything. A decoder may then skip what was read already
+// (mcpjson.UnmarshalRead).
+func (m *Message) ParamsDecoded() bool {
+	return m != nil && len(m.Params) > 0 && unsafe.SliceData(m.Params) == m.read
 }
 
 // IsRequest reports whether m expects a response.
@@ -182,7 +198,7 @@ func decodeOne(b []byte) (*Message, *Error) {
 		// What decoding it into a string said (before it was kept raw).
 		return nil, &Error{Code: InvalidRequest, Message: "a message must be a JSON object"}
 	}
-	m := &Message{JSONRPC: "2.0", Params: json.RawMessage(w.Params), Result: json.RawMessage(w.Result)}
+	m := &Message{JSONRPC: "2.0", Params: json.RawMessage(w.Params), Result: json.RawMessage(w.Result), read: unsafe.SliceData(w.Params)}
 	invalid := func(msg string) (*Message, *Error) { return m, &Error{Code: InvalidRequest, Message: msg} }
 	if w.ID != nil && (w.ID[0] == '"' || w.ID[0] == '-' || w.ID[0] >= '0' && w.ID[0] <= '9') {
 		m.ID = json.RawMessage(w.ID) // so that an invalid request's error can carry its id

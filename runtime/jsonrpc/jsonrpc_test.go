@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
@@ -196,5 +197,33 @@ func TestFramed(t *testing.T) {
 		if _, _, _, ok := Framed(m); ok {
 			t.Errorf("Framed(%+v): ok, want Encode", m)
 		}
+	}
+}
+
+// TestParamsDecoded: params Decode read are known as such; a message
+// put together, or params put into a decoded message or its copy, are not.
+func TestParamsDecoded(t *testing.T) {
+	msgs, errs, _ := Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`), false)
+	if errs[0] != nil || !msgs[0].ParamsDecoded() {
+		t.Fatalf("decoded: %v, %v", errs[0], msgs[0].ParamsDecoded())
+	}
+	cp := *msgs[0]
+	cp.Params = json.RawMessage(`{"name":"y"}`)
+	for _, m := range []*Message{&cp, Request(json.RawMessage(`1`), "tools/call", json.RawMessage(`{}`)), nil} {
+		if m.ParamsDecoded() {
+			t.Errorf("%+v: decoded, want not", m)
+		}
+	}
+	msgs, _, _ = Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), false)
+	if msgs[0].ParamsDecoded() {
+		t.Error("no params: decoded")
+	}
+}
+
+// TestMessageSize: a message is at most 144 bytes, its size class (ParamsDecoded's
+// mark is a pointer).
+func TestMessageSize(t *testing.T) {
+	if n := unsafe.Sizeof(Message{}); n > 144 {
+		t.Errorf("a Message is %d bytes, more than 144", n)
 	}
 }

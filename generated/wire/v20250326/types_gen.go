@@ -156,6 +156,33 @@ func (u *CallToolResultContentItem) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CallToolResultContentItem) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CallToolResultContentItemValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"resource\"":
+		v = new(EmbeddedResource)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // Schema: 2025-03-26 #/definitions/CancelledNotification/properties/params.
 type CancelledNotificationParams struct {
 	// Meta: Metadata; this revision declares it for every notification in its abstract Notification definition.
@@ -258,6 +285,29 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.CompleteRequestParamsRef: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CompleteRequestParamsRef) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CompleteRequestParamsRefValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"ref/prompt\"":
+		v = new(PromptReference)
+	case "\"ref/resource\"":
+		v = new(ResourceReference)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -390,6 +440,31 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.CreateMessageResultContent: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CreateMessageResultContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CreateMessageResultContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -863,6 +938,33 @@ func (u *PromptMessageContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *PromptMessageContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v PromptMessageContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"resource\"":
+		v = new(EmbeddedResource)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // PromptReference: Identifies a prompt.
 //
 // Schema: 2025-03-26 #/definitions/PromptReference.
@@ -1120,6 +1222,31 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250326.SamplingMessageContent: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil

@@ -225,6 +225,29 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CompleteRequestParamsRef) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CompleteRequestParamsRefValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"ref/prompt\"":
+		v = new(PromptReference)
+	case "\"ref/resource\"":
+		v = new(ResourceTemplateReference)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // CompleteResult is the server's response to a completion/complete request
 //
 // Schema: 2025-06-18 #/definitions/CompleteResult.
@@ -314,6 +337,35 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.ContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"resource_link\"":
+		v = new(ResourceLink)
+	case "\"resource\"":
+		v = new(EmbeddedResource)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -434,6 +486,31 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CreateMessageResultContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CreateMessageResultContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // Schema: 2025-06-18 #/definitions/ElicitRequest/properties/params.
 type ElicitRequestFormParams struct {
 	// Meta: Metadata such as progressToken; this revision declares it for every request in its abstract Request definition.
@@ -490,6 +567,20 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	v = new(ElicitRequestFormParams)
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.ElicitRequestParams: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ElicitRequestParams) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	if dec.PeekKind() != '{' {
+		return errors.ErrUnsupported
+	}
+	v := new(ElicitRequestFormParams)
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1269,6 +1360,31 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20250618.SamplingMessageContent: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil

@@ -335,6 +335,29 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CompleteRequestParamsRef) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CompleteRequestParamsRefValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"ref/prompt\"":
+		v = new(PromptReference)
+	case "\"ref/resource\"":
+		v = new(ResourceTemplateReference)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // CompleteResult is the server's response to a completion/complete request
 //
 // Schema: 2025-11-25 #/$defs/CompleteResult.
@@ -424,6 +447,35 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.ContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"resource_link\"":
+		v = new(ResourceLink)
+	case "\"resource\"":
+		v = new(EmbeddedResource)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -583,6 +635,35 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CreateMessageResultContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CreateMessageResultContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // CreateTaskResult is a response to a task-augmented request.
 //
 // Schema: 2025-11-25 #/$defs/CreateTaskResult.
@@ -678,6 +759,29 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.ElicitRequestParams: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ElicitRequestParams) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ElicitRequestParamsValue
+	disc, ok := mcpjson.PeekMember(dec, "mode")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"url\"":
+		v = new(ElicitRequestURLParams)
+	case "\"form\"":
+		v = new(ElicitRequestFormParams)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1645,6 +1749,35 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // Schema: 2025-11-25 #/$defs/SamplingMessageContentBlock.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ToolUseContent, *ToolResultContent.
 type SamplingMessageContentBlock struct {
@@ -1715,6 +1848,35 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20251125.SamplingMessageContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil

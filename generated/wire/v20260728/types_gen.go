@@ -331,6 +331,29 @@ func (u *CompleteRequestParamsRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CompleteRequestParamsRef) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CompleteRequestParamsRefValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"ref/prompt\"":
+		v = new(PromptReference)
+	case "\"ref/resource\"":
+		v = new(ResourceTemplateReference)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // CompleteResult is the result returned by the server for a completion/complete request.
 //
 // Schema: 2026-07-28 #/$defs/CompleteResult.
@@ -439,6 +462,35 @@ func (u *ContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.ContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"resource_link\"":
+		v = new(ResourceLink)
+	case "\"resource\"":
+		v = new(EmbeddedResource)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -598,6 +650,35 @@ func (u *CreateMessageResultContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *CreateMessageResultContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v CreateMessageResultContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // Schema: 2026-07-28 #/$defs/CreateTaskResult.
 type CreateTaskResult struct {
 	Meta           mcp.Meta `json:"_meta,omitempty"`
@@ -744,6 +825,29 @@ func (u *ElicitRequestParams) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.ElicitRequestParams: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *ElicitRequestParams) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v ElicitRequestParamsValue
+	disc, ok := mcpjson.PeekMember(dec, "mode")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"form\"":
+		v = new(ElicitRequestFormParams)
+	case "\"url\"":
+		v = new(ElicitRequestURLParams)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1083,6 +1187,31 @@ func (u *InputRequest) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.InputRequest: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *InputRequest) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v InputRequestValue
+	disc, ok := mcpjson.PeekMember(dec, "method")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"sampling/createMessage\"":
+		v = new(CreateMessageRequest)
+	case "\"roots/list\"":
+		v = new(ListRootsRequest)
+	case "\"elicitation/create\"":
+		v = new(ElicitRequest)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
@@ -1987,6 +2116,35 @@ func (u *SamplingMessageContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContent) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
+	}
+	u.Value = v
+	return nil
+}
+
 // Schema: 2026-07-28 #/$defs/SamplingMessageContentBlock.
 // Its variants, told apart by "type": *TextContent, *ImageContent, *AudioContent, *ToolUseContent, *ToolResultContent.
 type SamplingMessageContentBlock struct {
@@ -2057,6 +2215,35 @@ func (u *SamplingMessageContentBlock) UnmarshalJSON(b []byte) error {
 	}
 	if err := mcpjson.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("v20260728.SamplingMessageContentBlock: %w", err)
+	}
+	u.Value = v
+	return nil
+}
+
+// UnmarshalJSONFrom decodes the variant in the caller's pass when it is certain
+// before reading; otherwise errors.ErrUnsupported makes the decoder call UnmarshalJSON.
+func (u *SamplingMessageContentBlock) UnmarshalJSONFrom(dec *mcpjson.Decoder) error {
+	var v SamplingMessageContentBlockValue
+	disc, ok := mcpjson.PeekMember(dec, "type")
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	switch string(disc) {
+	case "\"text\"":
+		v = new(TextContent)
+	case "\"image\"":
+		v = new(ImageContent)
+	case "\"audio\"":
+		v = new(AudioContent)
+	case "\"tool_use\"":
+		v = new(ToolUseContent)
+	case "\"tool_result\"":
+		v = new(ToolResultContent)
+	default:
+		return errors.ErrUnsupported
+	}
+	if err := mcpjson.UnmarshalDecode(dec, v); err != nil {
+		return err
 	}
 	u.Value = v
 	return nil
