@@ -82,11 +82,11 @@ func TestMetaDowngradeAsConverted(t *testing.T) {
 // before: the value decoded, converted and encoded, and the map copied).
 func TestMetaDowngradeNoOpAllocations(t *testing.T) {
 	p := &mcp.CallToolRequestParams{Name: "t", Meta: mcp.Meta{
-		mcp.MetaKeyProtocolVersion:    json.RawMessage(`"2026-07-28"`),
+		mcp.MetaKeyProtocolVersion:    json.RawMessage(`"` + string(mcp.Revisions[0]) + `"`),
 		mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
 		mcp.MetaKeyClientInfo:         json.RawMessage(`{"name":"mcpx","version":"1"}`),
 	}}
-	if n := testing.AllocsPerRun(100, func() { _, _ = convert.Downgrade(mcp.Rev20260728, p) }); n > 1 {
+	if n := testing.AllocsPerRun(100, func() { _, _ = convert.Downgrade(mcp.Revisions[0], p) }); n > 1 {
 		t.Errorf("%v allocations, want 1", n)
 	}
 }

@@ -18,9 +18,9 @@ import (
 // decoded and encoded again (three, and a copy of the map: 9 in all
 // before).
 func TestRequestForAllocations(t *testing.T) {
-	d := testDialect(mcp.Rev20260728)
+	d := testDialect(mcp.Revisions[0])
 	p := &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Meta: mcp.Meta{
-		protocolVersionKey: json.RawMessage(`"2026-07-28"`), clientCapabilitiesKey: json.RawMessage(`{}`)}}
+		protocolVersionKey: json.RawMessage(`"` + string(mcp.Revisions[0]) + `"`), clientCapabilitiesKey: json.RawMessage(`{}`)}}
 	caps := &mcp.ClientCapabilities{}
 	if n := testing.AllocsPerRun(100, func() {
 		if _, err := d.RequestFor(mcp.MethodToolsCall, p, nil, mcp.LoggingLevelInfo, caps); err != nil {
@@ -37,9 +37,9 @@ func TestRequestForAllocations(t *testing.T) {
 // call costs what one declaring nothing does (10 before: encoded as hub
 // JSON, then decoded, converted and encoded again by the downgrade).
 func TestRequestForDeclaredCapabilitiesAllocations(t *testing.T) {
-	d := testDialect(mcp.Rev20260728)
+	d := testDialect(mcp.Revisions[0])
 	p := &mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Meta: mcp.Meta{
-		protocolVersionKey: json.RawMessage(`"2026-07-28"`), clientCapabilitiesKey: json.RawMessage(`{"elicitation":{"form":{}},"roots":{}}`)}}
+		protocolVersionKey: json.RawMessage(`"` + string(mcp.Revisions[0]) + `"`), clientCapabilitiesKey: json.RawMessage(`{"elicitation":{"form":{}},"roots":{}}`)}}
 	declared := []*mcp.ClientCapabilities{
 		{Elicitation: &mcp.ClientCapabilitiesElicitation{Form: json.RawMessage(`{}`)}, Roots: json.RawMessage(`{}`)},
 		{Elicitation: &mcp.ClientCapabilitiesElicitation{Form: json.RawMessage(`{}`)}, Roots: json.RawMessage(`{}`)},
