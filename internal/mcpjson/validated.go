@@ -1,6 +1,7 @@
 package mcpjson
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"reflect"
 	"strings"
@@ -147,7 +148,7 @@ func members(data []byte, fn func(name, member, val []byte) bool) bool {
 		name := data[i+1 : end-1]
 		for i = end; i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'); i++ {
 		}
-		if i >= len(data) || data[i] != ':' || indexBackslash(name) {
+		if i >= len(data) || data[i] != ':' || bytes.IndexByte(name, '\\') >= 0 {
 			return false
 		}
 		i = skipSpace(data, i+1)
@@ -159,13 +160,4 @@ func members(data []byte, fn func(name, member, val []byte) bool) bool {
 			return false
 		}
 	}
-}
-
-func indexBackslash(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
