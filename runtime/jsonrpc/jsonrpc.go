@@ -9,7 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
 )
@@ -186,9 +189,91 @@ func is2(raw shared) bool {
 	return raw != nil && raw[0] == '"' && String(raw, &v) == nil && v == "2.0"
 }
 
+// UnmarshalJSONFrom reads w in one pass, as the decoder's reflection read
+// the struct before (TestDecodeMatchesReflection): names matched exactly
+// after unescaping, unknown members skipped, null leaving w empty, and
+// duplicate names refused by the decoder itself (a syntactic error, as
+// before). Each member is the slice of the input the decoder read.
+func (w *wire) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n':
+		*w = wire{}
+		return nil
+	case '{':
+	default:
+		return errNotObject
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		f := w.member(name)
+		if f == nil {
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*f = shared(v[:len(v):len(v)])
+	}
+	_, err = dec.ReadToken()
+	return err
+}
+
+var errNotObject = errors.New("a message must be a JSON object")
+
+// member is the field of w that the quoted name names, or nil.
+func (w *wire) member(name []byte) *shared {
+	n := name[1 : len(name)-1]
+	if bytes.IndexByte(n, '\\') >= 0 {
+		var buf [16]byte
+		u, err := jsontext.AppendUnquote(buf[:0], name)
+		if err != nil {
+			return nil // the decoder read it: it cannot be wrong
+		}
+		n = u
+	}
+	switch string(n) {
+	case "jsonrpc":
+		return &w.JSONRPC
+	case "id":
+		return &w.ID
+	case "method":
+		return &w.Method
+	case "params":
+		return &w.Params
+	case "result":
+		return &w.Result
+	case "error":
+		return &w.Error
+	}
+	return nil
+}
+
+// wires holds the wires decodeOne reads into: one given to the decoder
+// (an interface) would be allocated for every message.
+var wires = sync.Pool{New: func() any { return new(wire) }}
+
 func decodeOne(b []byte) (*Message, *Error) {
-	var w wire
-	if err := mcpjson.Unmarshal(b, &w); err != nil {
+	w := wires.Get().(*wire)
+	m, e := w.message(b, mcpjson.Unmarshal(b, w))
+	*w = wire{} // not holding on to b
+	wires.Put(w)
+	return m, e
+}
+
+// message is the Message w holds, once read from b with err.
+func (w *wire) message(b []byte, err error) (*Message, *Error) {
+	if err != nil {
 		if mcpjson.IsSyntax(err) || len(b) == 0 {
 			return nil, syntaxError(err)
 		}
