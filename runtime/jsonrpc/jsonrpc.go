@@ -162,7 +162,9 @@ func syntaxError(err error) *Error {
 // wire is Message with presence kept for the members whose absence matters.
 // Every member is a slice of the input, as Decode says (json.RawMessage
 // would copy each): the id and method of every message were copied, and
-// jsonrpc made a string of its own, before being read.
+// jsonrpc made a string of its own, before being read. Its tags and
+// shared's UnmarshalJSON are what reflection reads it by, the reference
+// its UnmarshalJSONFrom is tested against.
 type wire struct {
 	JSONRPC shared `json:"jsonrpc"`
 	ID      shared `json:"id"`
@@ -190,7 +192,8 @@ func is2(raw shared) bool {
 }
 
 // UnmarshalJSONFrom reads w in one pass, as the decoder's reflection read
-// the struct before (TestDecodeMatchesReflection): names matched exactly
+// the struct before (FuzzDecodeMatchesReflection), without looking up
+// each member's field and arshaler at run time: names matched exactly
 // after unescaping, unknown members skipped, null leaving w empty, and
 // duplicate names refused by the decoder itself (a syntactic error, as
 // before). Each member is the slice of the input the decoder read.
