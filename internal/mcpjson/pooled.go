@@ -39,6 +39,18 @@ const (
 // text result) and, once the pool is warm, without growing a buffer for
 // every answer. For a caller that writes the bytes out and then calls Free.
 func MarshalPooled(v any) (*Buffer, error) {
+	b := getBuffer()
+	// A bytes.Buffer is the encoder's own buffer: it appends straight
+	// into it (jsontext specializes it), and grows it as it needs.
+	if err := json.MarshalWrite(&b.bb, v, v1opts); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+// getBuffer is an empty buffer, the one last given back if kept has one.
+func getBuffer() *Buffer {
 	var b *Buffer
 	keptMu.Lock()
 	if n := len(kept); n > 0 {
@@ -48,13 +60,7 @@ func MarshalPooled(v any) (*Buffer, error) {
 	if b == nil {
 		b = buffers.Get().(*Buffer)
 	}
-	// A bytes.Buffer is the encoder's own buffer: it appends straight
-	// into it (jsontext specializes it), and grows it as it needs.
-	if err := json.MarshalWrite(&b.bb, v, v1opts); err != nil {
-		b.Free()
-		return nil, err
-	}
-	return b, nil
+	return b
 }
 
 // Bytes are the JSON MarshalPooled wrote; they must not be used after Free.
