@@ -10,7 +10,10 @@ import (
 
 // A Buffer holds what [MarshalPooled] wrote, in a buffer taken from a
 // pool: its bytes are valid until Free gives the buffer back.
-type Buffer struct{ bb bytes.Buffer }
+type Buffer struct {
+	bb bytes.Buffer
+	sp *splicer // MarshalSpliced's, once it has used the buffer
+}
 
 // Buffers given back wait in kept, then in buffers. A sync.Pool alone
 // is emptied by every two collections, and with 1 MB answers the

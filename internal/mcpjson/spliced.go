@@ -45,7 +45,6 @@ type splicer struct {
 }
 
 var (
-	splicers  = sync.Pool{New: func() any { return new(splicer) }}
 	splicing  sync.Map // *jsontext.Encoder -> *splicer, while in a MarshalSpliced call
 	splicedOp = json.WithMarshalers(json.MarshalToFunc(spliceString))
 )
@@ -92,20 +91,18 @@ func MarshalSpliced(v any) (*Buffer, error) {
 
 // marshalSpliced is MarshalSpliced, and how many strings it copied in.
 func marshalSpliced(v any) (_ *Buffer, spliced int, _ error) {
-	p := splicers.Get().(*splicer)
-	defer func() {
-		clear(p.at) // the strings are the caller's
-		p.at = p.at[:0]
-		p.scratch.Reset()
-		if p.scratch.Cap() <= 64<<10 {
-			splicers.Put(p)
-		}
-	}()
+	b := getBuffer()
+	if b.sp == nil {
+		b.sp = new(splicer) // kept with the buffer: a sync.Pool of them was emptied by the collections a 1 MB answer brings
+	}
+	p := b.sp
 	p.enc.Reset(&p.scratch, v1opts)
 	splicing.Store(&p.enc, p)
 	err := json.MarshalEncode(&p.enc, v, splicedOp)
 	splicing.Delete(&p.enc)
 	if err != nil {
+		p.done(b)
+		b.Free()
 		return nil, 0, err
 	}
 	out := bytes.TrimSuffix(p.scratch.Bytes(), []byte{'\n'}) // the encoder's after a top-level value
@@ -113,7 +110,6 @@ func marshalSpliced(v any) (_ *Buffer, spliced int, _ error) {
 	for _, s := range p.at {
 		n += s.n
 	}
-	b := getBuffer()
 	b.bb.Grow(n)
 	w := b.bb.AvailableBuffer() // the buffer's own array: written once, then given back to it
 	last := 0
@@ -128,7 +124,19 @@ func marshalSpliced(v any) (_ *Buffer, spliced int, _ error) {
 	}
 	w = append(w, out[last:]...)
 	b.bb = *bytes.NewBuffer(w)
-	return b, len(p.at), nil
+	spliced = len(p.at)
+	p.done(b)
+	return b, spliced, nil
+}
+
+// done empties p for b's next MarshalSpliced.
+func (p *splicer) done(b *Buffer) {
+	clear(p.at) // the strings are the caller's
+	p.at = p.at[:0]
+	p.scratch.Reset()
+	if p.scratch.Cap() > 64<<10 {
+		b.sp = nil // a large value's: not kept
+	}
 }
 
 // escaped are the characters encoding/json's HTML-safe encoder escapes

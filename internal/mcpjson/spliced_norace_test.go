@@ -10,7 +10,7 @@ import (
 
 // TestSplicedAllocations: a 64 kB text (with escapes) is copied into the
 // pooled buffer and nowhere else: besides it, 3 allocations and under
-// 1 kB a call (the spliced string's record, the encoder's). Not under
+// 1 kB a call (MarshalPooled has 2; the third is the splicer's record). Not under
 // -race, which empties the pools.
 func TestSplicedAllocations(t *testing.T) {
 	v := splicedValue(`{"text":"` + strings.Repeat("x", 64<<10) + `"}`)
