@@ -62,6 +62,9 @@ func spliceString(enc *jsontext.Encoder, s string) error {
 	if k, n := enc.StackIndex(d); k == '{' && n%2 == 0 {
 		return errors.ErrUnsupported // a member name: the encoder checks and sorts those
 	}
+	if q, _ := json.GetOption(enc.Options(), json.StringifyNumbers); q {
+		return errors.ErrUnsupported // a `json:",string"` member: quoted twice
+	}
 	sp, ok := splicing.Load(enc)
 	if !ok {
 		return errors.ErrUnsupported

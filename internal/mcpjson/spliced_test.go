@@ -60,6 +60,14 @@ func TestMarshalSplicedIsEncodingJSON(t *testing.T) {
 			"hub":  res,
 			"map":  map[string]any{"a": text, text: "key", "z": []string{text, "b", text}},
 			"bare": text,
+			// omitempty and omitzero: the encoder must not take the "" written
+			// for the text as an empty value.
+			"omit": struct {
+				A string `json:"a,omitempty"`
+				B string `json:"b,omitzero"`
+				C string `json:"c,omitempty"`
+				D string `json:"d,string"`
+			}{text, text, "", text},
 		}
 		for _, rev := range mcp.Revisions {
 			w, err := convert.Downgrade(rev, res)
