@@ -10,7 +10,10 @@ import (
 
 // A Buffer holds what [MarshalPooled] wrote, in a buffer taken from a
 // pool: its bytes are valid until Free gives the buffer back.
-type Buffer struct{ bb bytes.Buffer }
+type Buffer struct {
+	bb bytes.Buffer
+	sp *splicer // MarshalSpliced's, once it has used the buffer
+}
 
 // Buffers given back wait in kept, then in buffers. A sync.Pool alone
 // is emptied by every two collections, and with 1 MB answers the
@@ -39,6 +42,18 @@ const (
 // text result) and, once the pool is warm, without growing a buffer for
 // every answer. For a caller that writes the bytes out and then calls Free.
 func MarshalPooled(v any) (*Buffer, error) {
+	b := getBuffer()
+	// A bytes.Buffer is the encoder's own buffer: it appends straight
+	// into it (jsontext specializes it), and grows it as it needs.
+	if err := json.MarshalWrite(&b.bb, v, v1opts); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+// getBuffer is an empty buffer, the one last given back if kept has one.
+func getBuffer() *Buffer {
 	var b *Buffer
 	keptMu.Lock()
 	if n := len(kept); n > 0 {
@@ -48,13 +63,7 @@ func MarshalPooled(v any) (*Buffer, error) {
 	if b == nil {
 		b = buffers.Get().(*Buffer)
 	}
-	// A bytes.Buffer is the encoder's own buffer: it appends straight
-	// into it (jsontext specializes it), and grows it as it needs.
-	if err := json.MarshalWrite(&b.bb, v, v1opts); err != nil {
-		b.Free()
-		return nil, err
-	}
-	return b, nil
+	return b
 }
 
 // Bytes are the JSON MarshalPooled wrote; they must not be used after Free.

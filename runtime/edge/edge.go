@@ -565,9 +565,13 @@ func (e *Edge) encodeResult(rev mcp.Revision, result any) (json.RawMessage, erro
 // frees the answer once written (In.Frees): the same bytes, without
 // Marshal's copy of them (1 MB for a 1 MB text).
 func (e *Edge) encodePooled(rev mcp.Revision, result any) (*mcpjson.Buffer, error) {
+	long := longText(result) // the hub's: the wire value shares its strings
 	wire, err := e.wireResult(rev, result)
 	if err != nil {
 		return nil, err
+	}
+	if long {
+		return mcpjson.MarshalSpliced(wire) // a long text copied in, not quoted again
 	}
 	return mcpjson.MarshalPooled(wire)
 }

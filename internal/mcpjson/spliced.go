@@ -1,0 +1,243 @@
+package mcpjson
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// A long text (a tool's 64 kB or 1 MB result) was quoted by the encoder,
+// which scans and escapes it a byte at a time (jsonwire.AppendQuote),
+// into its own buffer. [MarshalSpliced] writes a long string as "" and
+// copies the text in afterwards, escaped as encoding/json escapes it: the
+// text between its escapes copied as it is, each escape found by a
+// vectorized search (bytes.IndexByte), the same bytes. A string with what
+// is rarer in a text (other control characters, U+2028, U+2029, invalid
+// UTF-8) keeps the encoder's way.
+
+// splicedMin is the length from which a string is spliced in.
+const splicedMin = SplicedMin
+
+// SplicedMin is the length from which [MarshalSpliced] copies a string in.
+const SplicedMin = longStringMin
+
+// A splice is a long string to insert at off in the encoder's output.
+type splice struct {
+	off int
+	s   string
+	n   int   // its length quoted
+	has uint8 // the escapes it holds (quotedLen)
+}
+
+// splicer is what one MarshalSpliced call keeps: its encoder, the
+// encoder's output without the long strings, and where they go.
+type splicer struct {
+	enc     jsontext.Encoder
+	scratch bytes.Buffer
+	at      []splice
+}
+
+var (
+	splicing  sync.Map // *jsontext.Encoder -> *splicer, while in a MarshalSpliced call
+	splicedOp = json.WithMarshalers(json.MarshalToFunc(spliceString))
+)
+
+// spliceString writes a long string of a MarshalSpliced call as "" and
+// notes where its text goes; anything else is the encoder's.
+func spliceString(enc *jsontext.Encoder, s string) error {
+	if len(s) < splicedMin {
+		return errors.ErrUnsupported
+	}
+	d := enc.StackDepth()
+	if d == 0 {
+		return errors.ErrUnsupported // the top level: the encoder ends it with a newline
+	}
+	if k, n := enc.StackIndex(d); k == '{' && n%2 == 0 {
+		return errors.ErrUnsupported // a member name: the encoder checks and sorts those
+	}
+	if q, _ := json.GetOption(enc.Options(), json.StringifyNumbers); q {
+		return errors.ErrUnsupported // a `json:",string"` member: quoted twice
+	}
+	sp, ok := splicing.Load(enc)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	n, has, ok := quotedLen(s)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	if err := enc.WriteToken(jsontext.String("")); err != nil {
+		return err
+	}
+	p := sp.(*splicer)
+	p.at = append(p.at, splice{off: int(enc.OutputOffset()) - 1, s: s, n: n, has: has}) // before the closing quote
+	return nil
+}
+
+// MarshalSpliced is [MarshalPooled] for a value that may hold long
+// strings (a tool's text result): the same bytes, each long string
+// quotedLen accepts copied in by appendQuoted rather than quoted by the
+// encoder; every other string is the encoder's. It costs a microsecond
+// more than MarshalPooled on a small value (its marshaler looked up for
+// every string).
+func MarshalSpliced(v any) (*Buffer, error) {
+	b, _, err := marshalSpliced(v)
+	return b, err
+}
+
+// marshalSpliced is MarshalSpliced, and how many strings it copied in.
+func marshalSpliced(v any) (_ *Buffer, spliced int, _ error) {
+	b := getBuffer()
+	if b.sp == nil {
+		b.sp = new(splicer) // kept with the buffer: a sync.Pool of them was emptied by the collections a 1 MB answer brings
+	}
+	p := b.sp
+	p.enc.Reset(&p.scratch, v1opts)
+	splicing.Store(&p.enc, p)
+	err := json.MarshalEncode(&p.enc, v, splicedOp)
+	splicing.Delete(&p.enc)
+	if err != nil {
+		p.done(b)
+		b.Free()
+		return nil, 0, err
+	}
+	out := bytes.TrimSuffix(p.scratch.Bytes(), []byte{'\n'}) // the encoder's after a top-level value
+	n := len(out)
+	for _, s := range p.at {
+		n += s.n
+	}
+	b.bb.Grow(n)
+	w := b.bb.AvailableBuffer() // the buffer's own array: written once, then given back to it
+	last := 0
+	for _, s := range p.at {
+		w = append(w, out[last:s.off]...)
+		if s.n == len(s.s) {
+			w = append(w, s.s...) // nothing to escape
+		} else {
+			w = appendQuoted(w, s.s, s.has)
+		}
+		last = s.off
+	}
+	w = append(w, out[last:]...)
+	b.bb = *bytes.NewBuffer(w)
+	spliced = len(p.at)
+	p.done(b)
+	return b, spliced, nil
+}
+
+// done empties p for b's next MarshalSpliced.
+func (p *splicer) done(b *Buffer) {
+	clear(p.at) // the strings are the caller's
+	p.at = p.at[:0]
+	p.scratch.Reset()
+	if p.scratch.Cap() > 64<<10 {
+		b.sp = nil // a large value's: not kept
+	}
+}
+
+// escaped are the characters encoding/json's HTML-safe encoder escapes
+// that a long string spliced in may hold, and what it writes for each.
+var escaped = [...]struct {
+	c   byte
+	esc string
+}{{'"', `\"`}, {'\\', `\\`}, {'\n', `\n`}, {'\r', `\r`}, {'\t', `\t`}, {'<', `\u003c`}, {'>', `\u003e`}, {'&', `\u0026`}}
+
+// quotedLen is the length of s between its quotes as encoding/json
+// writes it, or ok false when s holds what quoteLong leaves to the
+// encoder: a control character other than \t, \n and \r, U+2028, U+2029,
+// invalid UTF-8. It may say false of a string it could quote; never true
+// of one it cannot. has has bit k set if s holds escaped[k]. Each look is a vectorized pass (bytes.Count,
+// strings.Contains) or a word at a time: the encoder's is a byte at a time.
+func quotedLen(s string) (n int, has uint8, ok bool) {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	// Control characters, and whether any byte is not ASCII, a word at a
+	// time: (x - 0x20 in each byte) &^ x has a byte's high bit set where
+	// that byte (or, after one, a higher one) is below 0x20. A word with
+	// one is looked at byte by byte.
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var high uint64
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		w := b[i : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		high |= x0 | x1 | x2 | x3
+		ctl := (x0-lo*0x20)&^x0 | (x1-lo*0x20)&^x1 | (x2-lo*0x20)&^x2 | (x3-lo*0x20)&^x3
+		if ctl&hi != 0 && !tabsAndLines(w) {
+			return 0, 0, false
+		}
+	}
+	if !tabsAndLines(b[i:]) {
+		return 0, 0, false
+	}
+	for ; i < len(b); i++ {
+		high |= uint64(b[i])
+	}
+	if high&hi != 0 && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
+		return 0, 0, false
+	}
+	n = len(s)
+	for k, e := range escaped {
+		if c := bytes.Count(b, []byte{e.c}); c > 0 {
+			n += c * (len(e.esc) - 1)
+			has |= 1 << k
+		}
+	}
+	return n, has, true
+}
+
+// tabsAndLines reports whether the control characters in b are all \t, \n, \r.
+func tabsAndLines(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendQuoted appends s, which quotedLen accepted (has is its), as encoding/json
+// writes it between quotes: the text between the characters it escapes
+// copied as it is, found by bytes.IndexByte, a cursor for each.
+func appendQuoted(dst []byte, s string, has uint8) []byte {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	var next [len(escaped)]int                      // the next of each at or after i, or len(b)
+	for k, e := range escaped {
+		next[k] = len(b)
+		if has&(1<<k) != 0 {
+			next[k] = indexFrom(b, 0, e.c)
+		}
+	}
+	i := 0
+	for {
+		k := 0
+		for j := range next {
+			if next[j] < next[k] {
+				k = j
+			}
+		}
+		at := next[k]
+		dst = append(dst, b[i:at]...)
+		if at == len(b) {
+			return dst
+		}
+		dst = append(dst, escaped[k].esc...)
+		i = at + 1
+		next[k] = indexFrom(b, i, escaped[k].c)
+	}
+}
+
+// indexFrom is the index of the first c in b at or after i, or len(b).
+func indexFrom(b []byte, i int, c byte) int {
+	if j := bytes.IndexByte(b[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(b)
+}
