@@ -519,6 +519,14 @@ func (h *Handler) delete(w *response, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// postParts is what post allocates for a request, in one.
+type postParts struct {
+	pk peek
+	es edge.Session
+	sc budget.Scope
+	st stream
+}
+
 // post serves one message, or a 2025-03-26 batch.
 func (h *Handler) post(w *response, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
@@ -559,7 +567,12 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	pk := readPeek(m.Params)
+	// What the request needs for its length, allocated together: its
+	// peek, its edge session (a 2026-07-28 one), its budget scope and its
+	// stream.
+	pa := new(postParts)
+	pk := &pa.pk
+	pk.readFrom(m.Params)
 	// The edge decides the revision once; a refusal for the headers (a
 	// header that disagrees with _meta, or names no revision mcpx serves)
 	// is answered before anything else, the rest by the edge in its turn.
@@ -587,7 +600,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 
 	// The edge session: a fresh one for 2026-07-28, for initialize and for
 	// a legacy request without a session id; the session's own otherwise.
-	es := new(edge.Session)
+	var es *edge.Session
 	var ss *session
 	initialize := !modern && m.IsRequest() && m.Method == mcp.MethodInitialize
 	if sid := r.Header.Get(headerSessionID); sid != "" && !modern && !initialize {
@@ -599,6 +612,13 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer h.releaseSession(ss)
 		defer h.subscriptionShared(ss, m)() // its record, and the replica following it (sharedsubs.go)
 		es = ss.es
+	}
+	switch {
+	case es != nil:
+	case modern:
+		es = &pa.es // not kept past the request
+	default:
+		es = new(edge.Session) // an initialize's is kept by the session
 	}
 	if initialize && !h.sessions.hasRoom() {
 		h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
@@ -634,11 +654,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		ctx, cancel = context.WithCancel(r.Context())
 		defer cancel()
 	}
-	// The request's budget scope and its stream, allocated together.
-	pa := &struct {
-		sc budget.Scope
-		st stream
-	}{sc: budget.Scope{Context: ctx}}
+	pa.sc = budget.Scope{Context: ctx}
 	sc := &pa.sc // large answers read for it count until it is answered
 	defer sc.Release()
 	ctx = sc
