@@ -411,7 +411,15 @@ func contentLength(n int) []string {
 
 // ServeHTTP serves the MCP endpoint.
 func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	w := &response{ResponseWriter: rw}
+	var pa *postParts // a POST's response is one of its parts
+	var w *response
+	if r.Method == http.MethodPost {
+		pa = new(postParts)
+		w = &pa.w
+		w.ResponseWriter = rw
+	} else {
+		w = &response{ResponseWriter: rw}
+	}
 	defer func() {
 		v := recover()
 		if v == nil {
@@ -440,7 +448,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, pa)
 	case http.MethodGet:
 		h.get(w, r)
 	case http.MethodDelete:
@@ -519,8 +527,9 @@ func (h *Handler) delete(w *response, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// postParts is what post allocates for a request, in one.
+// postParts is what a POST allocates for its request, in one.
 type postParts struct {
+	w  response
 	pk peek
 	es edge.Session
 	sc budget.Scope
@@ -528,7 +537,7 @@ type postParts struct {
 }
 
 // post serves one message, or a 2025-03-26 batch.
-func (h *Handler) post(w *response, r *http.Request) {
+func (h *Handler) post(w *response, r *http.Request, pa *postParts) {
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
 		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %s", jsonrpc.Quote(ct))
 		return
@@ -567,10 +576,9 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	// What the request needs for its length, allocated together: its
-	// peek, its edge session (a 2026-07-28 one), its budget scope and its
-	// stream.
-	pa := new(postParts)
+	// What the request needs for its length is allocated together
+	// (postParts): its response, peek, edge session (a 2026-07-28 one),
+	// budget scope and stream.
 	pk := &pa.pk
 	pk.readFrom(m.Params)
 	// The edge decides the revision once; a refusal for the headers (a
