@@ -253,6 +253,9 @@ type call struct {
 	// caps are the client's capabilities, read once for the request and
 	// its copies (clientCapabilities); nil reads them on every ask.
 	caps *capsMemo
+	// parts, when set, are the first handler context's notifier and
+	// asker, allocated with the call (handlerContext takes them once).
+	parts *handlerParts
 }
 
 type capsMemo struct {
@@ -264,9 +267,10 @@ type capsMemo struct {
 // callAlloc is a call, its question count and its capabilities' memo,
 // allocated together (one allocation a request instead of three).
 type callAlloc struct {
-	call call
-	asks askCount
-	caps capsMemo
+	call  call
+	asks  askCount
+	caps  capsMemo
+	parts handlerParts
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -388,7 +392,7 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	}
 	ca := &callAlloc{call: call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, done: done, span: span}}
 	c := &ca.call
-	c.asks, c.caps = &ca.asks, &ca.caps
+	c.asks, c.caps, c.parts = &ca.asks, &ca.caps, &ca.parts
 	result, err := h(e, c)
 	if r, ok := result.(Reply); ok {
 		return r // a listen's, final or held (listen.go)

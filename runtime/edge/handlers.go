@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -68,7 +69,11 @@ func dispatch(method string) handler {
 // the request's notifier, the client's capabilities, its asker and what
 // mcpx can relay of them (upcaps.go).
 func (e *Edge) handlerContext(c *call, method string) context.Context {
-	parts := &handlerParts{n: e.notifier(c), a: asker{e: e, c: c}}
+	parts := c.parts
+	if parts == nil || !parts.taken.CompareAndSwap(false, true) {
+		parts = new(handlerParts) // a later context of the call (rounds.go), or a call made elsewhere
+	}
+	parts.n, parts.a = e.notifier(c), asker{e: e, c: c}
 	r := server.Request{
 		TakesInputRequired: c.takesInputRequired(method),
 		Notifier:           &parts.n,
@@ -91,8 +96,9 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 
 // handlerParts are a handler's notifier and asker, allocated together.
 type handlerParts struct {
-	n requestNotifier
-	a asker
+	n     requestNotifier
+	a     asker
+	taken atomic.Bool // by a handler context: the call's (and its copies') are used once
 }
 
 // requestCaps is a call's capabilities, as server.Request reads them: the

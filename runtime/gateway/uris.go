@@ -40,8 +40,10 @@ func (m *member) outURI(uri string) string {
 
 // mapBlocks returns blocks with the URI of every resource link and
 // embedded resource exposed; the upstream's values are not modified.
+// Blocks with no URI to expose (text, say) are returned as they are, not
+// copied.
 func (m *member) mapBlocks(blocks []mcp.ContentBlock) []mcp.ContentBlock {
-	if m.root || blocks == nil {
+	if m.root || blocks == nil || !hasURIs(blocks) {
 		return blocks
 	}
 	out := make([]mcp.ContentBlock, len(blocks))
@@ -49,6 +51,23 @@ func (m *member) mapBlocks(blocks []mcp.ContentBlock) []mcp.ContentBlock {
 		out[i] = mcp.ContentBlock{Value: m.mapBlock(b.Value)}
 	}
 	return out
+}
+
+// hasURIs reports whether a block is one mapBlock changes.
+func hasURIs(blocks []mcp.ContentBlock) bool {
+	for _, b := range blocks {
+		switch c := b.Value.(type) {
+		case *mcp.ResourceLink:
+			if c != nil {
+				return true
+			}
+		case *mcp.EmbeddedResource:
+			if c != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m *member) mapBlock(v mcp.ContentBlockValue) mcp.ContentBlockValue {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -41,6 +42,9 @@ type httpConn struct {
 	// version is the Mcp-Protocol-Version value last sent, shared by
 	// the requests that send it again (net/http only reads it).
 	version atomic.Pointer[[]string]
+	// names are the Mcp-Name values sent, by name, shared likewise: a
+	// call names one of the upstream's tools, prompts or resources.
+	names atomic.Pointer[map[string][]string]
 
 	// tmpl and rt, when set, are how a POST is made and sent without
 	// net/http's Client on its first hop (outreq.go): tmpl is the
@@ -176,6 +180,30 @@ func (h *httpConn) versionHeader(version string) []string {
 	return v
 }
 
+// maxNameHeaders bounds httpConn.names; a name past it is made per request.
+const maxNameHeaders = 512
+
+// nameHeader is the Mcp-Name value of name. names is copied to add one:
+// lookups take no lock, and the names an upstream has are few.
+func (h *httpConn) nameHeader(name string) []string {
+	old := h.names.Load()
+	var names map[string][]string
+	if old != nil {
+		names = *old
+	}
+	if v, ok := names[name]; ok {
+		return v
+	}
+	v := []string{headerSafe(name)}
+	if len(names) < maxNameHeaders {
+		m := make(map[string][]string, len(names)+1)
+		maps.Copy(m, names)
+		m[name] = v
+		h.names.CompareAndSwap(old, &m) // lost to another: made again next time
+	}
+	return v
+}
+
 // headers sets what the request's revision requires. mcpName is the value
 // Mcp-Name mirrors, "" for a method that mirrors none.
 func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string) {
@@ -199,7 +227,7 @@ func (h *httpConn) headers(req *http.Request, m *jsonrpc.Message, mcpName string
 		}
 		hd["Mcp-Method"] = method
 		if mcpName != "" {
-			hd["Mcp-Name"] = []string{headerSafe(mcpName)}
+			hd["Mcp-Name"] = h.nameHeader(mcpName)
 		}
 	}
 	if session != "" {

@@ -36,6 +36,12 @@ var peekDecoders = sync.Pool{New: func() any { return new(peekDecoder) }}
 // the params into their revision's types.
 func readPeek(params json.RawMessage) *peek {
 	p := new(peek)
+	p.readFrom(params)
+	return p
+}
+
+// readFrom is readPeek into p, a zero peek.
+func (p *peek) readFrom(params json.RawMessage) {
 	if len(params) > 0 && params[0] == '{' {
 		pd := peekDecoders.Get().(*peekDecoder)
 		pd.buf = *bytes.NewBuffer(params)
@@ -45,7 +51,6 @@ func readPeek(params json.RawMessage) *peek {
 		pd.dec.Reset(&pd.buf)
 		peekDecoders.Put(pd)
 	}
-	return p
 }
 
 // decode reads the params' object into p; it reports whether they were

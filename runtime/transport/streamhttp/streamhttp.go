@@ -411,7 +411,15 @@ func contentLength(n int) []string {
 
 // ServeHTTP serves the MCP endpoint.
 func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	w := &response{ResponseWriter: rw}
+	var pa *postParts // a POST's response is one of its parts
+	var w *response
+	if r.Method == http.MethodPost {
+		pa = new(postParts)
+		w = &pa.w
+		w.ResponseWriter = rw
+	} else {
+		w = &response{ResponseWriter: rw}
+	}
 	defer func() {
 		v := recover()
 		if v == nil {
@@ -440,7 +448,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, pa)
 	case http.MethodGet:
 		h.get(w, r)
 	case http.MethodDelete:
@@ -519,8 +527,17 @@ func (h *Handler) delete(w *response, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// postParts is what a POST allocates for its request, in one.
+type postParts struct {
+	w  response
+	pk peek
+	es edge.Session
+	sc budget.Scope
+	st stream
+}
+
 // post serves one message, or a 2025-03-26 batch.
-func (h *Handler) post(w *response, r *http.Request) {
+func (h *Handler) post(w *response, r *http.Request, pa *postParts) {
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
 		fail(w, http.StatusUnsupportedMediaType, nil, "the body must be JSON sent as Content-Type: application/json, not %s", jsonrpc.Quote(ct))
 		return
@@ -559,7 +576,11 @@ func (h *Handler) post(w *response, r *http.Request) {
 		return
 	}
 
-	pk := readPeek(m.Params)
+	// What the request needs for its length is allocated together
+	// (postParts): its response, peek, edge session (a 2026-07-28 one),
+	// budget scope and stream.
+	pk := &pa.pk
+	pk.readFrom(m.Params)
 	// The edge decides the revision once; a refusal for the headers (a
 	// header that disagrees with _meta, or names no revision mcpx serves)
 	// is answered before anything else, the rest by the edge in its turn.
@@ -587,7 +608,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 
 	// The edge session: a fresh one for 2026-07-28, for initialize and for
 	// a legacy request without a session id; the session's own otherwise.
-	es := new(edge.Session)
+	var es *edge.Session
 	var ss *session
 	initialize := !modern && m.IsRequest() && m.Method == mcp.MethodInitialize
 	if sid := r.Header.Get(headerSessionID); sid != "" && !modern && !initialize {
@@ -599,6 +620,13 @@ func (h *Handler) post(w *response, r *http.Request) {
 		defer h.releaseSession(ss)
 		defer h.subscriptionShared(ss, m)() // its record, and the replica following it (sharedsubs.go)
 		es = ss.es
+	}
+	switch {
+	case es != nil:
+	case modern:
+		es = &pa.es // not kept past the request
+	default:
+		es = new(edge.Session) // an initialize's is kept by the session
 	}
 	if initialize && !h.sessions.hasRoom() {
 		h.log.Warn("MaxSessions reached; an initialize was refused", "limit", h.sessions.max)
@@ -634,11 +662,7 @@ func (h *Handler) post(w *response, r *http.Request) {
 		ctx, cancel = context.WithCancel(r.Context())
 		defer cancel()
 	}
-	// The request's budget scope and its stream, allocated together.
-	pa := &struct {
-		sc budget.Scope
-		st stream
-	}{sc: budget.Scope{Context: ctx}}
+	pa.sc = budget.Scope{Context: ctx}
 	sc := &pa.sc // large answers read for it count until it is answered
 	defer sc.Release()
 	ctx = sc
