@@ -143,9 +143,9 @@ func plainRaw(b []byte) bool {
 	var high, ctl uint64
 	i := 0
 	for ; i+32 <= len(b); i += 32 {
-		w := b[i : i+32]
-		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
-		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		w := b[i : i+32 : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(w[0:8]), binary.LittleEndian.Uint64(w[8:16])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:24]), binary.LittleEndian.Uint64(w[24:32])
 		high |= x0 | x1 | x2 | x3
 		ctl |= (x0-lo*0x20)&^x0 | (x1-lo*0x20)&^x1 | (x2-lo*0x20)&^x2 | (x3-lo*0x20)&^x3
 	}

@@ -151,3 +151,23 @@ func BenchmarkRawArguments(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkCanonicalRaw(b *testing.B) {
+	args := []byte(`{"text":"` + strings.Repeat(`0123456789abcdef`, 64<<10/16) + `","n":1}`)
+	b.SetBytes(int64(len(args)))
+	for range b.N {
+		if !canonicalRaw(args) {
+			b.Fatal("refused")
+		}
+	}
+}
+
+func BenchmarkPlainRaw(b *testing.B) {
+	args := []byte(`{"text":"` + strings.Repeat(`0123456789abcdef`, 64<<10/16) + `","n":1}`)
+	b.SetBytes(int64(len(args)))
+	for range b.N {
+		if !plainRaw(args) {
+			b.Fatal("refused")
+		}
+	}
+}

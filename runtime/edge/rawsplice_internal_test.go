@@ -58,3 +58,18 @@ func TestRequestForLongArguments(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRequestForLong is a forwarded tools/call's request with 64 kB
+// of arguments (Issue 17's echo) to a 2026-07-28 upstream.
+func BenchmarkRequestForLong(b *testing.B) {
+	d := testDialect(mcp.Rev20260728)
+	args := json.RawMessage(`{"text":"` + strings.Repeat("x", 64<<10) + `"}`)
+	p := &mcp.CallToolRequestParams{Name: "echo", Arguments: args, Meta: mcp.Meta{}}
+	b.SetBytes(int64(len(args)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := d.RequestFor(mcp.MethodToolsCall, p, nil, "", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
