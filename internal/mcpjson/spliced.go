@@ -34,6 +34,7 @@ type splice struct {
 	s   string
 	n   int   // its length quoted
 	has uint8 // the escapes it holds (quotedLen)
+	raw bool  // a json.RawMessage, copied as it is over the "" at off
 }
 
 // splicer is what one MarshalSpliced call keeps: its encoder, the
@@ -46,7 +47,7 @@ type splicer struct {
 
 var (
 	splicing  sync.Map // *jsontext.Encoder -> *splicer, while in a MarshalSpliced call
-	splicedOp = json.WithMarshalers(json.MarshalToFunc(spliceString))
+	splicedOp = json.WithMarshalers(json.JoinMarshalers(json.MarshalToFunc(spliceString), json.MarshalToFunc(spliceRaw)))
 )
 
 // spliceString writes a long string of a MarshalSpliced call as "" and
@@ -82,54 +83,94 @@ func spliceString(enc *jsontext.Encoder, s string) error {
 }
 
 // MarshalSpliced is [MarshalPooled] for a value that may hold long
-// strings (a tool's text result): the same bytes, each long string
-// quotedLen accepts copied in by appendQuoted rather than quoted by the
-// encoder; every other string is the encoder's. It costs a microsecond
-// more than MarshalPooled on a small value (its marshaler looked up for
-// every string).
+// strings (a tool's text result) or long json.RawMessage values: the
+// same bytes, each long string quotedLen accepts copied in by
+// appendQuoted rather than quoted by the encoder, and each raw value
+// canonicalRaw accepts copied in as it is; every other string and raw
+// value is the encoder's. It costs a microsecond more than MarshalPooled
+// on a small value (its marshalers looked up for every string).
 func MarshalSpliced(v any) (*Buffer, error) {
 	b, _, err := marshalSpliced(v)
 	return b, err
 }
 
+// MarshalLong is [Marshal] by way of MarshalSpliced's splicing, for a
+// value that may hold long strings or long raw values (a tools/call's
+// 64 kB arguments): the same bytes and errors, in a slice of their own.
+func MarshalLong(v any) ([]byte, error) {
+	b := getBuffer()
+	p, out, n, err := b.encodeSpliced(v)
+	if err != nil {
+		b.Free()
+		return nil, err
+	}
+	w := p.assemble(make([]byte, 0, n), out)
+	p.done(b)
+	b.Free()
+	return w, nil
+}
+
 // marshalSpliced is MarshalSpliced, and how many strings it copied in.
 func marshalSpliced(v any) (_ *Buffer, spliced int, _ error) {
 	b := getBuffer()
-	if b.sp == nil {
-		b.sp = new(splicer) // kept with the buffer: a sync.Pool of them was emptied by the collections a 1 MB answer brings
-	}
-	p := b.sp
-	p.enc.Reset(&p.scratch, v1opts)
-	splicing.Store(&p.enc, p)
-	err := json.MarshalEncode(&p.enc, v, splicedOp)
-	splicing.Delete(&p.enc)
+	p, out, n, err := b.encodeSpliced(v)
 	if err != nil {
-		p.done(b)
 		b.Free()
 		return nil, 0, err
 	}
-	out := bytes.TrimSuffix(p.scratch.Bytes(), []byte{'\n'}) // the encoder's after a top-level value
-	n := len(out)
-	for _, s := range p.at {
-		n += s.n
-	}
 	b.bb.Grow(n)
-	w := b.bb.AvailableBuffer() // the buffer's own array: written once, then given back to it
-	last := 0
-	for _, s := range p.at {
-		w = append(w, out[last:s.off]...)
-		if s.n == len(s.s) {
-			w = append(w, s.s...) // nothing to escape
-		} else {
-			w = appendQuoted(w, s.s, s.has)
-		}
-		last = s.off
-	}
-	w = append(w, out[last:]...)
+	w := p.assemble(b.bb.AvailableBuffer(), out) // the buffer's own array: written once, then given back to it
 	b.bb = *bytes.NewBuffer(w)
 	spliced = len(p.at)
 	p.done(b)
 	return b, spliced, nil
+}
+
+// encodeSpliced encodes v with b's splicer: out is the encoder's output
+// without the spliced values, n the length of the whole. On an error the
+// splicer is emptied already.
+func (b *Buffer) encodeSpliced(v any) (p *splicer, out []byte, n int, err error) {
+	if b.sp == nil {
+		b.sp = new(splicer) // kept with the buffer: a sync.Pool of them was emptied by the collections a 1 MB answer brings
+	}
+	p = b.sp
+	p.enc.Reset(&p.scratch, v1opts)
+	splicing.Store(&p.enc, p)
+	err = json.MarshalEncode(&p.enc, v, splicedOp)
+	splicing.Delete(&p.enc)
+	if err != nil {
+		p.done(b)
+		return nil, nil, 0, err
+	}
+	out = bytes.TrimSuffix(p.scratch.Bytes(), []byte{'\n'}) // the encoder's after a top-level value
+	n = len(out)
+	for _, s := range p.at {
+		n += s.n
+		if s.raw {
+			n -= 2 // its ""
+		}
+	}
+	return p, out, n, nil
+}
+
+// assemble appends to w the encoder's output out with p's values spliced in.
+func (p *splicer) assemble(w, out []byte) []byte {
+	last := 0
+	for _, s := range p.at {
+		w = append(w, out[last:s.off]...)
+		switch {
+		case s.raw:
+			w = append(w, s.s...)
+			last = s.off + 2 // over its ""
+			continue
+		case s.n == len(s.s):
+			w = append(w, s.s...) // nothing to escape
+		default:
+			w = appendQuoted(w, s.s, s.has)
+		}
+		last = s.off
+	}
+	return append(w, out[last:]...)
 }
 
 // done empties p for b's next MarshalSpliced.

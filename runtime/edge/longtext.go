@@ -7,7 +7,8 @@ import (
 
 // longText reports whether result holds a text or data of
 // mcpjson.SplicedMin bytes or more (a tool's content, a resource's), the
-// strings mcpjson.MarshalSpliced copies in instead of quoting; its
+// strings mcpjson.MarshalSpliced copies in instead of quoting, or a
+// structured content that long (a raw value it may copy in as it is); its
 // encoder costs about a microsecond more on a small result.
 func longText(result any) bool {
 	long := func(s string) bool { return len(s) >= mcpjson.SplicedMin }
@@ -22,6 +23,9 @@ func longText(result any) bool {
 	}
 	switch r := result.(type) {
 	case *mcp.CallToolResult:
+		if len(r.StructuredContent) >= mcpjson.SplicedMin { // copied in as it is when already compact
+			return true
+		}
 		for _, c := range r.Content {
 			switch b := c.Value.(type) {
 			case *mcp.TextContent:

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -20,6 +21,8 @@ func TestEncodePooledLongText(t *testing.T) {
 		&mcp.CallToolResult{Content: []mcp.ContentBlock{{Value: &mcp.TextContent{Text: "short"}}, {Value: &mcp.ImageContent{Data: strings.Repeat("aGk=", 400), MIMEType: "image/png"}}}},
 		&mcp.CallToolResult{Content: []mcp.ContentBlock{{Value: &mcp.AudioContent{Data: strings.Repeat("aGk=", 400), MIMEType: "audio/wav"}}}},
 		&mcp.CallToolResult{Content: []mcp.ContentBlock{{Value: &mcp.EmbeddedResource{Resource: mcp.EmbeddedResourceResource{Value: &mcp.TextResourceContents{URI: "u", Text: text}}}}}},
+		&mcp.CallToolResult{Content: []mcp.ContentBlock{{Value: &mcp.TextContent{Text: "short"}}}, StructuredContent: json.RawMessage(`{"a":"` + strings.Repeat("x", 2000) + `","b":[1,true]}`)},
+		&mcp.CallToolResult{Content: []mcp.ContentBlock{{Value: &mcp.TextContent{Text: "short"}}}, StructuredContent: json.RawMessage(`{"a": "` + strings.Repeat("<", 2000) + `"}`)},
 		&mcp.ReadResourceResult{Contents: []mcp.ReadResourceResultContentsItem{{Value: &mcp.BlobResourceContents{URI: "u", Blob: strings.Repeat("aGk=", 400)}}}},
 	}
 	e := &Edge{Server: &server.Server{Info: mcp.Implementation{Name: "t", Version: "1"}}}

@@ -339,7 +339,7 @@ func (d *Dialect) RequestFor(method string, params any, progress json.RawMessage
 				default: // a copy of the downgrade's own
 					(*wm)[clientCapabilitiesKey] = late
 				}
-				return mcpjson.Marshal(wire)
+				return marshalWire(params, wire)
 			}
 		}
 	}
@@ -576,7 +576,20 @@ func (d *Dialect) encode(rev mcp.Revision, params any) (json.RawMessage, error) 
 	if err != nil {
 		return nil, err
 	}
-	return mcpjson.Marshal(wire) // as encodeResult
+	return marshalWire(params, wire) // as encodeResult
+}
+
+// marshalWire is mcpjson.Marshal of wire, the downgrade of params. A
+// tools/call's long arguments go by mcpjson.MarshalLong (the same bytes
+// and errors), which copies them in as they are when they are already
+// what the encoder writes, instead of the encoder compacting them again
+// a byte at a time; a small request keeps Marshal (MarshalLong costs more
+// on one).
+func marshalWire(params, wire any) (json.RawMessage, error) {
+	if p, ok := params.(*mcp.CallToolRequestParams); ok && len(p.Arguments) >= mcpjson.SplicedMin {
+		return mcpjson.MarshalLong(wire)
+	}
+	return mcpjson.Marshal(wire)
 }
 
 func (d *Dialect) decode(rev mcp.Revision, hubName string, raw json.RawMessage) (any, error) {
