@@ -2,13 +2,10 @@ package mcpjson
 
 import (
 	"bytes"
-	"encoding/binary"
 	stdjson "encoding/json"
 	"errors"
-	"unicode/utf8"
 	"unsafe"
 
-	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -29,20 +26,16 @@ const rawDepthMax = 256
 // spliceRaw writes a long json.RawMessage of a MarshalSpliced call that
 // canonicalRaw accepts as "" and notes that its bytes replace it.
 func spliceRaw(enc *jsontext.Encoder, m stdjson.RawMessage) error {
-	if len(m) < splicedMin || enc.StackDepth() == 0 {
+	if len(m) < SplicedMin {
 		return errors.ErrUnsupported
 	}
-	if q, _ := json.GetOption(enc.Options(), json.StringifyNumbers); q {
-		return errors.ErrUnsupported // as spliceString
-	}
-	sp, ok := splicing.Load(enc)
+	p, ok := splicerAt(enc)
 	if !ok || !canonicalRaw(m) {
 		return errors.ErrUnsupported
 	}
 	if err := enc.WriteToken(jsontext.String("")); err != nil {
 		return err
 	}
-	p := sp.(*splicer)
 	s := unsafe.String(unsafe.SliceData(m), len(m)) // read only, like the strings
 	p.at = append(p.at, splice{off: int(enc.OutputOffset()) - 2, s: s, n: len(m), raw: true})
 	return nil
@@ -136,48 +129,21 @@ value:
 // allowed in a string, nor whitespace outside one in canonical form), no
 // <, > or &, and valid UTF-8 without U+2028 or U+2029.
 func plainRaw(b []byte) bool {
-	// Bytes below 0x20 and bytes above 0x7f a word at a time, as
-	// quotedLen: (x - 0x20 in each byte) &^ x sets a byte's high bit only
-	// if some byte at or below it is under 0x20.
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	var high, ctl uint64
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		w := b[i : i+32 : i+32]
-		x0, x1 := binary.LittleEndian.Uint64(w[0:8]), binary.LittleEndian.Uint64(w[8:16])
-		x2, x3 := binary.LittleEndian.Uint64(w[16:24]), binary.LittleEndian.Uint64(w[24:32])
-		high |= x0 | x1 | x2 | x3
-		ctl |= (x0-lo*0x20)&^x0 | (x1-lo*0x20)&^x1 | (x2-lo*0x20)&^x2 | (x3-lo*0x20)&^x3
-	}
-	if ctl&hi != 0 {
+	nonASCII, ok := wordScan(b, noControls)
+	if !ok || bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
 		return false
 	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
+	return !nonASCII || validWithoutSeparators(b)
+}
+
+// noControls reports whether b holds no control character.
+func noControls(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
 			return false
 		}
-		high |= uint64(b[i])
 	}
-	if bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
-		return false
-	}
-	if high&hi == 0 {
-		return true // ASCII
-	}
-	if !utf8.Valid(b) {
-		return false
-	}
-	// U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
-	for s := b; ; {
-		j := bytes.IndexByte(s, 0xE2)
-		if j < 0 {
-			return true
-		}
-		if j+2 < len(s) && s[j+1] == 0x80 && (s[j+2] == 0xA8 || s[j+2] == 0xA9) {
-			return false
-		}
-		s = s[j+1:]
-	}
+	return true
 }
 
 // memberName is the index after the "name": starting at i, or -1.

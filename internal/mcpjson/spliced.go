@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -21,9 +20,6 @@ import (
 // vectorized search (bytes.IndexByte), the same bytes. A string with what
 // is rarer in a text (other control characters, U+2028, U+2029, invalid
 // UTF-8) keeps the encoder's way.
-
-// splicedMin is the length from which a string is spliced in.
-const splicedMin = SplicedMin
 
 // SplicedMin is the length from which [MarshalSpliced] copies a string in.
 const SplicedMin = longStringMin
@@ -53,22 +49,15 @@ var (
 // spliceString writes a long string of a MarshalSpliced call as "" and
 // notes where its text goes; anything else is the encoder's.
 func spliceString(enc *jsontext.Encoder, s string) error {
-	if len(s) < splicedMin {
+	if len(s) < SplicedMin {
 		return errors.ErrUnsupported
 	}
-	d := enc.StackDepth()
-	if d == 0 {
-		return errors.ErrUnsupported // the top level: the encoder ends it with a newline
-	}
-	if k, n := enc.StackIndex(d); k == '{' && n%2 == 0 {
-		return errors.ErrUnsupported // a member name: the encoder checks and sorts those
-	}
-	if q, _ := json.GetOption(enc.Options(), json.StringifyNumbers); q {
-		return errors.ErrUnsupported // a `json:",string"` member: quoted twice
-	}
-	sp, ok := splicing.Load(enc)
+	p, ok := splicerAt(enc)
 	if !ok {
 		return errors.ErrUnsupported
+	}
+	if k, n := enc.StackIndex(enc.StackDepth()); k == '{' && n%2 == 0 {
+		return errors.ErrUnsupported // a member name: the encoder checks and sorts those
 	}
 	n, has, ok := quotedLen(s)
 	if !ok {
@@ -77,9 +66,26 @@ func spliceString(enc *jsontext.Encoder, s string) error {
 	if err := enc.WriteToken(jsontext.String("")); err != nil {
 		return err
 	}
-	p := sp.(*splicer)
 	p.at = append(p.at, splice{off: int(enc.OutputOffset()) - 1, s: s, n: n, has: has}) // before the closing quote
 	return nil
+}
+
+// splicerAt is the splicer of the MarshalSpliced call enc is encoding
+// for, when a value may be spliced in where enc is: not at the top level
+// (the encoder ends it with a newline), nor in a `json:",string"` member
+// (quoted twice).
+func splicerAt(enc *jsontext.Encoder) (*splicer, bool) {
+	if enc.StackDepth() == 0 {
+		return nil, false
+	}
+	if q, _ := json.GetOption(enc.Options(), json.StringifyNumbers); q {
+		return nil, false
+	}
+	sp, ok := splicing.Load(enc)
+	if !ok {
+		return nil, false
+	}
+	return sp.(*splicer), true
 }
 
 // MarshalSpliced is [MarshalPooled] for a value that may hold long
@@ -191,37 +197,16 @@ var escaped = [...]struct {
 }{{'"', `\"`}, {'\\', `\\`}, {'\n', `\n`}, {'\r', `\r`}, {'\t', `\t`}, {'<', `\u003c`}, {'>', `\u003e`}, {'&', `\u0026`}}
 
 // quotedLen is the length of s between its quotes as encoding/json
-// writes it, or ok false when s holds what quoteLong leaves to the
+// writes it, or ok false when s holds what MarshalSpliced leaves to the
 // encoder: a control character other than \t, \n and \r, U+2028, U+2029,
 // invalid UTF-8. It may say false of a string it could quote; never true
-// of one it cannot. has has bit k set if s holds escaped[k]. Each look is a vectorized pass (bytes.Count,
-// strings.Contains) or a word at a time: the encoder's is a byte at a time.
+// of one it cannot. has has bit k set if s holds escaped[k]. Each look is
+// a vectorized pass (bytes.Count) or a word at a time (wordScan): the
+// encoder's is a byte at a time.
 func quotedLen(s string) (n int, has uint8, ok bool) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	// Control characters, and whether any byte is not ASCII, a word at a
-	// time: (x - 0x20 in each byte) &^ x has a byte's high bit set where
-	// that byte (or, after one, a higher one) is below 0x20. A word with
-	// one is looked at byte by byte.
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	var high uint64
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		w := b[i : i+32]
-		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
-		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
-		high |= x0 | x1 | x2 | x3
-		ctl := (x0-lo*0x20)&^x0 | (x1-lo*0x20)&^x1 | (x2-lo*0x20)&^x2 | (x3-lo*0x20)&^x3
-		if ctl&hi != 0 && !tabsAndLines(w) {
-			return 0, 0, false
-		}
-	}
-	if !tabsAndLines(b[i:]) {
-		return 0, 0, false
-	}
-	for ; i < len(b); i++ {
-		high |= uint64(b[i])
-	}
-	if high&hi != 0 && (!utf8.ValidString(s) || strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")) {
+	nonASCII, ok := wordScan(b, tabsAndLines)
+	if !ok || nonASCII && !validWithoutSeparators(b) {
 		return 0, 0, false
 	}
 	n = len(s)
@@ -232,6 +217,54 @@ func quotedLen(s string) (n int, has uint8, ok bool) {
 		}
 	}
 	return n, has, true
+}
+
+// wordScan looks through b 32 bytes at a time for control characters
+// (below 0x20) and bytes above 0x7f: (x - 0x20 in each byte) &^ x sets a
+// byte's high bit only if that byte, or one below it in the word, is
+// under 0x20, so a word it flags surely holds one. Each 32 bytes it
+// flags, and the tail, go to allowed, which says whether their control
+// characters may stay; ok is false when one may not. nonASCII reports a
+// byte above 0x7f.
+func wordScan(b []byte, allowed func([]byte) bool) (nonASCII, ok bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var high uint64
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		w := b[i : i+32 : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(w[0:8]), binary.LittleEndian.Uint64(w[8:16])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:24]), binary.LittleEndian.Uint64(w[24:32])
+		high |= x0 | x1 | x2 | x3
+		ctl := (x0-lo*0x20)&^x0 | (x1-lo*0x20)&^x1 | (x2-lo*0x20)&^x2 | (x3-lo*0x20)&^x3
+		if ctl&hi != 0 && !allowed(w) {
+			return false, false
+		}
+	}
+	if !allowed(b[i:]) {
+		return false, false
+	}
+	for ; i < len(b); i++ {
+		high |= uint64(b[i])
+	}
+	return high&hi != 0, true
+}
+
+// validWithoutSeparators reports whether b is valid UTF-8 without U+2028
+// and U+2029 (E2 80 A8 and E2 80 A9), which encoding/json escapes.
+func validWithoutSeparators(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for s := b; ; {
+		j := bytes.IndexByte(s, 0xE2)
+		if j < 0 {
+			return true
+		}
+		if j+2 < len(s) && s[j+1] == 0x80 && (s[j+2] == 0xA8 || s[j+2] == 0xA9) {
+			return false
+		}
+		s = s[j+1:]
+	}
 }
 
 // tabsAndLines reports whether the control characters in b are all \t, \n, \r.
