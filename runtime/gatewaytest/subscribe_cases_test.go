@@ -255,8 +255,8 @@ func TestSubscriptionsFollowedAgainAfterRestart(t *testing.T) {
 			// tools again and put it back up; a call in between is told l is
 			// unavailable, so try again until it is back.
 			eventually(t, "l's touch did not work after the restart", func() bool {
-				a := legacy.request("tools/call", `{"name":"l__touch","arguments":{"uri":"note://a"}}`)
-				return a.Error == nil && strings.Contains(string(a.Result), "followed: true")
+				text, _, ok := legacy.tryTouch("l__touch", "note://a")
+				return ok && strings.Contains(text, "followed: true")
 			})
 			awaitUpdates(t, map[*subClient][]update{legacy: {{lA, ""}}, modern: {{lA, id}}})
 		})

@@ -757,14 +757,25 @@ func (c *subClient) subscribe(uri string) wiretest.Frame {
 // touch calls an upstream's touch tool through mcpx.
 func (c *subClient) touch(tool, uri string) string {
 	c.t.Helper()
+	text, a, ok := c.tryTouch(tool, uri)
+	if !ok {
+		c.t.Fatalf("%s: %s %s", tool, a.Result, a.Error)
+	}
+	return text
+}
+
+// tryTouch is touch for a caller that expects it may fail: the tool's
+// text, the answer, and whether the call succeeded with one text block.
+func (c *subClient) tryTouch(tool, uri string) (string, wiretest.Frame, bool) {
+	c.t.Helper()
 	a := c.request("tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"uri":%q}}`, tool, uri))
 	var r struct {
 		Content []struct{ Text string } `json:"content"`
 	}
 	if a.Error != nil || json.Unmarshal(a.Result, &r) != nil || len(r.Content) != 1 {
-		c.t.Fatalf("%s: %s %s", tool, a.Result, a.Error)
+		return "", a, false
 	}
-	return r.Content[0].Text
+	return r.Content[0].Text, a, true
 }
 
 // errorOf is an answer's error code and message (0 when it succeeded).
