@@ -119,6 +119,17 @@ func rawFields(t reflect.Type) map[string]int {
 	return m
 }
 
+// Members calls fn with the name (without its quotes) and the raw value
+// of each member of the object data holds, white space around it
+// allowed, until fn says stop; false when it stopped, or data is not an
+// object Members can look through: one that ends within data, with no
+// member name holding an escape. It does not validate, as [Member] does
+// not: data must be JSON the decoder has read (a message's params that
+// jsonrpc.Decode read), or its answer is anything.
+func Members(data []byte, fn func(name, val []byte) bool) bool {
+	return members(data, func(name, _, val []byte) bool { return fn(name, val) })
+}
+
 // members calls fn with each member of the object data holds (after
 // white space): its name (without quotes), the whole member (name,
 // colon and value, as in data) and its value; false when data is not an

@@ -245,6 +245,11 @@ func (w *wire) member(name []byte) *shared {
 		}
 		n = u
 	}
+	return w.field(n)
+}
+
+// field is the field of w that the unquoted name n names, or nil.
+func (w *wire) field(n []byte) *shared {
 	switch string(n) {
 	case "jsonrpc":
 		return &w.JSONRPC
@@ -268,10 +273,30 @@ var wires = sync.Pool{New: func() any { return new(wire) }}
 
 func decodeOne(b []byte) (*Message, *Error) {
 	w := wires.Get().(*wire)
-	m, e := w.message(b, mcpjson.Unmarshal(b, w))
+	var err error
+	if !w.scan(b) {
+		err = mcpjson.Unmarshal(b, w)
+	}
+	m, e := w.message(b, err)
 	*w = wire{} // not holding on to b
 	wires.Put(w)
 	return m, e
+}
+
+// scan reads a message of mcpjson.ScanMin bytes or more into w, a zero
+// wire, with mcpjson.ScanObject, which validates it as the decoder does
+// but hops over the text of its strings (a tools/call's 64 kB arguments,
+// or result). It reports whether it did; w is unchanged when not, and the
+// decoder reads the message, with its errors.
+func (w *wire) scan(b []byte) bool {
+	if len(b) < mcpjson.ScanMin {
+		return false
+	}
+	return mcpjson.ScanObject(b, func(name, val []byte) {
+		if f := w.field(name); f != nil {
+			*f = shared(val[:len(val):len(val)])
+		}
+	})
 }
 
 // message is the Message w holds, once read from b with err.

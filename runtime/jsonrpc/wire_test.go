@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -123,5 +124,57 @@ func BenchmarkDecodeOne(b *testing.B) {
 				decodeReflect(data)
 			}
 		})
+	}
+}
+
+// padded is b with a member long enough for decodeOne to scan it
+// (mcpjson.ScanObject) put first in its object, if b is one.
+func padded(b []byte) []byte {
+	pad := `{"pad":"` + strings.Repeat("x", mcpjson.ScanMin) + `"`
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return append([]byte(pad+`}`), b...) // not an object: two values
+	}
+	rest := bytes.TrimLeft(t[1:], " \t\r\n")
+	if len(rest) > 0 && rest[0] == '}' {
+		return append([]byte(pad), rest...)
+	}
+	return append([]byte(pad+`,`), rest...)
+}
+
+// FuzzDecodeScannedMatchesReflection: a message long enough to be
+// scanned is read as the decoder reads it, its members the same slices
+// of it, its errors the same.
+func FuzzDecodeScannedMatchesReflection(f *testing.F) {
+	for _, s := range wireSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, in := range [][]byte{b, padded(b)} {
+			m, e := decodeOne(in)
+			_, _, rm, re := decodeReflect(in)
+			if !reflect.DeepEqual(m, rm) || !reflect.DeepEqual(e, re) {
+				t.Fatalf("%.100q: %+v %v, by reflection %+v %v", in, m, e, rm, re)
+			}
+		}
+	})
+}
+
+// TestDecodeScans: a long message is scanned (the seeds padded: each
+// valid one at least, whose names have no escapes), not decoded.
+func TestDecodeScans(t *testing.T) {
+	scanned := 0
+	for _, s := range wireSeeds {
+		var w wire
+		if w.scan(padded([]byte(s))) {
+			scanned++
+		}
+	}
+	if scanned < 20 {
+		t.Errorf("%d of the %d seeds, padded, were scanned", scanned, len(wireSeeds))
+	}
+	var w wire
+	if !w.scan(padded([]byte(`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi"}]}}`))) || string(w.ID) != `"a"` {
+		t.Errorf("a long result was not scanned: %+v", w)
 	}
 }

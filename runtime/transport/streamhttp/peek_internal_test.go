@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -50,19 +51,50 @@ func TestReadPeekIsUnmarshal(t *testing.T) {
 
 func checkPeek(t *testing.T, params []byte) {
 	t.Helper()
-	got, want := readPeek(params), peekByUnmarshal(params)
+	checkPeekOf(t, "readPeek", readPeek, params)
+	// Params jsonrpc.Decode read (valid JSON), long enough to be looked
+	// through (mcpjson.Members) rather than decoded.
+	if long := paddedParams(params); long != nil && jsontext.Value(long).IsValid() {
+		checkPeekOf(t, "readDecoded", readDecodedPeek, long)
+	}
+}
+
+// readDecodedPeek is readPeek by readDecoded.
+func readDecodedPeek(params json.RawMessage) *peek {
+	p := new(peek)
+	p.readDecoded(params)
+	return p
+}
+
+// paddedParams is params, an object, with a member of mcpjson.ScanMin
+// bytes put first; nil if params is not an object.
+func paddedParams(params []byte) []byte {
+	t := bytes.TrimLeft(params, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return nil
+	}
+	pad := `{"pad":"` + strings.Repeat("x", mcpjson.ScanMin) + `"`
+	if rest := bytes.TrimLeft(t[1:], " \t\r\n"); len(rest) > 0 && rest[0] == '}' {
+		return append([]byte(pad), rest...)
+	}
+	return append([]byte(pad+`,`), t[1:]...)
+}
+
+func checkPeekOf(t *testing.T, how string, read func(json.RawMessage) *peek, params []byte) {
+	t.Helper()
+	got, want := read(params), peekByUnmarshal(params)
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("readPeek(%q) = %+v, want %+v", params, *got, *want)
+		t.Errorf("%s(%.100q) = %+v, want %+v", how, params, *got, *want)
 		return
 	}
 	for _, v := range []json.RawMessage{got.Name, got.URI, got.TaskID, got.Arguments} {
 		if len(v) > 0 && !within(v, params) {
-			t.Errorf("readPeek(%q): %q is a copy, not a slice of the params", params, v)
+			t.Errorf("%s(%.100q): %q is a copy, not a slice of the params", how, params, v)
 		}
 	}
 	for k, v := range got.Meta {
 		if len(v) > 0 && !within(v, params) {
-			t.Errorf("readPeek(%q): _meta %q is a copy", params, k)
+			t.Errorf("%s(%.100q): _meta %q is a copy", how, params, k)
 		}
 	}
 }
@@ -89,6 +121,21 @@ func FuzzReadPeek(f *testing.F) {
 			t.Errorf("readPeek(%q): read %v, UnmarshalShared read %v", s, got.read, want.read)
 		}
 	})
+}
+
+// TestReadDecodedScans: long params are looked through by Members, not
+// decoded (it fails if every case went readFrom's way).
+func TestReadDecodedScans(t *testing.T) {
+	for _, c := range []string{
+		`{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 64<<10) + `"}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7},"name":"q","arguments":{"t":"` + strings.Repeat("y", mcpjson.ScanMin) + `"}}`,
+	} {
+		var p peek
+		if !p.scan([]byte(c)) {
+			t.Errorf("%.60q: not looked through", c)
+		}
+		checkPeek(t, []byte(c))
+	}
 }
 
 func BenchmarkReadPeek(b *testing.B) {
