@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
@@ -67,5 +68,43 @@ func TestPostAllocations(t *testing.T) {
 	t.Logf("%v allocations a POST", n)
 	if n > 48 {
 		t.Errorf("a POST: %v allocations, want at most 48", n)
+	}
+}
+
+// TestReadBodyReadAhead: a body declared longer than the 64 kB read
+// ahead allocates one buffer, of its length, as a short one does; the
+// read-ahead it fills first is pooled (it was a 64 kB buffer dropped on
+// every such request). The bytes are counted too: about the body's
+// length, not that and 64 kB more.
+func TestReadBodyReadAhead(t *testing.T) {
+	read := func(size int) (allocs, bytesPer float64) {
+		body := bytes.Repeat([]byte("x"), size)
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		src := bytes.NewReader(body)
+		run := func() {
+			src.Reset(body)
+			r.Body = io.NopCloser(src)
+			r.ContentLength = int64(size)
+			b, err := streamhttp.ReadLimited(httptest.NewRecorder(), r, 4<<20, nil)
+			if err != nil || len(b) != size {
+				t.Fatalf("%d bytes: %v, read %d", size, err, len(b))
+			}
+		}
+		run() // the pool's first read-ahead
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		allocs = testing.AllocsPerRun(50, run)
+		runtime.ReadMemStats(&after)
+		return allocs, float64(after.TotalAlloc-before.TotalAlloc) / 51
+	}
+	smallAllocs, _ := read(1 << 10)
+	for _, size := range []int{64<<10 + 1, 100 << 10} {
+		allocs, per := read(size)
+		if allocs != smallAllocs {
+			t.Errorf("%d bytes: %v allocations, a 1 kB body %v", size, allocs, smallAllocs)
+		}
+		if per > float64(size)+16<<10 {
+			t.Errorf("%d bytes: %.0f bytes allocated a read", size, per)
+		}
 	}
 }

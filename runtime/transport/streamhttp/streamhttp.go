@@ -580,7 +580,11 @@ func (h *Handler) post(w *response, r *http.Request, pa *postParts) {
 	// (postParts): its response, peek, edge session (a 2026-07-28 one),
 	// budget scope and stream.
 	pk := &pa.pk
-	pk.readFrom(m.Params)
+	if m.ParamsDecoded() {
+		pk.readDecoded(m.Params)
+	} else {
+		pk.readFrom(m.Params)
+	}
 	// The edge decides the revision once; a refusal for the headers (a
 	// header that disagrees with _meta, or names no revision mcpx serves)
 	// is answered before anything else, the rest by the edge in its turn.
@@ -782,23 +786,43 @@ func (h *Handler) readBody(w *response, r *http.Request, hold *budget.Hold) ([]b
 // declared Content-Length is the client's claim, not bytes received.
 const maxPrealloc = 64 << 10
 
+// readAheads are the buffers a body declared longer than maxPrealloc is
+// first read into: its buffer of the declared length is allocated once
+// that much has arrived, and the read-ahead goes back here. Each large
+// body allocated a 64 kB buffer it dropped as soon as it was full (a
+// 65 kB tools/call: 64 kB, then 65 kB).
+var readAheads = sync.Pool{New: func() any { b := make([]byte, maxPrealloc); return &b }}
+
 // readLimited reads a request body of at most limit bytes. A buffer of
 // the declared Content-Length is allocated ahead only up to maxPrealloc;
 // beyond that it grows as the data arrives, each growth counted in hold.
 func readLimited(w http.ResponseWriter, r *http.Request, limit int64, hold *budget.Hold) ([]byte, error) {
 	body := http.MaxBytesReader(w, r.Body, limit)
 	size := int64(512)
-	if n := r.ContentLength; n >= 0 {
+	n := r.ContentLength
+	if n >= 0 {
 		size = min(n, limit, maxPrealloc) + 1 // +1: io.EOF is read without growing
 	}
-	b := make([]byte, 0, size)
+	var ahead *[]byte // the pooled read-ahead b is, until it is full
+	var b []byte
+	if n > maxPrealloc && n < limit {
+		ahead = readAheads.Get().(*[]byte)
+		b = (*ahead)[:0:maxPrealloc]
+	} else {
+		b = make([]byte, 0, size)
+	}
+	defer func() {
+		if ahead != nil {
+			readAheads.Put(ahead)
+		}
+	}()
 	for {
 		if len(b) == cap(b) {
 			var grown []byte
-			if n := r.ContentLength; n >= int64(len(b)) && n < limit {
+			if n >= int64(len(b)) && n < limit {
 				// Once maxPrealloc bytes have arrived, the rest of what was
 				// declared, and no more than twice what arrived: a body of
-				// 65 kB grew to 80 kB, then 100 kB (and 1 MB in 1.25 steps).
+				// 65 kB grew to 65 kB, one of 1 MB to 128 kB, 256 kB, ...
 				grown = make([]byte, len(b), min(n+1, 2*int64(cap(b))))
 				copy(grown, b)
 			} else {
@@ -808,13 +832,20 @@ func readLimited(w http.ResponseWriter, r *http.Request, limit int64, hold *budg
 				return nil, err
 			}
 			b = grown
+			if ahead != nil {
+				readAheads.Put(ahead)
+				ahead = nil
+			}
 		}
-		n, err := body.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
+		m, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
 		if err != nil {
+			if ahead != nil { // it ended before the read-ahead filled
+				b = append([]byte(nil), b...)
+			}
+			if err == io.EOF {
+				return b, nil
+			}
 			return b, err
 		}
 	}
