@@ -37,6 +37,10 @@ const (
 	// profileEnv, set to a path prefix, has each mcpx the benchmark
 	// starts write a CPU profile to PREFIX.UPSTREAM (mcpx --cpuprofile).
 	profileEnv = "MCPX_BENCH_CPUPROFILE"
+	// gatewayFlagsEnv holds more flags for each `mcpx serve` the
+	// benchmark starts, for an A/B of one setting in the same binary
+	// (MCPX_BENCH_GATEWAY_FLAGS="--gc-floor 0").
+	gatewayFlagsEnv = "MCPX_BENCH_GATEWAY_FLAGS"
 )
 
 func TestMain(m *testing.M) {
@@ -176,6 +180,7 @@ func startMCPX(tb testing.TB, name, upstream string) *party {
 	if prefix := os.Getenv(profileEnv); prefix != "" {
 		args = append(args, "--cpuprofile", prefix+"."+name)
 	}
+	args = append(args, strings.Fields(os.Getenv(gatewayFlagsEnv))...)
 	return start(tb, exec.Command(bin, args...), true)
 }
 

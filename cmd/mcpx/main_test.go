@@ -301,7 +301,7 @@ func TestPlural(t *testing.T) {
 
 // A negative limit is a usage error, said before anything starts.
 func TestNegativeLimits(t *testing.T) {
-	for _, flag := range []string{"--max-in-flight=-1", "--max-sessions=-1", "--max-streams=-1", "--max-body=-1", "--session-idle=-1s", "--body-timeout=-1s", "--write-timeout=-1s", "--large-budget=-1"} {
+	for _, flag := range []string{"--max-in-flight=-1", "--max-sessions=-1", "--max-streams=-1", "--max-body=-1", "--session-idle=-1s", "--body-timeout=-1s", "--write-timeout=-1s", "--large-budget=-1", "--gc-floor=-1"} {
 		code, _, errOut := mcpx(t, "serve", flag)
 		if code != 2 || !strings.Contains(errOut, "positive") {
 			t.Errorf("mcpx serve %s: exit %d, %q; want 2 and a usage error", flag, code, errOut)

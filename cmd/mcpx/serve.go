@@ -20,6 +20,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/cluster"
 	"github.com/mcpx-dev/mcpx/runtime/config"
 	"github.com/mcpx-dev/mcpx/runtime/demo"
+	"github.com/mcpx-dev/mcpx/runtime/gcfloor"
 	"github.com/mcpx-dev/mcpx/runtime/fixture"
 	"github.com/mcpx-dev/mcpx/runtime/host"
 	"github.com/mcpx-dev/mcpx/runtime/requeststate"
@@ -44,6 +45,9 @@ var builtins = map[string]func(*requeststate.Sealer) server.Namespace{
 	"fixture": func(s *requeststate.Sealer) server.Namespace { return fixture.NewWith(s) },
 }
 
+// defaultGCFloor is --gc-floor's default (BENCHMARKS.md, seventh round).
+const defaultGCFloor = 32 << 20
+
 // runServe runs `mcpx serve` (Streamable HTTP) or `mcpx stdio`.
 func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpx "+cmd, flag.ContinueOnError)
@@ -54,6 +58,7 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to `FILE` until mcpx exits, for go tool pprof (performance work)")
 	logFormat := fs.String("log-format", "text", "mcpx's own log on standard error: text or json")
 	logLevel := fs.String("log-level", "info", "the least level logged: debug, info, warn or error (at info: one line per upstream event, none per successful call)")
+	gcFloor := fs.Int64("gc-floor", defaultGCFloor, "`bytes` of heap the Go collector lets mcpx reach before it runs (above half of it, GOGC applies as usual); fewer collections for a little memory: 0 turns it off, as does setting GOGC unless this is given too")
 	largeBudget := fs.Int64("large-budget", 0, "`bytes` that messages over 1 MiB (requests read, upstream answers) may take in flight at once, process-wide; beyond, one waits 5s, then is refused: 503 or -32603, the server is busy (0: 256 MiB)")
 	var taskFlags config.TaskSettings
 	storeURL := fs.String("store", "memory", "where tasks are kept: memory, or a Redis URL (redis://[:password@]host:port[/db], rediss:// for TLS) shared by replicas; $MCPX_STORE, when set, is used instead of memory (keeping a password out of the command line)")
@@ -126,6 +131,13 @@ func runServe(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	if !ok {
 		fmt.Fprintf(stderr, "mcpx %s: unknown --builtin %q (want demo or fixture)\n", cmd, *builtin)
 		return 2
+	}
+	if *gcFloor < 0 {
+		fmt.Fprintf(stderr, "mcpx %s: --gc-floor must be positive, or 0 for none\n", cmd)
+		return 2
+	}
+	if _, gogc := os.LookupEnv("GOGC"); !gogc || flagSet(fs, "gc-floor") {
+		defer gcfloor.Start(uint64(*gcFloor)).Stop()
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
