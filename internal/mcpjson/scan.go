@@ -64,8 +64,13 @@ func ScanObject(data []byte, fn func(name, val []byte)) bool {
 	return true
 }
 
-// scanners are ScanObject's, each with the room its names took.
-var scanners = sync.Pool{New: func() any { return new(scanner) }}
+// scanners are ScanObject's, each with the room its names took; a new
+// one (the pool is emptied by collections) is one allocation.
+var scanners = sync.Pool{New: func() any {
+	s := new(scanner)
+	s.names, s.top = s.namesRoom[:0], s.topRoom[:0]
+	return s
+}}
 
 // scanner is ScanObject's walk: b the input, names the member names of
 // the objects being read (each object's from its start in names), top the
@@ -74,6 +79,9 @@ type scanner struct {
 	b     []byte
 	names []nameRef
 	top   []member
+
+	namesRoom [32]nameRef
+	topRoom   [8]member
 }
 
 // nameRef is a member name seen: its length and first 8 bytes (to tell

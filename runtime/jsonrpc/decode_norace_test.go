@@ -21,5 +21,10 @@ func TestDecodeAllocations(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { Decode(in, false) }); n > tc.want {
 			t.Errorf("Decode(%s): %v allocations, want at most %v", in, n, tc.want)
 		}
+		// Long enough to be scanned: as many.
+		long := padded(in)
+		if n := testing.AllocsPerRun(100, func() { Decode(long, false) }); n > tc.want {
+			t.Errorf("Decode(%.60s): %v allocations, want at most %v", long, n, tc.want)
+		}
 	}
 }
