@@ -180,19 +180,8 @@ func rawString(b []byte, i int) int {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i++
 		case 'u':
-			r, ok := hex4(b, i+1)
-			if !ok || r >= 0xDC00 && r <= 0xDFFF {
+			if i = unicodeEscape(b, i-1); i < 0 {
 				return -1
-			}
-			i += 5
-			if r >= 0xD800 && r <= 0xDBFF { // the low half must follow
-				if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
-					return -1
-				}
-				if r, ok = hex4(b, i+2); !ok || r < 0xDC00 || r > 0xDFFF {
-					return -1
-				}
-				i += 6
 			}
 		default:
 			return -1
@@ -201,6 +190,27 @@ func rawString(b []byte, i int) int {
 			q = indexFrom(b, i, '"')
 		}
 	}
+}
+
+// unicodeEscape is the index after the \u escape at b[i] (its
+// backslash), and after the low half that must follow a high surrogate;
+// -1 if it is invalid, or half a surrogate pair alone.
+func unicodeEscape(b []byte, i int) int {
+	r, ok := hex4(b, i+2)
+	if !ok || r >= 0xDC00 && r <= 0xDFFF {
+		return -1
+	}
+	i += 6
+	if r >= 0xD800 && r <= 0xDBFF { // the low half must follow
+		if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return -1
+		}
+		if r, ok = hex4(b, i+2); !ok || r < 0xDC00 || r > 0xDFFF {
+			return -1
+		}
+		i += 6
+	}
+	return i
 }
 
 // hex4 is the value of the four hex digits at b[i:], if they are.

@@ -254,19 +254,8 @@ func (s *scanner) str(i int) int {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i = e + 2
 		case 'u':
-			r, ok := hex4(b, e+2)
-			if !ok || r >= 0xDC00 && r <= 0xDFFF {
-				return -1 // a low half alone: the decoder's to judge
-			}
-			i = e + 6
-			if r >= 0xD800 && r <= 0xDBFF { // the low half must follow
-				if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
-					return -1
-				}
-				if r, ok = hex4(b, i+2); !ok || r < 0xDC00 || r > 0xDFFF {
-					return -1
-				}
-				i += 6
+			if i = unicodeEscape(b, e); i < 0 {
+				return -1 // half a pair alone: the decoder's to judge
 			}
 		default:
 			return -1
