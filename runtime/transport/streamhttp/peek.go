@@ -61,11 +61,13 @@ func (p *peek) readFrom(params json.RawMessage) {
 // Members is not sure of, or any member not as a request has it (_meta
 // neither an object nor null), is readFrom's, which also says why.
 func (p *peek) readDecoded(params json.RawMessage) {
-	if len(params) >= mcpjson.ScanMin && p.scan(params) {
-		p.read = true
-		return
+	if len(params) >= mcpjson.ScanMin {
+		if p.scan(params) {
+			p.read = true
+			return
+		}
+		*p = peek{} // what scan set before it stopped
 	}
-	*p = peek{}
 	p.readFrom(params)
 }
 
