@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 
 	json "github.com/go-json-experiment/json"
@@ -48,7 +50,16 @@ func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v, longSt
 // buffer the message owns (jsonrpc.Decode), whose arguments and structured
 // content were copied once more on every call. data must not change while
 // v is in use.
-func UnmarshalShared(data []byte, v any) error { return json.Unmarshal(data, v, sharedRaw) }
+//
+// A long data's long strings are not validated twice (see lift).
+func UnmarshalShared(data []byte, v any) error {
+	if len(data) >= liftMin {
+		if done, err := unmarshalLifted(data, v); done {
+			return err
+		}
+	}
+	return json.Unmarshal(data, v, sharedRaw)
+}
 
 var sharedRaw = json.WithUnmarshalers(json.JoinUnmarshalers(json.UnmarshalFunc(func(b []byte, m *stdjson.RawMessage) error {
 	*m = b
@@ -93,12 +104,13 @@ var longString = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) e
 })
 
 // unquoteValid appends to dst the string whose quoted body (between its
-// quotes) is body, which the decoder has read, and so validated: its
-// UTF-8 and its escapes are sound. The text between escapes is copied as
+// quotes) is body, which the decoder has read or lift has checked
+// (scanner.str): its UTF-8 and its escapes are sound. The text between escapes is copied as
 // it is (memmove, found by bytes.IndexByte) instead of byte by byte with
 // its UTF-8 checked once more, as jsontext.AppendUnquote does. A \u
-// escape (surrogates, invalid ones) is not its to judge: ok is false, and
-// the caller unquotes the whole string the decoder's way.
+// escape of half a surrogate pair alone, or an invalid one, is not its to
+// judge: ok is false, and the caller unquotes the whole string the
+// decoder's way.
 func unquoteValid(dst, body []byte) (_ []byte, ok bool) {
 	for {
 		i := bytes.IndexByte(body, '\\')
@@ -122,6 +134,19 @@ func unquoteValid(dst, body []byte) (_ []byte, ok bool) {
 			dst = append(dst, '\r')
 		case 't':
 			dst = append(dst, '\t')
+		case 'u':
+			end := unicodeEscape(body, i)
+			if end < 0 {
+				return dst, false // half a pair alone: the decoder's to judge
+			}
+			r, _ := hex4(body, i+2)
+			if end-i == 12 { // a surrogate pair
+				lo, _ := hex4(body, i+8)
+				r = utf16.DecodeRune(r, lo)
+			}
+			dst = utf8.AppendRune(dst, r)
+			body = body[end:]
+			continue
 		default:
 			return dst, false
 		}

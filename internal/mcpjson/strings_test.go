@@ -106,10 +106,11 @@ func oneCopy(t *testing.T, in []byte) {
 }
 
 // TestUnquoteValid: the string is jsontext.AppendUnquote's for every
-// escape but \u, which is left to it.
+// escape but half a surrogate pair alone, which is left to it.
 func TestUnquoteValid(t *testing.T) {
 	for _, body := range []string{
 		``, `plain`, `{\"text\":\"x\"}`, `a\\b\/c\bd\fe\nf\rg\th`, `\\\\\"`, `é 😀 \n`, strings.Repeat(`line\n`, 300),
+		`\u00e9`, `a\ud83d\ude00b`, `\u0000\u001F\u003c\u2028\uFFFF`, `\uD83D\uDE00\u00E9`,
 	} {
 		want, err := jsontext.AppendUnquote(nil, `"`+body+`"`)
 		if err != nil {
@@ -120,7 +121,7 @@ func TestUnquoteValid(t *testing.T) {
 			t.Errorf("%q: %q, %v; want %q", body, got, ok, want)
 		}
 	}
-	for _, body := range []string{`\u00e9`, `a\ud83d\ude00`, `x\`} {
+	for _, body := range []string{`\ud800`, `\udc00x`, `\ud83d\u0041`, `\u12`, `\u12g4`, `x\`} {
 		if _, ok := unquoteValid(nil, []byte(body)); ok {
 			t.Errorf("%q: ok, want it left to AppendUnquote", body)
 		}

@@ -1,0 +1,198 @@
+package mcpjson
+
+import (
+	stdjson "encoding/json"
+	"errors"
+	"reflect"
+	"sort"
+	"sync"
+	"unsafe"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The decoder validates every string it reads a byte at a time, and it
+// cannot skip one without: a 64 kB text in an upstream's result cost
+// ~90 µs to decode, most of it that validation, though the envelope's
+// scan (ScanObject) had proved the same bytes valid a moment before.
+//
+// UnmarshalShared therefore lifts the long strings out of a long input
+// first. Each string value of longStringMin bytes or more that str proves
+// valid is replaced by "" in a copy of the input, the copy is decoded,
+// and where the decoder meets one of those "" the string is unquoted from
+// the input (liftedString), or, inside a json.RawMessage, the raw value
+// becomes its span of the input (liftedRaw). A string's quotes are the
+// only thing that changes, so the decoder sees the same tokens and
+// accepts or refuses the copy as it would the input. What reads a "" any
+// other way (a union's own UnmarshalJSON, an `any`, a named string type)
+// is not counted as having taken its string, and the input is then
+// decoded as it is: the result is always the decoder's own.
+
+// liftMin is the input length from which UnmarshalShared lifts.
+const liftMin = ScanMin
+
+// A lifted is a long string taken out of the input: the offset of its ""
+// in the copy, and its span (quotes included) in the input.
+type lifted struct {
+	at         int
+	start, end int
+}
+
+// lifting is one lifted decode: the input, its strings lifted in the
+// order they appear, and how many of them the decode took. Its options
+// hold its unmarshalers, bound to it, so a lifting is pooled with them
+// (and with the decoder's cache of what they apply to).
+type lifting struct {
+	data  []byte
+	lifts []lifted
+	taken int
+	opts  json.Options
+}
+
+var liftings = sync.Pool{New: func() any {
+	l := new(lifting)
+	l.opts = json.WithUnmarshalers(json.JoinUnmarshalers(
+		json.UnmarshalFromFunc(l.liftedRaw),
+		json.UnmarshalFromFunc(l.liftedString),
+		longString,
+	))
+	return l
+}}
+
+// lift is the copy of data with its long string values lifted out, and
+// where they were; nil when there is none to lift (or data is no JSON
+// lift can look through, which the decoder then says).
+func lift(data []byte) (copied []byte, lifts []lifted) {
+	s := scanner{b: data}
+	prev := 0
+	for i := 0; ; {
+		q := indexFrom(data, i, '"')
+		if q == len(data) {
+			break
+		}
+		end, ok := skipString(data, q)
+		if !ok {
+			return nil, nil
+		}
+		i = end
+		if end-q-2 < longStringMin || isName(data, end) || s.str(q) != end {
+			continue
+		}
+		if copied == nil {
+			copied = make([]byte, 0, 512)
+		}
+		copied = append(copied, data[prev:q]...)
+		lifts = append(lifts, lifted{at: len(copied), start: q, end: end})
+		copied = append(copied, `""`...)
+		prev = end
+	}
+	if lifts == nil {
+		return nil, nil
+	}
+	return append(copied, data[prev:]...), lifts
+}
+
+// isName reports whether the string ending before data[end] is a member
+// name: a colon follows it.
+func isName(data []byte, end int) bool {
+	for ; end < len(data); end++ {
+		switch data[end] {
+		case ' ', '\t', '\n', '\r':
+		case ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// unmarshalLifted is UnmarshalShared by way of lift; done is false when
+// it did not decode v (nothing to lift, or the decode did not take every
+// string lifted), and v is then as it was.
+func unmarshalLifted(data []byte, v any) (done bool, err error) {
+	copied, lifts := lift(data)
+	if lifts == nil {
+		return false, nil
+	}
+	l := liftings.Get().(*lifting)
+	l.data, l.lifts, l.taken = data, lifts, 0
+	err = json.Unmarshal(copied, v, l.opts)
+	taken := l.taken
+	l.data, l.lifts = nil, nil
+	liftings.Put(l)
+	if err == nil && taken == len(lifts) {
+		return true, nil
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv.Elem().SetZero() // what the decode set, undone
+	}
+	return false, nil // the input's own decode gives its value or its error
+}
+
+// index is the lifted string whose "" is at off in the copy, or -1.
+func (l *lifting) index(off int) int {
+	i := sort.Search(len(l.lifts), func(i int) bool { return l.lifts[i].at >= off })
+	if i < len(l.lifts) && l.lifts[i].at == off {
+		return i
+	}
+	return -1
+}
+
+// orig is the offset in the input of the offset off in the copy, off
+// being where a value starts or ends (never inside a "").
+func (l *lifting) orig(off int) (int, int) {
+	n := sort.Search(len(l.lifts), func(i int) bool { return l.lifts[i].at >= off })
+	if n == 0 {
+		return off, 0
+	}
+	last := l.lifts[n-1]
+	return last.end + off - (last.at + 2), n
+}
+
+// liftedString decodes a "" of the copy that stands for a lifted string
+// into the string itself, unquoted from the input; anything else is the
+// other unmarshalers'.
+func (l *lifting) liftedString(dec *jsontext.Decoder, s *string) error {
+	rest := dec.UnreadBuffer()
+	k := skipSpace(rest, 0)
+	if k+1 >= len(rest) || rest[k] != '"' || rest[k+1] != '"' {
+		return errors.ErrUnsupported
+	}
+	i := l.index(int(dec.InputOffset()) + k)
+	if i < 0 {
+		return errors.ErrUnsupported
+	}
+	if _, err := dec.ReadValue(); err != nil {
+		return err
+	}
+	lf := l.lifts[i]
+	body := l.data[lf.start+1 : lf.end-1]
+	b, ok := unquoteValid(make([]byte, 0, len(body)), body)
+	if !ok {
+		var err error
+		if b, err = jsontext.AppendUnquote(b[:0], l.data[lf.start:lf.end]); err != nil {
+			return err
+		}
+	}
+	*s = unsafe.String(unsafe.SliceData(b), len(b)) // b is referenced by nothing else
+	l.taken++
+	return nil
+}
+
+// liftedRaw sets a json.RawMessage to its span of the input, the lifted
+// strings within it back in place: a slice of the input, as
+// UnmarshalShared's raw values are.
+func (l *lifting) liftedRaw(dec *jsontext.Decoder, m *stdjson.RawMessage) error {
+	val, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	end := int(dec.InputOffset())
+	start, before := l.orig(end - len(val))
+	stop, upto := l.orig(end)
+	*m = l.data[start:stop:stop]
+	l.taken += upto - before
+	return nil
+}
