@@ -308,3 +308,21 @@ func TestNegativeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestMemProfileRate: allocations are sampled only where a heap profile
+// can be read (the admin listener), or where GODEBUG asks for a rate.
+func TestMemProfileRate(t *testing.T) {
+	for _, c := range []struct {
+		admin, godebug string
+		want           int
+	}{
+		{"", "", 0},
+		{"", "gctrace=1", 0},
+		{"127.0.0.1:9090", "", 512 << 10},
+		{"", "memprofilerate=1", 512 << 10},
+	} {
+		if got := memProfileRate(c.admin, c.godebug, 512<<10); got != c.want {
+			t.Errorf("memProfileRate(%q, %q) = %d, want %d", c.admin, c.godebug, got, c.want)
+		}
+	}
+}
