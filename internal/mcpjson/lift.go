@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"sort"
 	"sync"
-	"unsafe"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -168,15 +167,11 @@ func (l *lifting) liftedString(dec *jsontext.Decoder, s *string) error {
 		return err
 	}
 	lf := l.lifts[i]
-	body := l.data[lf.start+1 : lf.end-1]
-	b, ok := unquoteValid(make([]byte, 0, len(body)), body)
-	if !ok {
-		var err error
-		if b, err = jsontext.AppendUnquote(b[:0], l.data[lf.start:lf.end]); err != nil {
-			return err
-		}
+	str, err := unquoteString(l.data[lf.start:lf.end])
+	if err != nil {
+		return err
 	}
-	*s = unsafe.String(unsafe.SliceData(b), len(b)) // b is referenced by nothing else
+	*s = str
 	l.taken++
 	return nil
 }

@@ -26,9 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
-	"unsafe"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -87,68 +86,74 @@ var longString = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) e
 	if err != nil {
 		return err
 	}
-	body := val[1 : len(val)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		*s = string(body) // no escape: one copy either way
-		return nil
-	}
-	b, ok := unquoteValid(make([]byte, 0, len(val)), body)
-	if !ok {
-		var err error
-		if b, err = jsontext.AppendUnquote(b[:0], val); err != nil { // it asks for len(val)
-			return err
-		}
-	}
-	*s = unsafe.String(unsafe.SliceData(b), len(b)) // b is referenced by nothing else
-	return nil
+	*s, err = unquoteString(val)
+	return err
 })
 
-// unquoteValid appends to dst the string whose quoted body (between its
+// unquoteString is the string the valid JSON string quoted holds, in a
+// buffer of its own made once (a strings.Builder's, so not zeroed first
+// as a make([]byte) is: 1 MB cleared for nothing on a 1 MB result).
+func unquoteString(quoted []byte) (string, error) {
+	body := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body), nil // no escape: one copy either way
+	}
+	var sb strings.Builder
+	sb.Grow(len(body))
+	if unquoteValid(&sb, body) {
+		return sb.String(), nil
+	}
+	b, err := jsontext.AppendUnquote(nil, quoted)
+	return string(b), err
+}
+
+// unquoteValid writes to sb the string whose quoted body (between its
 // quotes) is body, which the decoder has read or lift has checked
-// (scanner.str): its UTF-8 and its escapes are sound. The text between escapes is copied as
-// it is (memmove, found by bytes.IndexByte) instead of byte by byte with
-// its UTF-8 checked once more, as jsontext.AppendUnquote does. A \u
-// escape of half a surrogate pair alone, or an invalid one, is not its to
-// judge: ok is false, and the caller unquotes the whole string the
-// decoder's way.
-func unquoteValid(dst, body []byte) (_ []byte, ok bool) {
+// (scanner.str): its UTF-8 and its escapes are sound. The text between
+// escapes is copied as it is (memmove, found by bytes.IndexByte) instead
+// of byte by byte with its UTF-8 checked once more, as
+// jsontext.AppendUnquote does. A \u escape of half a surrogate pair
+// alone, or an invalid one, is not its to judge: it reports false, and
+// the caller unquotes the whole string the decoder's way.
+func unquoteValid(sb *strings.Builder, body []byte) bool {
 	for {
 		i := bytes.IndexByte(body, '\\')
 		if i < 0 {
-			return append(dst, body...), true
+			sb.Write(body)
+			return true
 		}
-		dst = append(dst, body[:i]...)
+		sb.Write(body[:i])
 		if i+1 >= len(body) {
-			return dst, false
+			return false
 		}
 		switch c := body[i+1]; c {
 		case '"', '\\', '/':
-			dst = append(dst, c)
+			sb.WriteByte(c)
 		case 'b':
-			dst = append(dst, '\b')
+			sb.WriteByte('\b')
 		case 'f':
-			dst = append(dst, '\f')
+			sb.WriteByte('\f')
 		case 'n':
-			dst = append(dst, '\n')
+			sb.WriteByte('\n')
 		case 'r':
-			dst = append(dst, '\r')
+			sb.WriteByte('\r')
 		case 't':
-			dst = append(dst, '\t')
+			sb.WriteByte('\t')
 		case 'u':
 			end := unicodeEscape(body, i)
 			if end < 0 {
-				return dst, false // half a pair alone: the decoder's to judge
+				return false // half a pair alone: the decoder's to judge
 			}
 			r, _ := hex4(body, i+2)
 			if end-i == 12 { // a surrogate pair
 				lo, _ := hex4(body, i+8)
 				r = utf16.DecodeRune(r, lo)
 			}
-			dst = utf8.AppendRune(dst, r)
+			sb.WriteRune(r)
 			body = body[end:]
 			continue
 		default:
-			return dst, false
+			return false
 		}
 		body = body[i+2:]
 	}
