@@ -439,6 +439,25 @@ func Framed(m *Message) (head, result, tail []byte, ok bool) {
 
 var closeBrace = []byte{'}'}
 
+// FramedRequest is Framed for a request or a notification with params:
+// the bytes before them, the params themselves and the closing brace, so
+// that a tools/call's 64 kB arguments go to an upstream without first
+// being copied into one buffer with their envelope. ok is false, and
+// Encode is the way, when m is no such message or its params hold a line
+// break to compact.
+func FramedRequest(m *Message) (head, params, tail []byte, ok bool) {
+	if m.Method == "" || m.Params == nil || m.Result != nil || m.Error != nil ||
+		bytes.IndexByte(m.Params, '\n') >= 0 || bytes.IndexByte(m.Params, '\r') >= 0 {
+		return nil, nil, nil, false
+	}
+	head, err := appendMessage(make([]byte, 0, 64+len(m.ID)+len(m.Method)), &Message{ID: m.ID, Method: m.Method})
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	head = append(head[:len(head)-1], `,"params":`...)
+	return head, m.Params, closeBrace, true
+}
+
 func appendMessage(buf []byte, m *Message) ([]byte, error) {
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	raw := func(name string, v json.RawMessage) error {

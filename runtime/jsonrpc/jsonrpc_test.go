@@ -200,6 +200,40 @@ func TestFramed(t *testing.T) {
 	}
 }
 
+// TestFramedRequest: the three pieces of a request or notification are
+// Encode's bytes; what Encode would change, or what has no params, is not
+// framed.
+func TestFramedRequest(t *testing.T) {
+	for _, m := range []*Message{
+		Request(json.RawMessage(`7`), "tools/call", json.RawMessage(`{"name":"echo","arguments":{"text":"a\\nb"}}`)),
+		Request(json.RawMessage(`"id-\"x\""`), "x/\"odd\"\u2028", json.RawMessage(`{}`)),
+		Notification("notifications/progress", json.RawMessage(`{"progress":1}`)),
+	} {
+		head, params, tail, ok := FramedRequest(m)
+		want, err := Encode(m)
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v, Encode: %v", m.Method, ok, err)
+		}
+		if got := string(head) + string(params) + string(tail); got != string(want) {
+			t.Errorf("FramedRequest = %s, Encode = %s", got, want)
+		}
+		if &params[0] != &m.Params[0] {
+			t.Errorf("%s: the params were copied", m.Method)
+		}
+	}
+	for _, m := range []*Message{
+		Request(json.RawMessage(`1`), "tools/call", json.RawMessage("{\n\"a\": 1}")),
+		Request(json.RawMessage(`1`), "tools/call", json.RawMessage("{\r\"a\": 1}")),
+		Request(json.RawMessage(`1`), "ping", nil),
+		Response(json.RawMessage(`1`), json.RawMessage(`{}`)),
+		ErrorResponse(json.RawMessage(`1`), &Error{Code: InternalError, Message: "x"}),
+	} {
+		if _, _, _, ok := FramedRequest(m); ok {
+			t.Errorf("FramedRequest(%+v): ok, want Encode", m)
+		}
+	}
+}
+
 // TestParamsDecoded: params Decode read are known as such; a message
 // put together, or params put into a decoded message or its copy, are not.
 func TestParamsDecoded(t *testing.T) {

@@ -250,11 +250,7 @@ func headerSafe(v string) string {
 }
 
 func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message, mcpName string) (*http.Response, error) {
-	body, err := jsonrpc.Encode(m)
-	if err != nil {
-		return nil, err
-	}
-	req, err := h.newPost(ctx, body)
+	req, err := h.newMessagePost(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -275,6 +271,21 @@ func (h *httpConn) post(ctx context.Context, m *jsonrpc.Message, mcpName string)
 		return nil, errors.New("the upstream ended the session (HTTP 404)")
 	}
 	return resp, nil
+}
+
+// newMessagePost is the POST of m, its long params sent from where they
+// are rather than copied in with the envelope.
+func (h *httpConn) newMessagePost(ctx context.Context, m *jsonrpc.Message) (*http.Request, error) {
+	if len(m.Params) >= framedMin {
+		if head, params, tail, ok := jsonrpc.FramedRequest(m); ok {
+			return h.newFramedPost(ctx, head, params, tail)
+		}
+	}
+	body, err := jsonrpc.Encode(m)
+	if err != nil {
+		return nil, err
+	}
+	return h.newPost(ctx, body)
 }
 
 func (h *httpConn) hasSession() bool {

@@ -71,6 +71,53 @@ func (h *httpConn) newPost(ctx context.Context, body []byte) (*http.Request, err
 
 func noBody() (io.ReadCloser, error) { return http.NoBody, nil }
 
+// framedMin is the params length from which a request goes to the
+// upstream in its three pieces (jsonrpc.FramedRequest) instead of copied
+// into one buffer: below it the copy costs less than the headers' write
+// of their own that net/http makes before a body it does not know to be
+// in memory.
+const framedMin = 16 << 10
+
+// newFramedPost is newPost of the body head, params, tail, read in turn
+// from where they are.
+func (h *httpConn) newFramedPost(ctx context.Context, head, params, tail []byte) (*http.Request, error) {
+	open := func() io.ReadCloser { return io.NopCloser(&pieces{head, params, tail}) }
+	var req *http.Request
+	if h.tmpl == nil || ctx == nil {
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, h.spec.URL, nil)
+		if err != nil {
+			return nil, err
+		}
+		req = r
+	} else {
+		u := *h.tmpl.URL
+		req = h.tmpl.WithContext(ctx)
+		req.URL = &u
+	}
+	req.ContentLength = int64(len(head) + len(params) + len(tail))
+	req.Body = open()
+	req.GetBody = func() (io.ReadCloser, error) { return open(), nil }
+	return req, nil
+}
+
+// pieces is a body of slices read one after the other.
+type pieces [3][]byte
+
+func (p *pieces) Read(dst []byte) (int, error) {
+	n := 0
+	for i := range p {
+		c := copy(dst[n:], p[i])
+		p[i] = p[i][c:]
+		if n += c; n == len(dst) {
+			return n, nil
+		}
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
 // do sends req as h.client.Do does: the first hop straight to the
 // transport, with what Client.send checks of its answer; a redirect is
 // then the Client's to follow.

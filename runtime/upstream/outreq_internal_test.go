@@ -125,20 +125,66 @@ func TestPostRedirectFollowed(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	m := jsonrpc.Request(json.RawMessage(`1`), mcp.MethodPing, nil)
-	body, _ := jsonrpc.Encode(m)
-	for path, want := range map[string]string{"/307": "POST " + string(body) + " s1", "/303": "GET  s1"} {
-		h := testConn(t, srv.URL+path, nil)
-		h.session = "s1"
-		resp, err := h.post(context.Background(), m, "")
+	// A ping, and a call whose params go in pieces (framedMin).
+	long := json.RawMessage(`{"name":"echo","arguments":{"text":"` + strings.Repeat("x", framedMin) + `"}}`)
+	for _, m := range []*jsonrpc.Message{
+		jsonrpc.Request(json.RawMessage(`1`), mcp.MethodPing, nil),
+		jsonrpc.Request(json.RawMessage(`2`), mcp.MethodToolsCall, long),
+	} {
+		body, _ := jsonrpc.Encode(m)
+		for path, want := range map[string]string{"/307": "POST " + string(body) + " s1", "/303": "GET  s1"} {
+			h := testConn(t, srv.URL+path, nil)
+			h.session = "s1"
+			resp, err := h.post(context.Background(), m, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(got) != want {
+				t.Errorf("%s %s: %.80q, want %.80q", m.Method, path, got, want)
+			}
+		}
+	}
+}
+
+// TestFramedPost: a request with long params is sent in its pieces, with
+// its length, and GetBody gives the same body again; the params are not
+// copied.
+func TestFramedPost(t *testing.T) {
+	long := json.RawMessage(`{"name":"echo","arguments":{"text":"` + strings.Repeat("y", framedMin) + `"}}`)
+	m := jsonrpc.Request(json.RawMessage(`9`), mcp.MethodToolsCall, long)
+	want, _ := jsonrpc.Encode(m)
+	for _, raw := range []string{"http://up.example/mcp", "http://user:pw@up.example/mcp"} {
+		h := testConn(t, raw, &answerAll{})
+		req, err := h.newMessagePost(context.Background(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if string(got) != want {
-			t.Errorf("%s: %q, want %q", path, got, want)
+		if req.ContentLength != int64(len(want)) || req.URL.String() != raw {
+			t.Errorf("%s: length %d, URL %s; want %d", raw, req.ContentLength, req.URL, len(want))
 		}
+		for i, open := range []func() (io.ReadCloser, error){func() (io.ReadCloser, error) { return req.Body, nil }, req.GetBody, req.GetBody} {
+			r, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := io.ReadAll(r); !bytes.Equal(b, want) {
+				t.Errorf("%s: body %d is %.80q, want %.80q", raw, i, b, want)
+			}
+		}
+	}
+	var p pieces = [3][]byte{[]byte("ab"), []byte("cde"), []byte("f")}
+	var got []byte
+	for buf := make([]byte, 2); ; {
+		n, err := p.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+	}
+	if string(got) != "abcdef" {
+		t.Errorf("pieces read in twos: %q", got)
 	}
 }
 
