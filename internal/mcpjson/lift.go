@@ -108,9 +108,17 @@ func isName(data []byte, end int) bool {
 }
 
 // unmarshalLifted is UnmarshalShared by way of lift; done is false when
-// it did not decode v (nothing to lift, or the decode did not take every
-// string lifted), and v is then as it was.
+// it did not decode v (v not a pointer to a zero value, nothing to lift,
+// or the decode did not take every string lifted), and v is then as it
+// was.
 func unmarshalLifted(data []byte, v any) (done bool, err error) {
+	// Only into a zero value: undoing a decode that did not take every
+	// string is then setting it to zero again, where the decoder would
+	// have merged into what v held.
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || !rv.Elem().IsZero() {
+		return false, nil
+	}
 	copied, lifts := lift(data)
 	if lifts == nil {
 		return false, nil
@@ -124,9 +132,7 @@ func unmarshalLifted(data []byte, v any) (done bool, err error) {
 	if err == nil && taken == len(lifts) {
 		return true, nil
 	}
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		rv.Elem().SetZero() // what the decode set, undone
-	}
+	rv.Elem().SetZero() // what the decode set, undone
 	return false, nil // the input's own decode gives its value or its error
 }
 

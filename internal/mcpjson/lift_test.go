@@ -123,6 +123,16 @@ func TestLiftedIsDecoder(t *testing.T) {
 	if done, err := mcpjson.UnmarshalLifted([]byte(results[1]), &r); !done || err != nil {
 		t.Errorf("a tool's result: not lifted (%v)", err)
 	}
+	// Into a value already set, the decoder merges: that is its own to do.
+	in := `{"named":` + liftQuoted(liftEsc) + `,"more":[` + liftQuoted(liftLong) + `]}`
+	got, want := liftHolder{Text: "kept"}, liftHolder{Text: "kept"}
+	if done, _ := mcpjson.UnmarshalLifted([]byte(in), &got); done {
+		t.Error("a value already set: lifted")
+	}
+	gerr, werr := mcpjson.UnmarshalShared([]byte(in), &got), mcpjson.UnmarshalSharedAsIs([]byte(in), &want)
+	if gerr != nil || werr != nil || !reflect.DeepEqual(got, want) || got.Text != "kept" {
+		t.Errorf("a value already set: %+.80v (%v), want %+.80v (%v)", got, gerr, want, werr)
+	}
 }
 
 // FuzzLiftedIsDecoder: for any input, the lifted decode and the decoder
