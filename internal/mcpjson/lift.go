@@ -132,8 +132,10 @@ func unmarshalLifted(data []byte, v any) (done bool, err error) {
 	if err == nil && taken == len(lifts) {
 		return true, nil
 	}
-	rv.Elem().SetZero() // what the decode set, undone
-	return false, nil // the input's own decode gives its value or its error
+	// What the decode set, undone: the input's own decode gives its value
+	// or its error.
+	rv.Elem().SetZero()
+	return false, nil
 }
 
 // index is the lifted string whose "" is at off in the copy, or -1.
