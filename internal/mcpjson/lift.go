@@ -1,8 +1,10 @@
 package mcpjson
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"sort"
 	"sync"
@@ -39,13 +41,22 @@ type lifted struct {
 }
 
 // lifting is one lifted decode: the input, its strings lifted in the
-// order they appear, and how many of them the decode took. Its options
-// hold its unmarshalers, bound to it, so a lifting is pooled with them
-// (and with the decoder's cache of what they apply to).
+// order they appear, how many of them the decode took, and the decoder
+// of the copy. Its options hold its unmarshalers, bound to it, so a
+// lifting is pooled with them (and with the decoder's cache of what they
+// apply to).
+//
+// The unmarshalers take a "" only from dec: an offset means a place in
+// the copy only there. A method that decoded a value it read once more,
+// with a decoder of its own and these options, would otherwise be given
+// the string lifted from that offset of the copy, not of its value; it
+// is given "" instead, which leaves a string not taken.
 type lifting struct {
 	data  []byte
 	lifts []lifted
 	taken int
+	copy  bytes.Reader
+	dec   jsontext.Decoder
 	opts  json.Options
 }
 
@@ -125,11 +136,20 @@ func unmarshalLifted(data []byte, v any) (done bool, err error) {
 	}
 	l := liftings.Get().(*lifting)
 	l.data, l.lifts, l.taken = data, lifts, 0
-	err = json.Unmarshal(copied, v, l.opts)
+	l.copy.Reset(copied)
+	l.dec.Reset(&l.copy, l.opts)
+	err = json.UnmarshalDecode(&l.dec, v)
+	whole := false // and nothing after the value
+	if err == nil {
+		_, end := l.dec.ReadToken()
+		whole = end == io.EOF
+	}
 	taken := l.taken
 	l.data, l.lifts = nil, nil
+	l.copy.Reset(nil)
+	l.dec.Reset(&l.copy)
 	liftings.Put(l)
-	if err == nil && taken == len(lifts) {
+	if whole && taken == len(lifts) {
 		return true, nil
 	}
 	// What the decode set, undone: the input's own decode gives its value
@@ -162,6 +182,9 @@ func (l *lifting) orig(off int) (int, int) {
 // into the string itself, unquoted from the input; anything else is the
 // other unmarshalers'.
 func (l *lifting) liftedString(dec *jsontext.Decoder, s *string) error {
+	if dec != &l.dec {
+		return errors.ErrUnsupported
+	}
 	rest := dec.UnreadBuffer()
 	k := skipSpace(rest, 0)
 	if k+1 >= len(rest) || rest[k] != '"' || rest[k+1] != '"' {
@@ -188,6 +211,9 @@ func (l *lifting) liftedString(dec *jsontext.Decoder, s *string) error {
 // strings within it back in place: a slice of the input, as
 // UnmarshalShared's raw values are.
 func (l *lifting) liftedRaw(dec *jsontext.Decoder, m *stdjson.RawMessage) error {
+	if dec != &l.dec {
+		return errors.ErrUnsupported
+	}
 	val, err := dec.ReadValue()
 	if err != nil {
 		return err

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	v20251125 "github.com/mcpx-dev/mcpx/generated/wire/v20251125"
 	v20260728 "github.com/mcpx-dev/mcpx/generated/wire/v20260728"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
@@ -91,6 +94,38 @@ func checkLifted(t *testing.T, in string) (allTaken bool) {
 		allTaken = allTaken && done
 	}
 	return allTaken
+}
+
+// redecoded decodes a value it read once more, with a decoder of its own
+// and its decoder's options: offsets there are not the copy's.
+type redecoded struct {
+	In struct {
+		S string `json:"s"`
+	}
+}
+
+func (r *redecoded) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(v, &r.In, dec.Options())
+}
+
+// TestLiftedRedecoded: a string lifted from the copy is not given to a
+// decoder of a value read again (found in review: it was given the
+// string lifted from the same offset of the copy).
+func TestLiftedRedecoded(t *testing.T) {
+	in := `{"a":"` + strings.Repeat("1", 1100) + `","w":{"s":"` + strings.Repeat("2", 3000) + `"}}`
+	type holder struct {
+		A string    `json:"a"`
+		W redecoded `json:"w"`
+	}
+	var got, want holder
+	gerr, werr := mcpjson.UnmarshalShared([]byte(in), &got), mcpjson.UnmarshalSharedAsIs([]byte(in), &want)
+	if gerr != nil || werr != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %.40v (%v), want %.40v (%v)", got, gerr, want, werr)
+	}
 }
 
 // TestLiftedIsDecoder: what a lifted decode gives is the decoder's, and
