@@ -23,12 +23,13 @@ import (
 // valid is replaced by "" in a copy of the input, the copy is decoded,
 // and where the decoder meets one of those "" the string is unquoted from
 // the input (liftedString), or, inside a json.RawMessage, the raw value
-// becomes its span of the input (liftedRaw). A string's quotes are the
-// only thing that changes, so the decoder sees the same tokens and
+// becomes its span of the input (liftedRaw). Only what is between those
+// strings' quotes changes, so the decoder sees the same tokens and
 // accepts or refuses the copy as it would the input. What reads a "" any
-// other way (a union's own UnmarshalJSON, an `any`, a named string type)
-// is not counted as having taken its string, and the input is then
-// decoded as it is: the result is always the decoder's own.
+// other way (a union's own UnmarshalJSON, a named string type, an
+// unknown member skipped) is not counted as having taken its string, and
+// the input is then decoded as it is: the result is always the decoder's
+// own.
 
 // liftMin is the input length from which UnmarshalShared lifts.
 const liftMin = ScanMin
