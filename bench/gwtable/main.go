@@ -112,6 +112,8 @@ var figures = []figure{
 	{"64 kB arguments echoed back: MB/s through mcpx ÷ direct, procs, c=1", "×", "≥ 0.75", ratio(large+"gateway", large+"direct", "MB/s")},
 	{"  MB/s through mcpx", "MB/s", "", value(large+"gateway", "MB/s")},
 	{"  MB/s direct", "MB/s", "", value(large+"direct", "MB/s")},
+	{"  same ratio through the floor (one byte-forwarding hop: the bound)", "×", "", ratio(large+"floor", large+"direct", "MB/s")},
+	{"  mcpx process CPU per call ÷ floor process CPU per call, 64 kB", "×", "", ratio(large+"gateway", large+"floor", "proxy-cpu-µs/op")},
 	{"  same ratio in memory (BenchmarkGatewayWorkLarge)", "×", "", ratio(work+"gateway", work+"direct", "MB/s")},
 	{"1 MB result: bytes allocated by mcpx per call ÷ payload size (in memory)", "×", "≤ 3", diff(res+"gateway", res+"direct", "B/op", 1<<20)},
 	{"  allocations by mcpx per call, 1 MB result", "allocs", "", diff(res+"gateway", res+"direct", "allocs/op", 1)},
