@@ -56,9 +56,12 @@ type lifting struct {
 	data  []byte
 	lifts []lifted
 	taken int
-	copy  bytes.Reader
-	dec   jsontext.Decoder
-	opts  json.Options
+	// copy is a bytes.Buffer because the decoder then reads its bytes in
+	// place, all of them in its buffer from the start, as the unions'
+	// PeekMember needs (from an io.Reader it reads a piece at a time).
+	copy bytes.Buffer
+	dec  jsontext.Decoder
+	opts json.Options
 }
 
 var liftings = sync.Pool{New: func() any {
@@ -137,7 +140,7 @@ func unmarshalLifted(data []byte, v any) (done bool, err error) {
 	}
 	l := liftings.Get().(*lifting)
 	l.data, l.lifts, l.taken = data, lifts, 0
-	l.copy.Reset(copied)
+	l.copy = *bytes.NewBuffer(copied)
 	l.dec.Reset(&l.copy, l.opts)
 	err = json.UnmarshalDecode(&l.dec, v)
 	whole := false // and nothing after the value
@@ -147,7 +150,7 @@ func unmarshalLifted(data []byte, v any) (done bool, err error) {
 	}
 	taken := l.taken
 	l.data, l.lifts = nil, nil
-	l.copy.Reset(nil)
+	l.copy = bytes.Buffer{}
 	l.dec.Reset(&l.copy)
 	liftings.Put(l)
 	if whole && taken == len(lifts) {
