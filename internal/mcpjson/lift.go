@@ -162,19 +162,24 @@ func unmarshalLifted(data []byte, v any) (done bool, err error) {
 	return false, nil
 }
 
+// before is how many lifted strings have their "" before off in the copy.
+func (l *lifting) before(off int) int {
+	return sort.Search(len(l.lifts), func(i int) bool { return l.lifts[i].at >= off })
+}
+
 // index is the lifted string whose "" is at off in the copy, or -1.
 func (l *lifting) index(off int) int {
-	i := sort.Search(len(l.lifts), func(i int) bool { return l.lifts[i].at >= off })
-	if i < len(l.lifts) && l.lifts[i].at == off {
+	if i := l.before(off); i < len(l.lifts) && l.lifts[i].at == off {
 		return i
 	}
 	return -1
 }
 
 // orig is the offset in the input of the offset off in the copy, off
-// being where a value starts or ends (never inside a "").
+// being where a value starts or ends (never inside a ""), and how many
+// lifted strings come before it.
 func (l *lifting) orig(off int) (int, int) {
-	n := sort.Search(len(l.lifts), func(i int) bool { return l.lifts[i].at >= off })
+	n := l.before(off)
 	if n == 0 {
 		return off, 0
 	}

@@ -425,16 +425,24 @@ func EncodeBatch(msgs []*Message) ([]byte, error) {
 // when m is not a result response or its result holds a line break to
 // compact.
 func Framed(m *Message) (head, result, tail []byte, ok bool) {
-	if m.Result == nil || m.Error != nil || m.Method != "" || m.Params != nil ||
-		bytes.IndexByte(m.Result, '\n') >= 0 || bytes.IndexByte(m.Result, '\r') >= 0 {
+	if m.Result == nil || m.Error != nil || m.Method != "" || m.Params != nil {
 		return nil, nil, nil, false
 	}
-	head, err := appendMessage(make([]byte, 0, 48+len(m.ID)), &Message{ID: m.ID})
+	return frame(&Message{ID: m.ID}, "result", m.Result)
+}
+
+// frame is env's encoding with the member name: value added last, in
+// three pieces; ok is false when value holds a line break to compact.
+func frame(env *Message, name string, value json.RawMessage) (head, val, tail []byte, ok bool) {
+	if bytes.IndexByte(value, '\n') >= 0 || bytes.IndexByte(value, '\r') >= 0 {
+		return nil, nil, nil, false
+	}
+	head, err := appendMessage(make([]byte, 0, 64+len(env.ID)+len(env.Method)), env)
 	if err != nil {
 		return nil, nil, nil, false
 	}
-	head = append(head[:len(head)-1], `,"result":`...)
-	return head, m.Result, closeBrace, true
+	head = append(append(append(head[:len(head)-1], `,"`...), name...), `":`...)
+	return head, value, closeBrace, true
 }
 
 var closeBrace = []byte{'}'}
@@ -446,16 +454,10 @@ var closeBrace = []byte{'}'}
 // Encode is the way, when m is no such message or its params hold a line
 // break to compact.
 func FramedRequest(m *Message) (head, params, tail []byte, ok bool) {
-	if m.Method == "" || m.Params == nil || m.Result != nil || m.Error != nil ||
-		bytes.IndexByte(m.Params, '\n') >= 0 || bytes.IndexByte(m.Params, '\r') >= 0 {
+	if m.Method == "" || m.Params == nil || m.Result != nil || m.Error != nil {
 		return nil, nil, nil, false
 	}
-	head, err := appendMessage(make([]byte, 0, 64+len(m.ID)+len(m.Method)), &Message{ID: m.ID, Method: m.Method})
-	if err != nil {
-		return nil, nil, nil, false
-	}
-	head = append(head[:len(head)-1], `,"params":`...)
-	return head, m.Params, closeBrace, true
+	return frame(&Message{ID: m.ID, Method: m.Method}, "params", m.Params)
 }
 
 func appendMessage(buf []byte, m *Message) ([]byte, error) {

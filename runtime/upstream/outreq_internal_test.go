@@ -92,19 +92,25 @@ func TestPostRequestAsNetHTTP(t *testing.T) {
 		if reflect.TypeOf(got.Body) != reflect.TypeOf(want.Body) {
 			t.Errorf("%s: body a %T, want %T", raw, got.Body, want.Body)
 		}
-		for i, rc := range []func() (io.ReadCloser, error){func() (io.ReadCloser, error) { return got.Body, nil }, got.GetBody, got.GetBody} {
-			r, err := rc()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b, _ := io.ReadAll(r); !bytes.Equal(b, body) {
-				t.Errorf("%s: body %d is %q, want %q", raw, i, b, body)
-			}
-		}
+		checkBodies(t, raw, got, body)
 	}
 	for _, raw := range []string{"http://user:pw@up.example/mcp", "::not a url"} {
 		if h := testConn(t, raw, &answerAll{}); h.tmpl != nil {
 			t.Errorf("%s: a direct POST, want the Client's", raw)
+		}
+	}
+}
+
+// checkBodies fails unless req's body, then GetBody twice, give want.
+func checkBodies(t *testing.T, raw string, req *http.Request, want []byte) {
+	t.Helper()
+	for i, open := range []func() (io.ReadCloser, error){func() (io.ReadCloser, error) { return req.Body, nil }, req.GetBody, req.GetBody} {
+		r, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := io.ReadAll(r); !bytes.Equal(b, want) {
+			t.Errorf("%s: body %d is %.80q, want %.80q", raw, i, b, want)
 		}
 	}
 }
@@ -164,15 +170,7 @@ func TestFramedPost(t *testing.T) {
 		if req.ContentLength != int64(len(want)) || req.URL.String() != raw {
 			t.Errorf("%s: length %d, URL %s; want %d", raw, req.ContentLength, req.URL, len(want))
 		}
-		for i, open := range []func() (io.ReadCloser, error){func() (io.ReadCloser, error) { return req.Body, nil }, req.GetBody, req.GetBody} {
-			r, err := open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b, _ := io.ReadAll(r); !bytes.Equal(b, want) {
-				t.Errorf("%s: body %d is %.80q, want %.80q", raw, i, b, want)
-			}
-		}
+		checkBodies(t, raw, req, want)
 	}
 	var p pieces = [3][]byte{[]byte("ab"), []byte("cde"), []byte("f")}
 	var got []byte
