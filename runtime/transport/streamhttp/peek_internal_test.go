@@ -52,8 +52,11 @@ func TestReadPeekIsUnmarshal(t *testing.T) {
 func checkPeek(t *testing.T, params []byte) {
 	t.Helper()
 	checkPeekOf(t, "readPeek", readPeek, params)
-	// Params jsonrpc.Decode read (valid JSON), long enough to be looked
-	// through (mcpjson.Members) rather than decoded.
+	// Params jsonrpc.Decode read (valid JSON) are looked through
+	// (mcpjson.Members) rather than decoded, short or long.
+	if jsontext.Value(params).IsValid() {
+		checkPeekOf(t, "readDecoded", readDecodedPeek, params)
+	}
 	if long := paddedParams(params); long != nil && jsontext.Value(long).IsValid() {
 		checkPeekOf(t, "readDecoded", readDecodedPeek, long)
 	}
@@ -123,10 +126,12 @@ func FuzzReadPeek(f *testing.F) {
 	})
 }
 
-// TestReadDecodedScans: long params are looked through by Members, not
-// decoded (it fails if every case went readFrom's way).
+// TestReadDecodedScans: params, short or long, are looked through by
+// Members, not decoded (it fails if every case went readFrom's way).
 func TestReadDecodedScans(t *testing.T) {
 	for _, c := range []string{
+		`{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{"uri":"file:///a","_meta":null}`,
 		`{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 64<<10) + `"}}`,
 		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7},"name":"q","arguments":{"t":"` + strings.Repeat("y", mcpjson.ScanMin) + `"}}`,
 	} {
@@ -150,6 +155,12 @@ func BenchmarkReadPeek(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			peekByUnmarshal(params)
+		}
+	})
+	b.Run("decoded", func(b *testing.B) { // Members: what post reads
+		b.ReportAllocs()
+		for range b.N {
+			readDecodedPeek(params)
 		}
 	})
 }
