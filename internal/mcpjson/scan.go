@@ -15,8 +15,11 @@ import (
 // non-ASCII bytes a word at a time, utf8.Valid only for non-ASCII text)
 // and a byte-by-byte walk of the structure between them.
 
-// ScanMin is the length from which ScanObject is worth calling: shorter
-// messages are read as fast by the decoder.
+// ScanMin is the input length from which UnmarshalShared lifts long
+// strings out before decoding (see lift), and what tests pad a message
+// to so that it holds a long string. ScanObject itself is worth calling
+// at any length: it reads even a small message's envelope faster than
+// the decoder.
 const ScanMin = 4096
 
 // scanDepthMax is how deeply ScanObject follows arrays and objects, and

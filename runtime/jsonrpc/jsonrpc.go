@@ -283,15 +283,14 @@ func decodeOne(b []byte) (*Message, *Error) {
 	return m, e
 }
 
-// scan reads a message of mcpjson.ScanMin bytes or more into w, a zero
-// wire, with mcpjson.ScanObject, which validates it as the decoder does
-// but hops over the text of its strings (a tools/call's 64 kB arguments,
-// or result). It reports whether it did; w is unchanged when not, and the
-// decoder reads the message, with its errors.
+// scan reads a message into w, a zero wire, with mcpjson.ScanObject,
+// which validates it as the decoder does but hops over the text of its
+// strings (a tools/call's 64 kB arguments, or result). It reports whether
+// it did; w is unchanged when not, and the decoder reads the message,
+// with its errors. It is tried at any length: for a small message too it
+// costs less than the decoder (1.2 against 1.3-1.7 µs for a request,
+// 0.9 against 1.2-1.6 µs for a result; BenchmarkDecodeOne).
 func (w *wire) scan(b []byte) bool {
-	if len(b) < mcpjson.ScanMin {
-		return false
-	}
 	return mcpjson.ScanObject(b, func(name, val []byte) {
 		if f := w.field(name); f != nil {
 			*f = shared(val[:len(val):len(val)])

@@ -160,21 +160,31 @@ func FuzzDecodeScannedMatchesReflection(f *testing.F) {
 	})
 }
 
-// TestDecodeScans: a long message is scanned (the seeds padded: each
-// valid one at least, whose names have no escapes), not decoded.
+// TestDecodeScans: a message, short or long, is scanned (the seeds, as
+// they are and padded: each valid one at least, whose names have no
+// escapes), not decoded.
 func TestDecodeScans(t *testing.T) {
-	scanned := 0
-	for _, s := range wireSeeds {
-		var w wire
-		if w.scan(padded([]byte(s))) {
-			scanned++
+	for _, pad := range []bool{false, true} {
+		scanned := 0
+		for _, s := range wireSeeds {
+			b := []byte(s)
+			if pad {
+				b = padded(b)
+			}
+			var w wire
+			if w.scan(b) {
+				scanned++
+			}
+		}
+		if scanned < 20 {
+			t.Errorf("padded %v: %d of the %d seeds were scanned", pad, scanned, len(wireSeeds))
 		}
 	}
-	if scanned < 20 {
-		t.Errorf("%d of the %d seeds, padded, were scanned", scanned, len(wireSeeds))
-	}
-	var w wire
-	if !w.scan(padded([]byte(`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi"}]}}`))) || string(w.ID) != `"a"` {
-		t.Errorf("a long result was not scanned: %+v", w)
+	short := []byte(`{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi"}]}}`)
+	for _, b := range [][]byte{short, padded(short)} {
+		var w wire
+		if !w.scan(b) || string(w.ID) != `"a"` {
+			t.Errorf("a result of %d bytes was not scanned: %+v", len(b), w)
+		}
 	}
 }
