@@ -264,6 +264,10 @@ func benchCalls(b *testing.B, p benchPath, rev string, conc int, pace *pacer) fl
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	cpu := cpuTimes(p)
+	var calls0 syscalls
+	if len(p.parties) > 1 {
+		calls0 = p.parties[0].syscalls()
+	}
 	b.ResetTimer()
 	pace.begin()
 	for range conc {
@@ -301,6 +305,12 @@ func benchCalls(b *testing.B, p benchPath, rev string, conc int, pace *pacer) fl
 	b.ReportMetric(perCall(total), "cpu-µs/op")
 	if len(p.parties) > 1 {
 		b.ReportMetric(perCall(used[1]), "proxy-cpu-µs/op")
+		// Reads and writes the proxy makes per call: mcpx and the floor
+		// make as many (BENCHMARKS.md, tenth round), so its extra CPU is
+		// its own work, not more trips to the kernel.
+		calls := p.parties[0].syscalls()
+		b.ReportMetric(float64(calls.reads-calls0.reads)/float64(b.N), "proxy-reads/op")
+		b.ReportMetric(float64(calls.writes-calls0.writes)/float64(b.N), "proxy-writes/op")
 	}
 	if len(p.parties) > 0 {
 		// The other parties' shares: a proxy can make

@@ -207,6 +207,31 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
+// syscalls counts a process's read and write system calls (syscr and
+// syscw of /proc/PID/io: read, recvfrom, write, sendto and their kin).
+type syscalls struct{ reads, writes int64 }
+
+// syscalls is the party's count so far; zero where /proc/PID/io cannot
+// be read.
+func (p *party) syscalls() syscalls {
+	var c syscalls
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.cmd.Process.Pid))
+	if err != nil {
+		return c
+	}
+	for line := range strings.Lines(string(b)) {
+		name, value, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		n, _ := strconv.ParseInt(value, 10, 64)
+		switch name {
+		case "syscr":
+			c.reads = n
+		case "syscw":
+			c.writes = n
+		}
+	}
+	return c
+}
+
 // selfCPU is the CPU time this process has used, user and system.
 func selfCPU() time.Duration {
 	var ru syscall.Rusage
