@@ -3,6 +3,7 @@ package gcfloor_test
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -23,13 +24,20 @@ func waitPercent(t *testing.T, f *gcfloor.Floor, ok func(int) bool) int {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		runtime.GC()
-		time.Sleep(time.Millisecond) // the cleanup runs after the cycle
+		time.Sleep(20 * time.Millisecond) // the watcher looks every 10 ms
 		if p := f.Percent(); ok(p) && percent() == p {
 			return p
 		}
 	}
 	t.Fatalf("the percent stayed %d (process %d)", f.Percent(), percent())
 	return 0
+}
+
+// heapGoal is the runtime's heap goal now.
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 var retained [][]byte
@@ -47,7 +55,11 @@ func TestFloor(t *testing.T) {
 	defer f.Stop()
 	// Live heap of a test binary: a few MiB; the goal is the floor.
 	p := waitPercent(t, f, func(p int) bool { return p > 500 })
-	t.Logf("small heap: GOGC %d", p)
+	goal := heapGoal()
+	t.Logf("small heap: GOGC %d, goal %.1f MiB", p, float64(goal)/(1<<20))
+	if goal > floor || goal < floor*9/10 {
+		t.Errorf("the runtime's goal is %d bytes, want the floor (%d) or a little under", goal, floor)
+	}
 
 	// 48 MiB live, past half the floor: the base percent.
 	for range 48 {
