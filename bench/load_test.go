@@ -214,13 +214,20 @@ func scanAddrs(p *mcpxProc, stderr io.Reader, found chan struct{}, warn func(str
 			}
 		} else if i := strings.Index(line, "http://"); i >= 0 && p.url == "" && strings.Contains(line, "/mcp") {
 			p.url = strings.Fields(line[i:])[0]
-		} else if warn != nil && (strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN")) {
+		} else if warn != nil && (strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") ||
+			strings.Contains(line, "http: ")) { // net/http's own log: accept errors, panics
 			warn(line)
 		}
 		if p.url != "" && p.admin != "" {
 			once.Do(func() { close(found) })
 		}
 	}
+}
+
+// runtimeTrace reports whether line is the Go runtime's tracing
+// (GODEBUG=gctrace=1, scavtrace=1) rather than the process's own.
+func runtimeTrace(line string) bool {
+	return strings.HasPrefix(line, "gc ") && strings.Contains(line, " @") || strings.HasPrefix(line, "scav ")
 }
 
 // waitReady polls /readyz until it answers 200.
@@ -673,6 +680,9 @@ func TestLoad(t *testing.T) {
 		n     int
 	}
 	fxURL, fxPort := startFixture(t, func(line string) {
+		if runtimeTrace(line) {
+			return // GODEBUG=gctrace=1 must not crowd out the fixture's own lines
+		}
 		fxLog.Lock()
 		defer fxLog.Unlock()
 		if fxLog.n++; len(fxLog.lines) < 10 {
