@@ -24,6 +24,14 @@ import (
 // keeps it off every other interface.
 func startEverythingSSE(t *testing.T, node, index string) string {
 	t.Helper()
+	return startEverythingOn(t, node, index, "sse", "Server is running", "/sse")
+}
+
+// startEverythingOn runs server-everything with transport (an argument
+// of index.js) on a free loopback port and returns its URL, path, once it
+// has said ready.
+func startEverythingOn(t *testing.T, node, index, transport, ready, path string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +43,7 @@ func startEverythingSSE(t *testing.T, node, index string) string {
 		t.Fatal(err)
 	}
 	var stderr wiretest.LockedBuffer
-	cmd := exec.Command(node, "--require", preload, index, "sse")
+	cmd := exec.Command(node, "--require", preload, index, transport)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
@@ -47,21 +55,21 @@ func startEverythingSSE(t *testing.T, node, index string) string {
 		cmd.Process.Kill()
 		<-exited
 		if t.Failed() {
-			t.Logf("server-everything (sse) wrote:\n%s", stderr.String())
+			t.Logf("server-everything (%s) wrote:\n%s", transport, stderr.String())
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(stderr.String(), "Server is running") {
+	for !strings.Contains(stderr.String(), ready) {
 		select {
 		case <-exited:
-			t.Fatalf("server-everything sse exited before listening:\n%s", stderr.String())
+			t.Fatalf("server-everything %s exited before listening:\n%s", transport, stderr.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server-everything sse did not listen within 30s:\n%s", stderr.String())
+			t.Fatalf("server-everything %s did not listen within 30s:\n%s", transport, stderr.String())
 		}
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/sse", port)
+	return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
 }
 
 // TestEverythingSSE fronts server-everything on the 2024-11-05 HTTP+SSE

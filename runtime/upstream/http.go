@@ -22,6 +22,7 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/jsonrpc"
 	"github.com/mcpx-dev/mcpx/runtime/tracing"
 	"github.com/mcpx-dev/mcpx/runtime/transport/streamhttp"
+	"github.com/mcpx-dev/mcpx/runtime/upstream/h1"
 )
 
 // maxBody bounds what mcpx reads from an upstream's HTTP answer.
@@ -71,13 +72,15 @@ func httpClient(spec Spec) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// ownTransport is mcpx's transport to an HTTP upstream: its own, since
-// the default keeps 2 idle connections per host, so 32 concurrent calls
-// to one upstream would dial most of the time.
-func ownTransport() *http.Transport {
+// ownTransport is mcpx's transport to an HTTP upstream: h1's for http://
+// (each call written and answered in its own goroutine), a clone of
+// http.DefaultTransport for the rest (https, proxied). Its own, since the
+// default keeps 2 idle connections per host, so 32 concurrent calls to
+// one upstream would dial most of the time.
+func ownTransport() http.RoundTripper {
 	own := http.DefaultTransport.(*http.Transport).Clone()
 	own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-	return own
+	return h1.New(own, h1.Options{MaxIdlePerHost: maxIdleConns})
 }
 
 func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
@@ -444,6 +447,7 @@ func (h *httpConn) notify(ctx context.Context, m *jsonrpc.Message) error {
 // spec.sendWait; what was still being sent in the background is dropped.
 func (h *httpConn) close() error {
 	h.die()
+	defer h.client.CloseIdleConnections() // last: the GET stream's and the DELETE's too
 	defer h.streams.Wait()
 	h.out.wait()
 	h.mu.Lock()
@@ -466,6 +470,5 @@ func (h *httpConn) close() error {
 	if err == nil {
 		resp.Body.Close()
 	}
-	h.client.CloseIdleConnections()
 	return nil
 }
