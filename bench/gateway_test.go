@@ -84,6 +84,18 @@ func sdkEchoUpstream() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
 }
 
+// sdkEventStreamUpstream is sdkEchoUpstream answering each request as an
+// event stream, the SDK's default (and the TypeScript SDK's): the stream
+// ends once the request is answered.
+func sdkEventStreamUpstream() http.Handler {
+	s := sdk.NewServer(&sdk.Implementation{Name: "go-sdk", Version: "bench"}, nil)
+	s.AddTool(&sdk.Tool{Name: echoTool.Name, InputSchema: echoTool.InputSchema},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+}
+
 func gatewayTo(tb testing.TB, upstreamURL string) (http.Handler, func()) {
 	cfg, err := config.Parse("bench.json", []byte(`{"mcpServers":{"up":{"url":"`+upstreamURL+`"}}}`), nil)
 	if err != nil {
@@ -250,6 +262,23 @@ func BenchmarkGateway(b *testing.B) {
 	}
 }
 
+// BenchmarkGatewayEventStream is BenchmarkGateway's procs topology in
+// front of the Go SDK's server answering as it does by default, each
+// request with an event stream it ends once the answer is sent (the
+// TypeScript SDK's servers answer so too). upstream-conns/op says whether
+// a path keeps its connections to the upstream across calls.
+func BenchmarkGatewayEventStream(b *testing.B) {
+	u := gatewayUpstream{"gosdk-sse", "2025-11-25", sdkEventStreamUpstream}
+	paths := gatewayPaths(b, u, true)
+	for _, conc := range []int{1, 32} {
+		for _, p := range paths {
+			b.Run(fmt.Sprintf("procs/%s/c%d/%s", u.name, conc, p.name), func(b *testing.B) {
+				benchCalls(b, p, u.rev, conc, nil)
+			})
+		}
+	}
+}
+
 // benchCalls makes b.N calls of p's echo tool from conc goroutines, each
 // waiting for pace's permit first when pace is not nil, reports the
 // metrics and returns the rate reached, in req/s.
@@ -267,6 +296,10 @@ func benchCalls(b *testing.B, p benchPath, rev string, conc int, pace *pacer) fl
 	var calls0 syscalls
 	if len(p.parties) > 1 {
 		calls0 = p.parties[0].syscalls()
+	}
+	conns0 := int64(-1)
+	if len(p.parties) > 0 {
+		conns0 = p.parties[len(p.parties)-1].accepted()
 	}
 	b.ResetTimer()
 	pace.begin()
@@ -317,6 +350,11 @@ func benchCalls(b *testing.B, p benchPath, rev string, conc int, pace *pacer) fl
 		// the client and the upstream work harder too.
 		b.ReportMetric(perCall(used[0]), "client-cpu-µs/op")
 		b.ReportMetric(perCall(used[len(used)-1]), "upstream-cpu-µs/op")
+		// Connections the upstream accepted per call: 0 once a client's
+		// (or proxy's) pool is warm, 1 where every call dials.
+		if conns := p.parties[len(p.parties)-1].accepted(); conns0 >= 0 && conns >= 0 {
+			b.ReportMetric(float64(conns-conns0-1)/float64(b.N), "upstream-conns/op") // -1: the second accepted's own
+		}
 	}
 	return rate
 }

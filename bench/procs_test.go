@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -74,6 +75,8 @@ func serveRole(role, upstream string) error {
 		h = echoUpstream()
 	case "upstream-gosdk":
 		h = sdkEchoUpstream()
+	case "upstream-gosdk-sse":
+		h = sdkEventStreamUpstream()
 	case "floor":
 		h = byteProxy(upstream)
 	case "listen":
@@ -90,10 +93,38 @@ func serveRole(role, upstream string) error {
 		io.Copy(io.Discard, os.Stdin)
 		l.Close()
 	}()
-	if err := http.Serve(l, h); !errors.Is(err, net.ErrClosed) {
+	// GET /conns answers how many connections the role has accepted.
+	var conns atomic.Int64
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("GET /conns", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, conns.Load()) })
+	srv := &http.Server{Handler: mux, ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}}
+	if err := srv.Serve(l); !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	return nil
+}
+
+// accepted is how many connections the party has accepted so far (its
+// GET /conns, on a connection of its own, which it counts), or -1 when it
+// does not say.
+func (p *party) accepted() int64 {
+	defer acceptedClient.CloseIdleConnections()
+	resp, err := acceptedClient.Get(strings.TrimSuffix(p.url, "/mcp") + "/conns")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if resp.StatusCode != http.StatusOK || err != nil {
+		return -1
+	}
+	return n
 }
 
 // party is a process of the benchmark: its endpoint and its CPU time.
@@ -183,6 +214,9 @@ func startMCPX(tb testing.TB, name, upstream string) *party {
 	args = append(args, strings.Fields(os.Getenv(gatewayFlagsEnv))...)
 	return start(tb, exec.Command(bin, args...), true)
 }
+
+// acceptedClient asks accepted's question, a connection for each.
+var acceptedClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // cpu is the CPU time, user and system, the party has used so far.
 func (p *party) cpu() time.Duration {

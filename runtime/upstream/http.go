@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,12 +77,21 @@ func httpClient(spec Spec) *http.Client {
 // (each call written and answered in its own goroutine), a clone of
 // http.DefaultTransport for the rest (https, proxied). Its own, since the
 // default keeps 2 idle connections per host, so 32 concurrent calls to
-// one upstream would dial most of the time.
+// one upstream would dial most of the time. With the environment's
+// MCPX_UPSTREAM_HTTP=nethttp the clone carries http:// too.
 func ownTransport() http.RoundTripper {
 	own := http.DefaultTransport.(*http.Transport).Clone()
 	own.MaxIdleConns, own.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	if netHTTPOnly() {
+		return own
+	}
 	return h1.New(own, h1.Options{MaxIdlePerHost: maxIdleConns})
 }
+
+// netHTTPOnly reports whether MCPX_UPSTREAM_HTTP asks for net/http's
+// Transport for every upstream: a way back should h1 not suit one, and
+// the other side of an A/B of the two in one binary (BENCHMARKS.md).
+var netHTTPOnly = sync.OnceValue(func() bool { return os.Getenv("MCPX_UPSTREAM_HTTP") == "nethttp" })
 
 func dialHTTP(spec Spec, log, noisy *slog.Logger, handler handlerFunc) (*httpConn, error) {
 	h := &httpConn{spec: spec, client: httpClient(spec), log: log, handler: handler, gone: make(chan struct{})}

@@ -7,61 +7,68 @@
 // For the small calls a gateway mostly forwards, those two hand-offs (and
 // the scheduler's wakeups behind them) were about a fifth of a
 // byte-forwarding proxy's CPU per call on loopback (BENCHMARKS.md,
-// eleventh round). Here the caller's goroutine does both, so a call is
-// one write and the reads of its answer, as in a synchronous client; the
-// framing on both sides is still net/http's ([http.Request.Write] and
-// [http.ReadResponse]), so the bytes are the same as the Transport's.
+// eleventh round). Here the caller's goroutine does both, so a small call
+// is one write and the reads of its answer, as in a synchronous client;
+// the framing on both sides is still net/http's ([http.Request.Write] and
+// [http.ReadResponse]), so the bytes are the Transport's. A large body
+// (or one of unknown length) is written by a goroutine of its own while
+// the answer is read, as the Transport does, so that an upstream that
+// answers before it has read it all (a 401, a 413) is heard.
 //
 // What h1 does not carry goes to the fallback transport unchanged: https
 // (TLS and HTTP/2 are the Transport's), a request the environment's proxy
 // settings send through a proxy, CONNECT.
 //
-// A connection idle in the pool is checked before reuse when it has been
-// idle for [ProbeAfter] or more: an upstream that closed it meanwhile (an
-// idle timeout: Node's is 5 s) is found then, not by losing the next
-// call, which the Transport's read goroutine finds the same way. A
-// connection idle for IdleTimeout is closed.
+// A pooled connection is checked before each reuse with a read that does
+// not wait: one its upstream has closed (an idle timeout: Node's is 5 s;
+// a shutdown) is found then, not by losing the call sent on it, as the
+// Transport's read goroutine finds it. A sweep looks the idle ones over
+// every second and closes those closed or idle for IdleTimeout.
 package h1
 
 import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
 
-// Defaults of [Transport]'s zero-valued fields.
+// Defaults of [Options]' zero-valued fields, and h1's fixed limits.
 const (
 	// DefaultMaxIdlePerHost is how many idle connections a host keeps.
 	DefaultMaxIdlePerHost = 256
 	// DefaultIdleTimeout is how long a connection may stay idle, as
 	// http.DefaultTransport's IdleConnTimeout.
 	DefaultIdleTimeout = 90 * time.Second
-	// ProbeAfter is the idle time from which a pooled connection is
-	// checked before reuse: under load a connection is taken again within
-	// microseconds, and the check (a read that returns at once) is left out.
-	ProbeAfter = 100 * time.Millisecond
+	// MaxHeaderBytes bounds an answer's head, interim answers included,
+	// as the Transport's default MaxResponseHeaderBytes does.
+	MaxHeaderBytes = 10 << 20
+	// ConcurrentWriteMin is the body length from which a request is
+	// written by a goroutine of its own while its answer is read; a
+	// shorter one fits the sockets' buffers and is written at once.
+	ConcurrentWriteMin = 64 << 10
 )
 
 // bufferSize is each connection's read and write buffer, as the
 // Transport's (4 kB each).
 const bufferSize = 4 << 10
 
-// Transport is an http.RoundTripper for http:// URLs; its zero value is
-// not usable: make one with [New].
+// Transport is an http.RoundTripper for http:// URLs; make one with [New].
 type Transport struct {
 	fallback    http.RoundTripper
 	proxy       func(*http.Request) (*url.URL, error) // the fallback's; nil: none
 	maxIdle     int
 	idleTimeout time.Duration
-	probeAfter  time.Duration
+	checkIdle   bool // check a pooled connection before reuse (tests turn it off)
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu    sync.Mutex
@@ -82,10 +89,10 @@ type Options struct {
 }
 
 // New returns a Transport that sends what it does not carry itself to
-// fallback: an *http.Transport, whose Proxy setting also decides which
-// http:// requests go through a proxy (and so to fallback).
+// fallback, whose Proxy setting also decides which http:// requests go
+// through a proxy (and so to fallback).
 func New(fallback *http.Transport, o Options) *Transport {
-	t := &Transport{fallback: fallback, proxy: fallback.Proxy, maxIdle: o.MaxIdlePerHost, idleTimeout: o.IdleTimeout, probeAfter: ProbeAfter, dial: o.Dial, hosts: map[string]*pool{}}
+	t := &Transport{fallback: fallback, proxy: fallback.Proxy, maxIdle: o.MaxIdlePerHost, idleTimeout: o.IdleTimeout, checkIdle: true, dial: o.Dial, hosts: map[string]*pool{}}
 	if t.maxIdle <= 0 {
 		t.maxIdle = DefaultMaxIdlePerHost
 	}
@@ -117,7 +124,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // CloseIdleConnections closes the idle connections of every host, and the
-// fallback's.
+// fallback's. A connection in use then is closed when its call ends.
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	pools := make([]*pool, 0, len(t.hosts))
@@ -180,18 +187,43 @@ type pool struct {
 	idle   []*conn
 	sweep  *time.Timer // sweepIdle, set while idle is not empty
 	armed  bool        // sweep is set
-	closes int         // closeIdle's calls: a sweep's connections taken out before one are not put back
+	closes int         // closeIdle's calls: a connection taken out before the last one is not pooled again
 }
 
-// conn is one connection to the host.
+// conn is one connection to the host. Its reads go through it (Read) to
+// bound an answer's head; its writes are counted, to know whether any
+// byte of a request left.
 type conn struct {
 	nc        net.Conn
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	closes    int   // the pool's closes when it was taken out
+	headLeft  int64 // what an answer's head may still read; < 0: no bound (the body)
+	sent      int64 // bytes written to nc for the request being sent
 }
 
 func (c *conn) close() { c.nc.Close() }
+
+func (c *conn) Read(b []byte) (int, error) {
+	if c.headLeft == 0 {
+		return 0, fmt.Errorf("h1: the upstream's answer head is over %d bytes", MaxHeaderBytes)
+	}
+	if c.headLeft > 0 && int64(len(b)) > c.headLeft {
+		b = b[:c.headLeft]
+	}
+	n, err := c.nc.Read(b)
+	if c.headLeft > 0 {
+		c.headLeft -= int64(n)
+	}
+	return n, err
+}
+
+func (c *conn) Write(b []byte) (int, error) {
+	n, err := c.nc.Write(b)
+	c.sent += int64(n)
+	return n, err
+}
 
 // alive reports whether the idle connection c can carry a request: its
 // upstream has neither closed it nor sent anything unasked. It looks
@@ -212,8 +244,8 @@ func (c *conn) alive() bool {
 	return !peekClosed(raw)
 }
 
-// get is an idle connection to reuse, or nil: the most recently used
-// one, checked first when it has been idle for probeAfter or more.
+// get is an idle connection to reuse, the most recently used one that is
+// still open, or nil.
 func (p *pool) get() *conn {
 	for {
 		p.mu.Lock()
@@ -225,19 +257,21 @@ func (p *pool) get() *conn {
 		c := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
+		c.closes = p.closes
 		p.mu.Unlock()
-		if time.Since(c.idleSince) < p.t.probeAfter || c.alive() {
+		if !p.t.checkIdle || c.alive() {
 			return c
 		}
 		c.close()
 	}
 }
 
-// put keeps c for reuse, or closes it when the pool is full.
+// put keeps c for reuse, or closes it when the pool is full or its idle
+// connections were closed since c was taken out.
 func (p *pool) put(c *conn) {
 	c.idleSince = time.Now()
 	p.mu.Lock()
-	if len(p.idle) >= p.t.maxIdle {
+	if len(p.idle) >= p.t.maxIdle || c.closes != p.closes {
 		p.mu.Unlock()
 		c.close()
 		return
@@ -265,8 +299,7 @@ const sweepEvery = time.Second
 // sweepIdle closes the idle connections that have been idle for
 // IdleTimeout, and those idle for a sweep or more that their upstream has
 // closed (found as [conn.alive] finds it): a connection its upstream
-// closed is not left half-open until it times out. What the Transport's
-// read goroutine finds at once, the sweep finds within sweepEvery.
+// closed is not left half-open until it times out.
 func (p *pool) sweepIdle() {
 	now := time.Now()
 	p.mu.Lock()
@@ -311,7 +344,8 @@ func (p *pool) sweepIdle() {
 	p.mu.Unlock()
 }
 
-// closeIdle closes every idle connection.
+// closeIdle closes every idle connection; those in use are closed when
+// their calls end (put).
 func (p *pool) closeIdle() {
 	p.mu.Lock()
 	gone := p.idle
@@ -329,7 +363,12 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{nc: nc, br: bufio.NewReaderSize(nc, bufferSize), bw: bufio.NewWriterSize(nc, bufferSize)}, nil
+	c := &conn{nc: nc}
+	c.br, c.bw = bufio.NewReaderSize(c, bufferSize), bufio.NewWriterSize(c, bufferSize)
+	p.mu.Lock()
+	c.closes = p.closes
+	p.mu.Unlock()
+	return c, nil
 }
 
 // roundTrip writes req on a connection and reads the answer's head; the
@@ -338,11 +377,11 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 // close it), and is closed otherwise. The request's context ending closes
 // the connection, which ends a write or read in progress.
 //
-// A request that could not be written whole on a reused connection (its
-// upstream had closed it) cannot have been served, and is sent again on
-// a new one when its body can be had again (GetBody), as the Transport
-// does; one whose answer does not come is not: a POST may have been
-// acted on.
+// A request of which no byte could be written on a reused connection
+// (its upstream had closed it) cannot have been served, and is sent again
+// on another one when its body can be had again (GetBody), as the
+// Transport does; one that was written, even in part, is not: a POST may
+// have been acted on.
 func (p *pool) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	for {
@@ -359,8 +398,8 @@ func (p *pool) roundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		resp, written, err := p.send(ctx, req, c)
-		if err == nil || !reused || written || ctx.Err() != nil {
+		resp, err := p.send(ctx, req, c)
+		if err == nil || !reused || c.sent > 0 || ctx.Err() != nil {
 			return resp, err
 		}
 		if req, err = rewind(req); err != nil {
@@ -386,27 +425,56 @@ func rewind(req *http.Request) (*http.Request, error) {
 	return &again, nil
 }
 
-// send writes req on c and reads the answer's head; written reports
-// whether all of req reached the connection.
-func (p *pool) send(ctx context.Context, req *http.Request, c *conn) (resp *http.Response, written bool, err error) {
+// concurrentWrite reports whether req's body is written while its answer
+// is read: a long one, or one of unknown length.
+func concurrentWrite(req *http.Request) bool {
+	if req.Body == nil || req.Body == http.NoBody {
+		return false
+	}
+	return req.ContentLength < 0 || req.ContentLength >= ConcurrentWriteMin
+}
+
+// write writes req on c; its body is closed.
+func write(req *http.Request, c *conn) error {
+	if err := req.Write(c.bw); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
+// send writes req on c and reads the answer's head.
+func (p *pool) send(ctx context.Context, req *http.Request, c *conn) (*http.Response, error) {
+	c.sent = 0
 	stop := context.AfterFunc(ctx, c.close)
-	fail := func(err error) (*http.Response, bool, error) {
+	fail := func(err error) (*http.Response, error) {
 		stop()
 		c.close()
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, written, err
+		return nil, err
 	}
-	if err := req.Write(c.bw); err != nil {
+	var wrote chan error // the writing goroutine's error, when there is one
+	if concurrentWrite(req) {
+		wrote = make(chan error, 1)
+		go func() { wrote <- write(req, c) }()
+	} else if err := write(req, c); err != nil {
 		return fail(err)
 	}
-	if err := c.bw.Flush(); err != nil {
-		return fail(err)
-	}
-	written = true
+
+	c.headLeft = MaxHeaderBytes
+	var resp *http.Response
 	for {
+		var err error
 		if resp, err = http.ReadResponse(c.br, req); err != nil {
+			if wrote != nil {
+				// The read failed as the write did (the connection
+				// closed): the write's error says why, and whether any
+				// of the request left (c.sent) once it has returned.
+				if werr := <-wrote; werr != nil {
+					err = werr
+				}
+			}
 			return fail(err)
 		}
 		// An interim answer (100 Continue, 103 Early Hints) precedes the
@@ -415,18 +483,17 @@ func (p *pool) send(ctx context.Context, req *http.Request, c *conn) (resp *http
 			break
 		}
 	}
-	reuse := !req.Close && !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols
+	c.headLeft = -1
+
+	b := &body{p: p, c: c, ctx: ctx, stop: stop, wrote: wrote,
+		reuse: !req.Close && !resp.Close && resp.StatusCode != http.StatusSwitchingProtocols && !strings.EqualFold(req.Header.Get("Connection"), "close")}
 	if resp.Body == http.NoBody {
-		// Nothing more to read: the connection is free now.
-		if stop() && reuse {
-			p.put(c)
-		} else {
-			c.close()
-		}
-		return resp, true, nil
+		b.end(b.stop()) // nothing more to read: the connection is free now
+		return resp, nil
 	}
-	resp.Body = &body{p: p, c: c, rc: resp.Body, ctx: ctx, stop: stop, reuse: reuse}
-	return resp, true, nil
+	b.rc = resp.Body
+	resp.Body = b
+	return resp, nil
 }
 
 // body is an answer's body on its connection.
@@ -436,11 +503,34 @@ type body struct {
 	rc    io.ReadCloser // http.ReadResponse's: framed by Content-Length or chunks
 	ctx   context.Context
 	stop  func() bool // stops the context's closing of c
+	wrote chan error  // the request's writing goroutine's error; nil: written before
 	reuse bool
 
 	mu   sync.Mutex
 	done bool // read to its end, or closed: c is the pool's or closed
 	eof  bool // read to its end: later reads return io.EOF again
+}
+
+// end gives the connection of an answer read to its end back to the pool,
+// or closes it: when the request is still being written (the upstream
+// answered before reading it all), when either side asked to close it,
+// or when the context ended (detached is false: it closed the connection,
+// or is closing it).
+func (b *body) end(detached bool) {
+	written := true
+	if b.wrote != nil {
+		select {
+		case err := <-b.wrote:
+			written = err == nil
+		default:
+			written = false // closing the connection ends the write
+		}
+	}
+	if detached && b.reuse && written {
+		b.p.put(b.c)
+	} else {
+		b.c.close()
+	}
 }
 
 var errClosedBody = errors.New("http: read on closed response body")
@@ -467,11 +557,7 @@ func (b *body) Read(dst []byte) (int, error) {
 	b.done = true
 	if err == io.EOF {
 		b.eof = true
-		if b.stop() && b.reuse {
-			b.p.put(b.c)
-		} else {
-			b.c.close()
-		}
+		b.end(b.stop())
 		return n, io.EOF
 	}
 	b.stop()
@@ -484,8 +570,8 @@ func (b *body) Read(dst []byte) (int, error) {
 
 // Close ends the body. Closed before its end, the connection's rest of
 // the answer is read in the background ([body.drain]) when the context
-// has not ended; else, or when the answer or request said to close, the
-// connection is closed.
+// has not ended; else, or when the connection cannot be reused anyway,
+// the connection is closed.
 func (b *body) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -523,7 +609,7 @@ func (b *body) drain() {
 	}
 	n, err := io.Copy(io.Discard, io.LimitReader(b.rc, drainMax+1))
 	if err == nil && n <= drainMax && b.c.nc.SetReadDeadline(time.Time{}) == nil {
-		b.p.put(b.c) // io.Copy's nil is the body's end
+		b.end(true) // io.Copy's nil is the body's end; Close detached it
 		return
 	}
 	b.c.close()

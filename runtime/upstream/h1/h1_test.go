@@ -338,7 +338,6 @@ func TestClosedIdle(t *testing.T) {
 	leakcheck.Check(t)
 	s := newServer(t, echo())
 	tr := newTransport(t, Options{})
-	tr.probeAfter = 0 // check every reuse
 	c := &http.Client{Transport: tr}
 	post(t, c, s.URL, "1")
 	s.CloseClientConnections() // the server's side closes; ours is idle in the pool
@@ -401,7 +400,6 @@ func TestUnaskedBytes(t *testing.T) {
 		}
 	}()
 	tr := newTransport(t, Options{})
-	tr.probeAfter = 0
 	c := &http.Client{Transport: tr}
 	for range 2 {
 		if a := post(t, c, "http://"+l.Addr().String(), ""); a != "ok" {
@@ -426,7 +424,7 @@ func TestRetryUnwritten(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	tr := newTransport(t, Options{})
-	tr.probeAfter = time.Hour // no check: the dead connection is used
+	tr.checkIdle = false // the dead connection is used
 	// A connection that fails every write, as a reset one does.
 	var first atomic.Bool
 	tr.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -612,5 +610,136 @@ func TestDrainEndedStream(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a stream the server holds open was not closed")
+	}
+}
+
+// TestEarlyAnswer: an upstream that answers a large request before reading
+// it (a 401 from its auth, say) and closes is heard: the caller gets the
+// 401, and the request is not sent again on the other pooled connections.
+func TestEarlyAnswer(t *testing.T) {
+	leakcheck.Check(t)
+	var big atomic.Int64
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			big.Add(1)
+			http.Error(w, "no", http.StatusUnauthorized) // the body unread
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+	}))
+	c := &http.Client{Transport: newTransport(t, Options{})}
+	var wg sync.WaitGroup
+	for range 4 { // connections in the pool
+		wg.Go(func() { post(t, c, s.URL+"/small", "{}") })
+	}
+	wg.Wait()
+	resp, err := c.Post(s.URL+"/big", "application/json", strings.NewReader(strings.Repeat("x", 8<<20)))
+	if err != nil {
+		t.Fatalf("the large call: %v, want its 401", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status %d, want 401", resp.StatusCode)
+	}
+	if n := big.Load(); n != 1 {
+		t.Errorf("the server saw the large call %d times, want 1", n)
+	}
+}
+
+// TestClosedRightAfter: a server that closes each connection just after
+// answering (without saying so) costs no call: every reuse is checked.
+func TestClosedRightAfter(t *testing.T) {
+	leakcheck.Check(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err == nil {
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+					time.Sleep(time.Millisecond)
+				}
+				c.Close()
+			}()
+		}
+	}()
+	c := &http.Client{Transport: newTransport(t, Options{})}
+	for i := range 20 {
+		resp, err := c.Post("http://"+l.Addr().String(), "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCloseIdleDuringDrain: a connection whose drain ends after
+// CloseIdleConnections is closed, not pooled again.
+func TestCloseIdleDuringDrain(t *testing.T) {
+	leakcheck.Check(t)
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: 1\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(10 * time.Millisecond)
+	}))
+	tr := newTransport(t, Options{})
+	c := &http.Client{Transport: tr}
+	resp, err := c.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufio.NewReader(resp.Body).ReadString('\n')
+	resp.Body.Close() // the drain starts
+	tr.CloseIdleConnections()
+	time.Sleep(100 * time.Millisecond) // the drain has ended
+	p := tr.hosts[canonicalAddr(httptest.NewRequest(http.MethodGet, s.URL, nil))]
+	p.mu.Lock()
+	n := len(p.idle)
+	p.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d connections pooled after CloseIdleConnections", n)
+	}
+}
+
+// TestHugeHead: an answer whose head is over MaxHeaderBytes is an error,
+// not read on.
+func TestHugeHead(t *testing.T) {
+	leakcheck.Check(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		http.ReadRequest(bufio.NewReader(c))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: ")
+		chunk := strings.Repeat("a", 64<<10)
+		for range (MaxHeaderBytes / len(chunk)) + 2 {
+			if _, err := io.WriteString(c, chunk); err != nil {
+				return
+			}
+		}
+	}()
+	c := &http.Client{Transport: newTransport(t, Options{})}
+	_, err = c.Get("http://" + l.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "head is over") {
+		t.Errorf("an answer with a head over %d bytes: %v", MaxHeaderBytes, err)
 	}
 }
