@@ -743,3 +743,50 @@ func TestHugeHead(t *testing.T) {
 		t.Errorf("an answer with a head over %d bytes: %v", MaxHeaderBytes, err)
 	}
 }
+
+// countWrites counts a connection's writes.
+type countWrites struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countWrites) Write(b []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestLargeBodyWrites: a large body goes to the connection in large
+// writes, not one for each 4 kB of the write buffer.
+func TestLargeBodyWrites(t *testing.T) {
+	leakcheck.Check(t)
+	s := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
+	}))
+	var writes atomic.Int64
+	tr := newTransport(t, Options{Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countWrites{c, &writes}, nil
+	}})
+	c := &http.Client{Transport: tr}
+	const size = 256 << 10
+	for _, body := range []io.Reader{bytes.NewReader(make([]byte, size)), io.MultiReader(bytes.NewReader(make([]byte, size)))} {
+		writes.Store(0)
+		req, _ := http.NewRequest(http.MethodPost, s.URL, body)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != fmt.Sprint(size) {
+			t.Errorf("the server read %s bytes, want %d", b, size)
+		}
+		if n := writes.Load(); n > 16 {
+			t.Errorf("a %d kB body (%T) took %d writes; want 16 or fewer (32 kB each)", size>>10, body, n)
+		}
+	}
+}
