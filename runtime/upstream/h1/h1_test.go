@@ -40,6 +40,37 @@ func newServer(t *testing.T, h http.Handler) *server {
 	return s
 }
 
+// rawServer serves each connection it accepts with serve, in a goroutine
+// of its own, and returns its address; it stops with the test.
+func rawServer(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return l.Addr().String()
+}
+
+// idle is how many connections to rawURL's host tr keeps idle.
+func idle(tr *Transport, rawURL string) int {
+	tr.mu.Lock()
+	p := tr.hosts[canonicalAddr(httptest.NewRequest(http.MethodGet, rawURL, nil))]
+	tr.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
 func newTransport(t *testing.T, o Options) *Transport {
 	t.Helper()
 	fb := http.DefaultTransport.(*http.Transport).Clone()
@@ -351,19 +382,10 @@ func TestClosedIdle(t *testing.T) {
 
 	// The sweep: the pool is empty of it without a call.
 	s.CloseClientConnections()
-	p := tr.hosts[canonicalAddr(httptest.NewRequest(http.MethodGet, s.URL, nil))]
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		p.mu.Lock()
-		n := len(p.idle)
-		p.mu.Unlock()
-		if n == 0 {
-			break
-		}
+	for deadline := time.Now().Add(5 * time.Second); idle(tr, s.URL) > 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d closed connections still pooled after 5 s", n)
+			t.Fatalf("%d closed connections still pooled after 5 s", idle(tr, s.URL))
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -371,38 +393,25 @@ func TestClosedIdle(t *testing.T) {
 // nobody asked for is not reused.
 func TestUnaskedBytes(t *testing.T) {
 	leakcheck.Check(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	var accepted atomic.Int64
-	go func() {
+	addr := rawServer(t, func(c net.Conn) {
+		accepted.Add(1)
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := l.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			accepted.Add(1)
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					// The answer, and garbage after it.
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokGARBAGE")
-				}
-			}()
+			io.Copy(io.Discard, req.Body)
+			// The answer, and garbage after it.
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokGARBAGE")
 		}
-	}()
+	})
 	tr := newTransport(t, Options{})
 	c := &http.Client{Transport: tr}
 	for range 2 {
-		if a := post(t, c, "http://"+l.Addr().String(), ""); a != "ok" {
+		if a := post(t, c, "http://"+addr, ""); a != "ok" {
 			t.Fatalf("answer %q", a)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -492,17 +501,13 @@ func TestIdleLimits(t *testing.T) {
 	}
 	close(hold)
 	wg.Wait()
-	p := tr.hosts[canonicalAddr(httptest.NewRequest(http.MethodGet, s.URL, nil))]
-	idle := func() int { p.mu.Lock(); defer p.mu.Unlock(); return len(p.idle) }
-	if n := idle(); n != 2 {
+	if n := idle(tr, s.URL); n != 2 {
 		t.Errorf("%d idle connections kept, want 2 (MaxIdlePerHost)", n)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for idle() > 0 {
+	for deadline := time.Now().Add(5 * time.Second); idle(tr, s.URL) > 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d idle connections left past IdleTimeout", idle())
+			t.Fatalf("%d idle connections left past IdleTimeout", idle(tr, s.URL))
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -650,31 +655,18 @@ func TestEarlyAnswer(t *testing.T) {
 // answering (without saying so) costs no call: every reuse is checked.
 func TestClosedRightAfter(t *testing.T) {
 	leakcheck.Check(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				req, err := http.ReadRequest(bufio.NewReader(c))
-				if err == nil {
-					io.Copy(io.Discard, req.Body)
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-					time.Sleep(time.Millisecond)
-				}
-				c.Close()
-			}()
+	addr := rawServer(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err == nil {
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			time.Sleep(time.Millisecond)
 		}
-	}()
+		c.Close()
+	})
 	c := &http.Client{Transport: newTransport(t, Options{})}
 	for i := range 20 {
-		resp, err := c.Post("http://"+l.Addr().String(), "application/json", strings.NewReader("{}"))
+		resp, err := c.Post("http://"+addr, "application/json", strings.NewReader("{}"))
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -704,11 +696,7 @@ func TestCloseIdleDuringDrain(t *testing.T) {
 	resp.Body.Close() // the drain starts
 	tr.CloseIdleConnections()
 	time.Sleep(100 * time.Millisecond) // the drain has ended
-	p := tr.hosts[canonicalAddr(httptest.NewRequest(http.MethodGet, s.URL, nil))]
-	p.mu.Lock()
-	n := len(p.idle)
-	p.mu.Unlock()
-	if n != 0 {
+	if n := idle(tr, s.URL); n != 0 {
 		t.Errorf("%d connections pooled after CloseIdleConnections", n)
 	}
 }
@@ -717,16 +705,7 @@ func TestCloseIdleDuringDrain(t *testing.T) {
 // not read on.
 func TestHugeHead(t *testing.T) {
 	leakcheck.Check(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
+	addr := rawServer(t, func(c net.Conn) {
 		defer c.Close()
 		http.ReadRequest(bufio.NewReader(c))
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: ")
@@ -736,9 +715,9 @@ func TestHugeHead(t *testing.T) {
 				return
 			}
 		}
-	}()
+	})
 	c := &http.Client{Transport: newTransport(t, Options{})}
-	_, err = c.Get("http://" + l.Addr().String())
+	_, err := c.Get("http://" + addr)
 	if err == nil || !strings.Contains(err.Error(), "head is over") {
 		t.Errorf("an answer with a head over %d bytes: %v", MaxHeaderBytes, err)
 	}
