@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -72,7 +73,8 @@ type Transport struct {
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu    sync.Mutex
-	hosts map[string]*pool // by host:port
+	hosts map[string]*pool // by the URL's host, as written
+	last  atomic.Pointer[pool]
 }
 
 // Options are [New]'s settings; the zero value of each field is its default.
@@ -142,15 +144,20 @@ func (t *Transport) CloseIdleConnections() {
 
 // pool is the pool of req's host, made on its first request; whether the
 // host's requests go through a proxy is decided then, as
-// http.ProxyFromEnvironment reads the environment once.
+// http.ProxyFromEnvironment reads the environment once. An upstream's
+// transport sends to one host, whose pool is found without the lock.
 func (t *Transport) pool(req *http.Request) (*pool, error) {
-	addr := canonicalAddr(req)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p, ok := t.hosts[addr]; ok {
+	host := req.URL.Host
+	if p := t.last.Load(); p != nil && p.host == host {
 		return p, nil
 	}
-	p := &pool{t: t, addr: addr}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.hosts[host]; ok {
+		t.last.Store(p)
+		return p, nil
+	}
+	p := &pool{t: t, host: host, addr: canonicalAddr(req)}
 	if t.proxy != nil {
 		u, err := t.proxy(req)
 		if err != nil {
@@ -158,7 +165,8 @@ func (t *Transport) pool(req *http.Request) (*pool, error) {
 		}
 		p.proxied = u != nil
 	}
-	t.hosts[addr] = p
+	t.hosts[host] = p
+	t.last.Store(p)
 	return p, nil
 }
 
@@ -180,7 +188,8 @@ func closeBody(req *http.Request) {
 // pool is one host's idle connections, the most recently used last.
 type pool struct {
 	t       *Transport
-	addr    string
+	host    string // the URL's, the key in Transport.hosts
+	addr    string // host:port, dialed
 	proxied bool
 
 	mu     sync.Mutex

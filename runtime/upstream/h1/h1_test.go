@@ -64,7 +64,8 @@ func rawServer(t *testing.T, serve func(net.Conn)) string {
 // idle is how many connections to rawURL's host tr keeps idle.
 func idle(tr *Transport, rawURL string) int {
 	tr.mu.Lock()
-	p := tr.hosts[canonicalAddr(httptest.NewRequest(http.MethodGet, rawURL, nil))]
+	u, _ := url.Parse(rawURL)
+	p := tr.hosts[u.Host]
 	tr.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -767,5 +768,25 @@ func TestLargeBodyWrites(t *testing.T) {
 		if n := writes.Load(); n > 16 {
 			t.Errorf("a %d kB body (%T) took %d writes; want 16 or fewer (32 kB each)", size>>10, body, n)
 		}
+	}
+}
+
+// TestTwoHosts: one transport calling two hosts in turn keeps a pool for
+// each, and each call reaches its own host.
+func TestTwoHosts(t *testing.T) {
+	leakcheck.Check(t)
+	a := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "a") }))
+	b := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "b") }))
+	c := &http.Client{Transport: newTransport(t, Options{})}
+	for range 5 {
+		if got := post(t, c, a.URL, ""); got != "a" {
+			t.Fatalf("a call to a answered %q", got)
+		}
+		if got := post(t, c, b.URL, ""); got != "b" {
+			t.Fatalf("a call to b answered %q", got)
+		}
+	}
+	if a.conns.Load() != 1 || b.conns.Load() != 1 {
+		t.Errorf("connections: %d to a, %d to b; want 1 each", a.conns.Load(), b.conns.Load())
 	}
 }
