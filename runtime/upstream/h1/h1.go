@@ -493,10 +493,12 @@ func (p *pool) send(ctx context.Context, req *http.Request, c *conn) (*http.Resp
 		var err error
 		if resp, err = http.ReadResponse(c.br, req); err != nil {
 			if wrote != nil {
-				// The read failed as the write did (the connection
-				// closed): the write's error says why, and whether any
-				// of the request left (c.sent) once it has returned.
-				if werr := <-wrote; werr != nil {
+				// Closed first, so that a write still waiting on the
+				// upstream ends. When the read failed as the write did
+				// (the connection closed under both), the write's error
+				// says why, and c.sent whether any of the request left.
+				c.close()
+				if werr := <-wrote; werr != nil && connectionLost(err) {
 					err = werr
 				}
 			}
@@ -519,6 +521,13 @@ func (p *pool) send(ctx context.Context, req *http.Request, c *conn) (*http.Resp
 	b.rc = resp.Body
 	resp.Body = b
 	return resp, nil
+}
+
+// connectionLost reports whether err, a failed read of an answer, is the
+// connection's end rather than what the upstream sent.
+func connectionLost(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
 
 // body is an answer's body on its connection.

@@ -790,3 +790,32 @@ func TestTwoHosts(t *testing.T) {
 		t.Errorf("connections: %d to a, %d to b; want 1 each", a.conns.Load(), b.conns.Load())
 	}
 }
+
+// TestBadHeadWhileWriting: an answer that cannot be read while a large
+// body is still being written (its upstream reads none of it) ends the
+// call with the read's error, and the write with it.
+func TestBadHeadWhileWriting(t *testing.T) {
+	leakcheck.Check(t)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) }) // before the leak check
+	addr := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		bufio.NewReader(c).ReadString('\n') // the request line, then nothing more is read
+		io.WriteString(c, "NOT HTTP\r\n\r\n")
+		<-stop // the connection stays open, unread
+	})
+	c := &http.Client{Transport: newTransport(t, Options{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Post("http://"+addr, "application/json", strings.NewReader(strings.Repeat("x", 32<<20)))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "malformed HTTP") {
+			t.Errorf("the call ended with %v, want the malformed answer's error", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the call waited on its write after its answer failed")
+	}
+}
