@@ -74,26 +74,25 @@ func echoUpstream() http.Handler {
 }
 
 // sdkEchoUpstream serves the same tool from the Go SDK, stateful (sessions
-// from initialize), as an upstream of that SDK typically runs.
+// from initialize), as an upstream of that SDK typically runs, each
+// answer a JSON body.
 func sdkEchoUpstream() http.Handler {
-	s := sdk.NewServer(&sdk.Implementation{Name: "go-sdk", Version: "bench"}, nil)
-	s.AddTool(&sdk.Tool{Name: echoTool.Name, InputSchema: echoTool.InputSchema},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(req.Params.Arguments)}}}, nil
-		})
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	return sdkEcho(&sdk.StreamableHTTPOptions{JSONResponse: true})
 }
 
 // sdkEventStreamUpstream is sdkEchoUpstream answering each request as an
 // event stream, the SDK's default (and the TypeScript SDK's): the stream
 // ends once the request is answered.
-func sdkEventStreamUpstream() http.Handler {
+func sdkEventStreamUpstream() http.Handler { return sdkEcho(nil) }
+
+// sdkEcho is the Go SDK's server of the echo tool with opts.
+func sdkEcho(opts *sdk.StreamableHTTPOptions) http.Handler {
 	s := sdk.NewServer(&sdk.Implementation{Name: "go-sdk", Version: "bench"}, nil)
 	s.AddTool(&sdk.Tool{Name: echoTool.Name, InputSchema: echoTool.InputSchema},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(req.Params.Arguments)}}}, nil
 		})
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, opts)
 }
 
 func gatewayTo(tb testing.TB, upstreamURL string) (http.Handler, func()) {
