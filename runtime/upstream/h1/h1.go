@@ -9,9 +9,10 @@
 // byte-forwarding proxy's CPU per call on loopback (BENCHMARKS.md,
 // eleventh round). Here the caller's goroutine does both, so a small call
 // is one write and the reads of its answer, as in a synchronous client;
-// the framing on both sides is still net/http's ([http.Request.Write] and
-// [http.ReadResponse]), so the bytes are the Transport's. A large body
-// (or one of unknown length) is written by a goroutine of its own while
+// the framing on both sides is net/http's ([http.ReadResponse], and
+// [http.Request.Write]'s bytes: writeRequest writes the plain requests
+// mcpx makes as it would, without its fmt and sorted header copy), so
+// the bytes are the Transport's. A large body (or one of unknown length) is written by a goroutine of its own while
 // the answer is read, as the Transport does, so that an upstream that
 // answers before it has read it all (a 401, a 413) is heard.
 //
@@ -461,7 +462,7 @@ func concurrentWrite(req *http.Request) bool {
 
 // write writes req on c; its body is closed.
 func write(req *http.Request, c *conn) error {
-	if err := req.Write(c.bw); err != nil {
+	if err := writeRequest(c.bw, req); err != nil {
 		return err
 	}
 	return c.bw.Flush()
