@@ -12,9 +12,10 @@
 // the framing on both sides is net/http's ([http.ReadResponse], and
 // [http.Request.Write]'s bytes: writeRequest writes the plain requests
 // mcpx makes as it would, without its fmt and sorted header copy), so
-// the bytes are the Transport's. A large body (or one of unknown length) is written by a goroutine of its own while
-// the answer is read, as the Transport does, so that an upstream that
-// answers before it has read it all (a 401, a 413) is heard.
+// the bytes are the Transport's. A large body (or one of unknown length)
+// is written by a goroutine of its own while the answer is read, as the
+// Transport does, so that an upstream that answers before it has read it
+// all (a 401, a 413) is heard.
 //
 // What h1 does not carry goes to the fallback transport unchanged: https
 // (TLS and HTTP/2 are the Transport's), a request the environment's proxy
