@@ -23,7 +23,10 @@ const maxPlainHeaders = 24
 // fmt.Fprintf on its first lines and a sorted copy of the headers from a
 // pool on the rest, a twentieth of a small call's CPU in mcpx
 // (BENCHMARKS.md, twelfth round). Any other request is Request.Write's.
-// Neither way reports httptrace events: h1 reports none.
+// Neither way reports httptrace events: h1 reports none. Unlike
+// Request.Write, the head is not flushed on its own before a body that is
+// not in memory: mcpx's bodies are, and the head goes in the body's first
+// write.
 func writeRequest(bw *bufio.Writer, req *http.Request) error {
 	host, ruri, ok := plainRequest(req)
 	if !ok {
