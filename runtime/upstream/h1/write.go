@@ -114,7 +114,7 @@ func plainRequest(req *http.Request) (host, ruri string, ok bool) {
 	if noBody && req.ContentLength != 0 || !noBody && req.ContentLength <= 0 {
 		return "", "", false
 	}
-	if !token(req.Method) && req.Method != "" {
+	if req.Method != "" && !token(req.Method) {
 		return "", "", false
 	}
 	host = req.Host
