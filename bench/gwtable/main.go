@@ -1,6 +1,7 @@
 // Command gwtable reads the output of several runs of the issue-17
-// benchmarks (`make bench-gateway`; each run starts with a line "=== run N") and prints the targets table: each ratio is taken within its run,
-// then the median of the runs is shown with their range.
+// benchmarks (`make bench-gateway`; each run starts with a line
+// "=== run N") and prints the targets table: each ratio is taken within
+// its run, then the median of the runs is shown with their range.
 package main
 
 import (
@@ -113,7 +114,10 @@ var figures = []figure{
 	{"    paced req/s, mcpx ÷ floor (the pacing: about 1)", "×", "", ratio(gw+"procs/mcpx/c32/gateway-paced85", gw+"procs/mcpx/c32/floor-paced85", "req/s")},
 	{"  same at a high steady load, Go SDK upstream", "×", "", ratio(gw+"procs/gosdk/c32/gateway-paced85", gw+"procs/gosdk/c32/floor-paced85", "proxy-cpu-µs/op")},
 	{"added p50 at c=1 over direct, one process, mcpx upstream", "µs", "≤ 50", diff(gw+"oneproc/mcpx/c1/gateway", gw+"oneproc/mcpx/c1/direct", "p50-µs", 1)},
-	{"  same, Go SDK upstream", "µs", "", diff(gw+"oneproc/gosdk/c1/gateway", gw+"oneproc/gosdk/c1/direct", "p50-µs", 1)},
+	{"  same through the floor (one byte-forwarding hop: the bound), mcpx upstream", "µs", "", diff(gw+"oneproc/mcpx/c1/floor", gw+"oneproc/mcpx/c1/direct", "p50-µs", 1)},
+	{"  mcpx's p50 beyond the floor's (what MCP adds to the hop), mcpx upstream", "µs", "", diff(gw+"oneproc/mcpx/c1/gateway", gw+"oneproc/mcpx/c1/floor", "p50-µs", 1)},
+	{"  added p50 at c=1 over direct, one process, Go SDK upstream", "µs", "", diff(gw+"oneproc/gosdk/c1/gateway", gw+"oneproc/gosdk/c1/direct", "p50-µs", 1)},
+	{"  same through the floor, Go SDK upstream", "µs", "", diff(gw+"oneproc/gosdk/c1/floor", gw+"oneproc/gosdk/c1/direct", "p50-µs", 1)},
 	{"64 kB arguments echoed back: MB/s through mcpx ÷ direct, procs, c=1", "×", "≥ 0.75", ratio(large+"gateway", large+"direct", "MB/s")},
 	{"  MB/s through mcpx", "MB/s", "", value(large+"gateway", "MB/s")},
 	{"  MB/s direct", "MB/s", "", value(large+"direct", "MB/s")},
