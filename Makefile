@@ -3,7 +3,7 @@
 GO    ?= go
 GOFMT ?= $(shell $(GO) env GOROOT)/bin/gofmt
 
-.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench bench-gateway run conformance everything fuzz load
+.PHONY: schemas generate build test vet fmt fmt-check fresh no-binaries bench bench-gateway bench-ab run conformance everything fuzz load
 
 # Fetch the pinned JSON Schemas (from ../shared/spec or $$MCPX_SCHEMA_MIRROR
 # when present, else the pinned URLs) and check their sha256.
@@ -117,6 +117,15 @@ bench-gateway:
 		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/oneproc/./c1/' -test.benchtime=1s || exit 1; \
 		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway(Large|Result|Work|WorkLarge)$$' -test.benchmem -test.benchtime=1s || exit 1; \
 	done > $(BENCH_OUT) && "$$dir/gwtable" < $(BENCH_OUT)
+
+# An A/B of two commits on this machine (scripts/bench-ab): each side's
+# gateway benchmarks built in its own worktree, run in alternated pairs,
+# issue 17's figures side by side. BASE is a commit; NEW a commit or "."
+# (the working tree); AB_PAIRS, AB_BENCH, AB_TIME, AB_OUT as the script says.
+BASE ?= HEAD~1
+NEW  ?= HEAD
+bench-ab:
+	scripts/bench-ab $(BASE) $(NEW)
 
 # mcpx on its built-in demo namespace: Streamable HTTP at
 # http://127.0.0.1:7777/mcp until Ctrl-C.

@@ -1,7 +1,10 @@
 // Command gwtable reads the output of several runs of the issue-17
 // benchmarks (`make bench-gateway`; each run starts with a line
 // "=== run N") and prints the targets table: each ratio is taken within
-// its run, then the median of the runs is shown with their range.
+// its run, then the median of the runs is shown with their range. With
+// -ab base.txt new.txt it reads the two sides of an A/B instead
+// (scripts/bench-ab, `make bench-ab`) and shows the figures both measured
+// side by side.
 package main
 
 import (
@@ -143,6 +146,14 @@ func format(v float64, unit string) string {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "-ab" {
+		compare(os.Args[2], os.Args[3])
+		return
+	}
+	if len(os.Args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: gwtable < runs.txt, or gwtable -ab base.txt new.txt")
+		os.Exit(2)
+	}
 	runs := parse(os.Stdin)
 	fmt.Printf("%d runs; medians, range in parentheses; each ratio within its run\n", len(runs))
 	fmt.Printf("load average as each run began: %s\n\n", strings.Join(loads, "; "))
@@ -153,29 +164,65 @@ func main() {
 			fmt.Printf("| %s | %s | |\n", f.name, triple(runs))
 			continue
 		}
-		var vs []float64
-		for _, r := range runs {
-			if v, ok := f.of(r); ok {
-				vs = append(vs, v)
-			}
+		v, ok := f.summary(runs)
+		if !ok {
+			v = "not measured"
 		}
-		if len(vs) == 0 {
-			fmt.Printf("| %s | not measured | %s |\n", f.name, f.target)
+		fmt.Printf("| %s | %s | %s |\n", f.name, v, f.target)
+	}
+}
+
+// compare prints the figures measured in both files, the runs of an A/B
+// (scripts/bench-ab) side by side: each figure within each run, then the
+// median of each side's runs with their range.
+func compare(basePath, newPath string) {
+	var sides [2][]run
+	for i, path := range []string{basePath, newPath} {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		sides[i] = parse(f)
+		f.Close()
+	}
+	fmt.Printf("%d base runs, %d new runs; medians, range in parentheses; each ratio within its run\n\n", len(sides[0]), len(sides[1]))
+	fmt.Println("| figure | base | new | target |")
+	fmt.Println("|---|---:|---:|---|")
+	for _, f := range figures {
+		if f.of == nil {
 			continue
 		}
-		slices.Sort(vs)
-		med := vs[len(vs)/2]
-		if len(vs)%2 == 0 {
-			med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+		b, ok1 := f.summary(sides[0])
+		n, ok2 := f.summary(sides[1])
+		if ok1 && ok2 {
+			fmt.Printf("| %s | %s | %s | %s |\n", f.name, b, n, f.target)
 		}
-		u := f.unit
-		if u == "×" {
-			u = "×"
-		} else {
-			u = " " + u
-		}
-		fmt.Printf("| %s | %s%s (%s–%s) | %s |\n", f.name, format(med, f.unit), u, format(vs[0], f.unit), format(vs[len(vs)-1], f.unit), f.target)
 	}
+}
+
+// summary is the figure's median over the runs that measured it, with
+// its range, formatted; false when no run did.
+func (f figure) summary(runs []run) (string, bool) {
+	var vs []float64
+	for _, r := range runs {
+		if v, ok := f.of(r); ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return "", false
+	}
+	slices.Sort(vs)
+	med := vs[len(vs)/2]
+	if len(vs)%2 == 0 {
+		med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	u := " " + f.unit
+	if f.unit == "×" {
+		u = f.unit
+	}
+	return fmt.Sprintf("%s%s (%s–%s)", format(med, f.unit), u, format(vs[0], f.unit), format(vs[len(vs)-1], f.unit)), true
 }
 
 // triple is the medians of the c=32 req/s of the three paths, mcpx upstream.
