@@ -52,6 +52,17 @@ func MarshalPooled(v any) (*Buffer, error) {
 	return b, nil
 }
 
+// NewBuffer is an empty buffer from the pool, for a caller that writes
+// JSON it has already (a result that crosses as it came) and then calls
+// Free, as for MarshalPooled's.
+func NewBuffer() *Buffer { return getBuffer() }
+
+// Write appends p to the buffer.
+func (b *Buffer) Write(p []byte) (int, error) { return b.bb.Write(p) }
+
+// WriteString appends s to the buffer.
+func (b *Buffer) WriteString(s string) (int, error) { return b.bb.WriteString(s) }
+
 // getBuffer is an empty buffer, the one last given back if kept has one.
 func getBuffer() *Buffer {
 	var b *Buffer
@@ -69,9 +80,10 @@ func getBuffer() *Buffer {
 // Bytes are the JSON MarshalPooled wrote; they must not be used after Free.
 func (b *Buffer) Bytes() []byte { return b.bb.Bytes() }
 
-// Free gives the buffer back to the pool.
+// Free gives the buffer back to the pool. Free of a nil Buffer does
+// nothing.
 func (b *Buffer) Free() {
-	if b.bb.Cap() > maxPooled {
+	if b == nil || b.bb.Cap() > maxPooled {
 		return
 	}
 	b.bb.Reset()

@@ -130,6 +130,35 @@ func Members(data []byte, fn func(name, val []byte) bool) bool {
 	return members(data, func(name, _, val []byte) bool { return fn(name, val) })
 }
 
+// Elements calls fn with each element of the JSON array data holds,
+// white space around it allowed, until fn says stop; false when it
+// stopped, or data is not an array Elements can look through. As
+// [Members], it does not validate: data must be JSON the decoder has read.
+func Elements(data []byte, fn func(val []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == ']' {
+			return skipSpace(data, i+1) == len(data)
+		}
+		start := i
+		var ok bool
+		if i, ok = skipValue(data, i); !ok {
+			return false
+		}
+		if !fn(data[start:i]) {
+			return false
+		}
+	}
+}
+
 // members calls fn with each member of the object data holds (after
 // white space): its name (without quotes), the whole member (name,
 // colon and value, as in data) and its value; false when data is not an

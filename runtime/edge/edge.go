@@ -256,6 +256,9 @@ type call struct {
 	// parts, when set, are the first handler context's notifier and
 	// asker, allocated with the call (handlerContext takes them once).
 	parts *handlerParts
+	// lane is the request's result lane (lane.go), opened by taskCall
+	// for a call answered straight from its result; nil: none.
+	lane *resultLane
 }
 
 type capsMemo struct {
@@ -264,13 +267,15 @@ type capsMemo struct {
 	value mcp.ClientCapabilities  // none declared, or a legacy session's
 }
 
-// callAlloc is a call, its question count and its capabilities' memo,
-// allocated together (one allocation a request instead of three).
+// callAlloc is a call, its question count, its capabilities' memo and
+// its result lane, allocated together (one allocation a request instead
+// of four).
 type callAlloc struct {
 	call  call
 	asks  askCount
 	caps  capsMemo
 	parts handlerParts
+	lane  resultLane
 }
 
 // Handle serves one message from a client on sess. sink may be nil when
@@ -392,22 +397,32 @@ func (e *Edge) handle(ctx context.Context, sess *Session, in In, sink Sink, done
 	}
 	ca := &callAlloc{call: call{ctx: ctx, sess: sess, rev: rev, meta: meta, params: params, raw: m.Params, id: m.ID, sink: sink, done: done, span: span}}
 	c := &ca.call
-	c.asks, c.caps, c.parts = &ca.asks, &ca.caps, &ca.parts
+	c.asks, c.caps, c.parts, c.lane = &ca.asks, &ca.caps, &ca.parts, &ca.lane
 	result, err := h(e, c)
 	if r, ok := result.(Reply); ok {
 		return r // a listen's, final or held (listen.go)
 	}
+	laneOut, laneLost := c.lane.close(result)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), errCancelled) {
+		laneOut.Free()
 		// Its questions' notifications/cancelled go before its stream ends.
 		c.settleAsks()
 		return Reply{Rev: rev} // cancelled by the client: nothing more may be sent for it
 	}
 	if err != nil {
+		laneOut.Free()
 		if rep, ok := e.relayElsewhere(ctx, m, rev, err, sink); ok { // cluster.go
 			rep.Rev = rev
 			return rep
 		}
 		return e.fail(m.ID, rev, err)
+	}
+	if laneLost {
+		e.log().Error("a tools/call result taken by the result lane did not come back as its stand-in", "method", m.Method, "revision", rev)
+		return e.fail(m.ID, rev, jsonrpc.Errorf(jsonrpc.InternalError, nil, "the tool's result was lost on its way through mcpx"))
+	}
+	if laneOut != nil { // the upstream's result as it came (lane.go)
+		return Reply{Msg: jsonrpc.Owned(m.ID, laneOut.Bytes(), laneOut), Status: http.StatusOK, Rev: rev}
 	}
 	if in.Frees && !cacheable { // a cached result outlives the answer
 		buf, err := e.encodePooled(rev, result)

@@ -81,6 +81,9 @@ func (e *Edge) handlerContext(c *call, method string) context.Context {
 		Caps:               (*requestCaps)(c),
 		FollowLimit:        c.followLimit,
 	}
+	if c.lane.isOpen() {
+		r.Lane = c.lane
+	}
 	// A legacy client's initialized session is the client session a
 	// namespace may keep things per (gateway: session "per-client"); a
 	// 2026-07-28 request, or a legacy one outside any session, has none.

@@ -229,6 +229,7 @@ func taskCall(inner handler) handler {
 			case support == mcp.TaskSupportRequired && !declared:
 				return nil, errTasksUndeclared(fmt.Sprintf("tool %s runs only as a task; it", jsonrpc.Quote(p.Name)))
 			case !declared || support == mcp.TaskSupportForbidden:
+				c.lane.openFor(e, c.rev) // answered from its result
 				return inner(e, c)
 			case support == mcp.TaskSupportOptional || support == mcp.TaskSupportRequired:
 				return e.eagerCall(inner, c, e.eager())
@@ -243,6 +244,7 @@ func taskCall(inner handler) handler {
 		if p.Task != nil && e.legacyTasks(c) {
 			return e.legacyTaskCall(inner, c, p)
 		}
+		c.lane.openFor(e, c.rev) // answered from its result
 		return inner(e, c)
 	}
 }

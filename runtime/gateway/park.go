@@ -150,7 +150,8 @@ func (g *Gateway) call(ctx context.Context, m *member, method string, client, up
 		return res, err
 	}
 	return g.parkCall(ctx, ctx, m, method, client, a, release, func(pctx context.Context) (any, error) {
-		return u.Call(pctx, method, up)
+		// Its result may answer a later request (a retry), not this one.
+		return u.Call(server.WithoutResultLane(pctx), method, up)
 	})
 }
 

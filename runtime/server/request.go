@@ -11,7 +11,8 @@ import (
 // Request is what the edge tells a namespace about one request: what
 // [WithTakesInputRequired], [WithNotifier], [WithClientCapabilities],
 // [WithAsker], [WithClientSession], [WithRelayedCapabilities] and
-// [WithFollowLimit] would each say, given at once. [WithRequest] carries it in one context frame
+// [WithFollowLimit] would each say, and the request's [ResultLane], given
+// at once. [WithRequest] carries it in one context frame
 // instead of seven (each a frame of its own, two of them with closures),
 // which every lookup of a handler's context below the edge walks.
 type Request struct {
@@ -29,6 +30,8 @@ type Request struct {
 	Caps RequestCaps
 	// FollowLimit is what WithFollowLimit would say; 0: the parent's.
 	FollowLimit time.Duration
+	// Lane is the request's [ResultLane]; nil: none.
+	Lane ResultLane
 }
 
 // RequestCaps reads a request's capabilities for [Request].
@@ -72,6 +75,10 @@ func (c *requestCtx) Value(key any) any {
 	case followLimitKey:
 		if c.r.FollowLimit != 0 {
 			return c
+		}
+	case resultLaneKey:
+		if c.r.Lane != nil {
+			return c.r.Lane
 		}
 	case clientCapsKey, relayedCapsKey:
 		if c.r.Caps != nil {

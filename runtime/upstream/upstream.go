@@ -688,6 +688,13 @@ func (c *Client) callOn(ctx context.Context, cn conn, d *edge.Dialect, method st
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
+	if method == mcp.MethodToolsCall {
+		// A result of the client's own revision may cross as it came
+		// (edge/lane.go); resp.Result is what jsonrpc.Decode read.
+		if r := d.LaneResult(ctx, resp.Result); r != nil {
+			return r, nil
+		}
+	}
 	res, err := d.Result(method, resp.Result)
 	if method == mcp.MethodToolsList && err == nil {
 		d.ReadToolExecution(resp.Result, res) // a revision without Tool.execution (edge/uptoolexec.go)

@@ -1,0 +1,274 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+// The result lane: a tools/call result of the client's own revision,
+// made of what the typed way would write again unchanged, crosses as the
+// upstream wrote it. The typed way decodes it into the revision's types
+// (dropping what the revision does not declare), upgrades it to the hub,
+// downgrades it to the same revision and encodes it again: a third of
+// mcpx's own work on a small call (BENCHMARKS.md, thirteenth round).
+//
+// The lane takes only a result whose every member the revision declares,
+// checked against the generated tables: content of text blocks (no
+// annotations), isError a boolean, structuredContent an object, _meta
+// objects neither empty nor with reserved keys (io.modelcontextprotocol/…,
+// which the conversions drop or convert), resultType absent or
+// "complete". Anything
+// else (other blocks, whose URIs a namespace maps; a task or an
+// input_required answer; a member the revision lacks) goes the typed way. For a
+// 2026-07-28 client the lane writes the envelope the typed way writes:
+// resultType "complete", and mcpx's serverInfo in _meta in place of the
+// upstream's, its other keys kept.
+//
+// The edge opens the lane (taskCall) only for a call whose result goes
+// straight into the request's answer; a namespace that parks a call
+// closes it (server.WithoutResultLane).
+
+// resultLane is one request's lane, a server.ResultLane. The zero value
+// is closed.
+type resultLane struct {
+	mu    sync.Mutex
+	open  bool
+	e     *Edge
+	rev   mcp.Revision // the client's
+	out   *mcpjson.Buffer
+	stand *mcp.CallToolResult // what the call returns in place of the result
+}
+
+// openFor opens l, if there is one, for a call of e's whose client speaks
+// rev.
+func (l *resultLane) openFor(e *Edge, rev mcp.Revision) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.open, l.e, l.rev = true, e, rev
+	l.mu.Unlock()
+}
+
+// isOpen reports whether l is open; false for none.
+func (l *resultLane) isOpen() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// ResultLane marks l as a server.ResultLane.
+func (*resultLane) ResultLane() {}
+
+// LaneResult offers raw, the upstream's result of a tools/call in d's
+// revision, valid JSON as jsonrpc.Decode read it, to the lane of ctx's
+// request. When the lane takes it (copied), it returns the stand-in the
+// call returns in its place; nil means raw goes the typed way (Result).
+func (d *Dialect) LaneResult(ctx context.Context, raw json.RawMessage) *mcp.CallToolResult {
+	l, _ := server.ResultLaneOf(ctx).(*resultLane)
+	if l == nil {
+		return nil
+	}
+	return l.take(d.rev, raw)
+}
+
+// take is LaneResult's, for a result in rev.
+func (l *resultLane) take(rev mcp.Revision, raw json.RawMessage) *mcp.CallToolResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.open || rev != l.rev || l.out != nil {
+		return nil
+	}
+	shape := laneShapeOf(rev)
+	if shape == nil {
+		return nil
+	}
+	r, ok := shape.check(raw)
+	if !ok {
+		return nil
+	}
+	out := mcpjson.NewBuffer()
+	if IsModern(rev) {
+		shape.writeEnveloped(out, raw, r.meta, l.e.serverInfo())
+	} else {
+		out.Write(raw)
+	}
+	l.out = out
+	l.stand = &mcp.CallToolResult{Content: []mcp.ContentBlock{}, ResultType: "complete"}
+	if r.isError {
+		l.stand.IsError = &r.isError
+	}
+	return l.stand
+}
+
+// close ends the lane as the call answers result. It returns the answer's
+// bytes when the lane took the upstream's result and result is its
+// stand-in; lost when the lane took it and something else came back (a
+// namespace did not hand the stand-in back as it was), which must not be
+// answered as it is: the stand-in holds none of the result.
+func (l *resultLane) close(result any) (out *mcpjson.Buffer, lost bool) {
+	if l == nil {
+		return nil, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open = false
+	if l.out == nil {
+		return nil, false
+	}
+	out, l.out = l.out, nil
+	if r, ok := result.(*mcp.CallToolResult); ok && r == l.stand {
+		return out, false
+	}
+	out.Free()
+	return nil, true
+}
+
+// laneShape is what the lane checks a result against in one revision:
+// the members of CallToolResult and of TextContent it declares, and how
+// it spells the serverInfo _meta key, which a 2026-07-28 result's
+// envelope replaces ("" in a legacy revision, where it is reserved as
+// any other).
+type laneShape struct {
+	result, text []string
+	serverInfo   string
+}
+
+// laneShapes are the revisions' shapes, from the generated tables.
+var laneShapes = sync.OnceValue(func() map[mcp.Revision]*laneShape {
+	shapes := make(map[mcp.Revision]*laneShape, len(revision.Tables))
+	for _, t := range revision.Tables {
+		res, ok1 := t.Type("CallToolResult")
+		text, ok2 := t.Type("TextContent")
+		if !ok1 || !ok2 {
+			continue
+		}
+		shape := &laneShape{result: res.Fields, text: text.Fields}
+		if IsModern(t.Revision) {
+			shape.serverInfo = t.MetaKey(mcp.MetaKeyServerInfo)
+		}
+		shapes[t.Revision] = shape
+	}
+	return shapes
+})
+
+func laneShapeOf(rev mcp.Revision) *laneShape { return laneShapes()[rev] }
+
+// laneResult is what check learnt of a result.
+type laneResult struct {
+	meta    []byte // its _meta, nil when none
+	isError bool
+}
+
+// check reports whether raw, a tools/call result valid as JSON, is one
+// the lane takes (see the top of this file).
+func (s *laneShape) check(raw []byte) (r laneResult, ok bool) {
+	content := false
+	ok = mcpjson.Members(raw, func(name, val []byte) bool {
+		if !slices.Contains(s.result, string(name)) {
+			return false
+		}
+		switch string(name) {
+		case "content":
+			content = true
+			return mcpjson.Elements(val, s.textBlock)
+		case "isError":
+			r.isError = string(val) == "true"
+			return r.isError || string(val) == "false"
+		case "structuredContent":
+			return val[0] == '{'
+		case "_meta":
+			r.meta = val
+			return plainMeta(val, s.serverInfo)
+		case "resultType":
+			return string(val) == `"complete"`
+		}
+		return false // a member the lane does not know: the typed way's
+	})
+	return r, ok && content
+}
+
+// textBlock reports whether val is a text block the lane takes: its type
+// "text" and its text a string, both there, _meta an object, nothing
+// else.
+func (s *laneShape) textBlock(val []byte) bool {
+	typ, text := false, false
+	return mcpjson.Members(val, func(name, v []byte) bool {
+		if !slices.Contains(s.text, string(name)) {
+			return false
+		}
+		switch string(name) {
+		case "type":
+			typ = true
+			return string(v) == `"text"`
+		case "text":
+			text = true
+			return v[0] == '"'
+		case "_meta":
+			return plainMeta(v, "")
+		}
+		return false // annotations, or a member the lane does not know
+	}) && typ && text
+}
+
+// reservedMeta is the prefix of the _meta keys the specification
+// reserves, which the conversions drop from a revision that lacks them
+// or convert.
+const reservedMeta = "io.modelcontextprotocol/"
+
+// plainMeta reports whether val is a _meta object with no reserved key
+// but except, and not empty (which the typed way leaves out).
+func plainMeta(val []byte, except string) bool {
+	n := 0
+	return val[0] == '{' && mcpjson.Members(val, func(name, _ []byte) bool {
+		n++
+		return !strings.HasPrefix(string(name), reservedMeta) || string(name) == except
+	}) && n > 0
+}
+
+// writeEnveloped writes raw with the 2026-07-28 envelope, as
+// Edge.envelope fills it: its members but _meta and resultType as they
+// are, then _meta (the upstream's keys but serverInfo, then mcpx's
+// serverInfo) and resultType "complete".
+func (s *laneShape) writeEnveloped(out *mcpjson.Buffer, raw, meta, info []byte) {
+	out.WriteString("{")
+	mcpjson.Members(raw, func(name, val []byte) bool {
+		if string(name) != "_meta" && string(name) != "resultType" {
+			writeMember(out, name, val)
+			out.WriteString(",")
+		}
+		return true
+	})
+	out.WriteString(`"_meta":{`)
+	if meta != nil {
+		mcpjson.Members(meta, func(name, val []byte) bool {
+			if string(name) != s.serverInfo {
+				writeMember(out, name, val)
+				out.WriteString(",")
+			}
+			return true
+		})
+	}
+	writeMember(out, []byte(s.serverInfo), info)
+	out.WriteString(`},"resultType":"complete"}`)
+}
+
+// writeMember writes "name":val; name holds no escape (mcpjson.Members
+// stops at one).
+func writeMember(out *mcpjson.Buffer, name, val []byte) {
+	out.WriteString(`"`)
+	out.Write(name)
+	out.WriteString(`":`)
+	out.Write(val)
+}

@@ -1,0 +1,228 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/mcpx-dev/mcpx/generated/mcp"
+	"github.com/mcpx-dev/mcpx/generated/revision"
+	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+	"github.com/mcpx-dev/mcpx/runtime/server"
+)
+
+func laneEdge() *Edge {
+	return &Edge{Server: &server.Server{Info: mcp.Implementation{Name: "mcpx", Version: "lane-test"}}}
+}
+
+// typedAnswer is what the typed way answers a client of rev for raw, an
+// upstream's tools/call result in rev: decoded into rev's types and the
+// hub's, then encoded for the client (a namespace with nothing to map
+// hands the result back as it is).
+func typedAnswer(e *Edge, rev mcp.Revision, raw []byte) (json.RawMessage, error) {
+	res, err := testDialect(rev).Result(mcp.MethodToolsCall, raw)
+	if err != nil {
+		return nil, err
+	}
+	return e.encodeResult(rev, res)
+}
+
+// laneAnswer is what the lane answers for raw, or false when it leaves raw
+// to the typed way.
+func laneAnswer(t *testing.T, e *Edge, rev mcp.Revision, raw []byte) ([]byte, bool) {
+	t.Helper()
+	var l resultLane
+	l.openFor(e, rev)
+	stand := l.take(rev, raw)
+	if stand == nil {
+		if out, lost := l.close(nil); out != nil || lost {
+			t.Fatalf("%s: the lane refused %s, yet kept an answer", rev, raw)
+		}
+		return nil, false
+	}
+	out, lost := l.close(stand)
+	if out == nil || lost {
+		t.Fatalf("%s: the lane took %s and lost it", rev, raw)
+	}
+	defer out.Free()
+	return bytes.Clone(out.Bytes()), true
+}
+
+// sameJSON reports whether a and b are the same JSON value, members in
+// any order; each must be valid as mcpx's decoder reads JSON (no member
+// twice).
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := mcpjson.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := mcpjson.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// laneSeeds are upstream results the lane takes in every revision that
+// has their members (ok lists them), and others it must leave to the
+// typed way.
+var laneSeeds = []struct {
+	raw string
+	// needs is what the result holds that not every revision declares:
+	// "blockMeta" (TextContent._meta), "structured" (structuredContent),
+	// "modern" (resultType, serverInfo).
+	needs string
+	taken bool
+}{
+	{`{"content":[{"type":"text","text":"hi"}]}`, "", true},
+	{`{"content":[]}`, "", true},
+	{` { "content" : [ { "text" : "a\"b\u00e9\n" , "type" : "text" } , {"type":"text","text":""} ] , "isError" : true } `, "", true},
+	{`{"isError":false,"content":[{"type":"text","text":"x"}],"_meta":{"a.b/c":[1,{"d":null}],"e":"f"}}`, "", true},
+	{`{"content":[{"type":"text","text":"x","_meta":{"k":1}}]}`, "blockMeta", true},
+	{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":1.50,"s":"t"}}`, "structured", true},
+	{`{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`, "modern", true},
+	{`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"9"},"x":true},"content":[{"type":"text","text":"x"}]}`, "modern", true},
+
+	{`{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}`, "", false},
+	{`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`, "", false},
+	{`{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}`, "", false},
+	{`{"content":[{"type":"text","text":"x"}],"extra":1}`, "", false},
+	{`{"content":[{"type":"text","text":"x","extra":1}]}`, "", false},
+	{`{"content":[{"type":"text"}]}`, "", false},
+	{`{"isError":false,"content":[{"text":"0"}]}`, "", false},
+	{`{"content":[{"type":"text","text":1}]}`, "", false},
+	{`{"content":[{"type":"text","text":"x"}],"isError":null}`, "", false},
+	{`{"content":[{"type":"text","text":"x"}],"isError":"true"}`, "", false},
+	{`{"content":{}}`, "", false},
+	{`{"isError":true}`, "", false},
+	{`{"content":[{"type":"text","text":"x"}],"structuredContent":[1]}`, "structured", false},
+	{`{"content":[{"type":"text","text":"x"}],"structuredContent":null}`, "structured", false},
+	{`{"content":[{"type":"text","text":"x"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}`, "", false},
+	{`{"content":[{"type":"text","text":"x"}],"_meta":{"io.modelcontextprotocol/model-immediate-response":"x"}}`, "", false},
+	{`{"content":[{"type":"text","text":"x","_meta":{"io.modelcontextprotocol/serverInfo":{}}}]}`, "blockMeta", false},
+	{`{"content":[{"type":"text","text":"x"}],"_meta":[]}`, "", false},
+	{`{"_meta":{},"content":[]}`, "", false},
+	{`{"content":[{"type":"text","text":"x","_meta":{}}]}`, "blockMeta", false},
+	{`{"content":[{"type":"text","text":"x"}],"resultType":"task"}`, "modern", false},
+	{`{"content":[{"type":"text","text":"x"}],"resultType":"input_required"}`, "modern", false},
+	{`{"task":{"taskId":"t","status":"working"},"resultType":"task"}`, "modern", false},
+	{`{"content":[{"type":"text","text":"x"}],"\u0069sError":true}`, "", false},
+	{`[]`, "", false},
+}
+
+// has reports whether rev declares what needs names.
+func has(rev mcp.Revision, needs string) bool {
+	t := revision.Lookup(rev)
+	switch needs {
+	case "blockMeta":
+		tc, _ := t.Type("TextContent")
+		for _, f := range tc.Fields {
+			if f == "_meta" {
+				return true
+			}
+		}
+		return false
+	case "structured":
+		r, _ := t.Type("CallToolResult")
+		for _, f := range r.Fields {
+			if f == "structuredContent" {
+				return true
+			}
+		}
+		return false
+	case "modern":
+		return IsModern(rev)
+	}
+	return true
+}
+
+// TestLaneMatchesTyped: in every revision, the lane takes the results it
+// should and answers each as the typed way does (the same JSON value), and
+// leaves the others, including every result with a member the revision
+// lacks, to the typed way.
+func TestLaneMatchesTyped(t *testing.T) {
+	e := laneEdge()
+	for _, tb := range revision.Tables {
+		rev := tb.Revision
+		for _, s := range laneSeeds {
+			want := s.taken && has(rev, s.needs)
+			got, taken := laneAnswer(t, e, rev, []byte(s.raw))
+			if taken != want {
+				t.Errorf("%s: %s: taken %v, want %v", rev, s.raw, taken, want)
+				continue
+			}
+			if !taken {
+				continue
+			}
+			typed, err := typedAnswer(e, rev, []byte(s.raw))
+			if err != nil {
+				t.Errorf("%s: %s: the lane took what the typed way refuses: %v", rev, s.raw, err)
+				continue
+			}
+			if !sameJSON(t, got, typed) {
+				t.Errorf("%s: %s:\nlane  %s\ntyped %s", rev, s.raw, got, typed)
+			}
+		}
+	}
+}
+
+// TestLaneOnce: a lane takes one result, for its own revision, while it
+// is open; and an answer other than its stand-in is lost, not answered.
+func TestLaneOnce(t *testing.T) {
+	e := laneEdge()
+	raw := []byte(`{"content":[{"type":"text","text":"x"}]}`)
+	var closed resultLane
+	if closed.take(mcp.Rev20260728, raw) != nil {
+		t.Error("a lane never opened took a result")
+	}
+	var l resultLane
+	l.openFor(e, mcp.Rev20251125)
+	if l.take(mcp.Rev20260728, raw) != nil {
+		t.Error("a 2025-11-25 client's lane took a 2026-07-28 result")
+	}
+	stand := l.take(mcp.Rev20251125, raw)
+	if stand == nil || l.take(mcp.Rev20251125, raw) != nil {
+		t.Fatal("the lane did not take one result, and only one")
+	}
+	copied := *stand
+	if out, lost := l.close(&copied); out != nil || !lost {
+		t.Errorf("a copy of the stand-in came back: out %v, lost %v; want lost", out != nil, lost)
+	}
+	if l.take(mcp.Rev20251125, raw) != nil {
+		t.Error("a closed lane took a result")
+	}
+	var none *resultLane
+	if out, lost := none.close(nil); none.isOpen() || out != nil || lost {
+		t.Error("no lane is open, nor holds anything")
+	}
+}
+
+// FuzzLaneMatchesTyped: whatever the lane takes, in any revision, the
+// typed way takes too and answers with the same JSON value.
+func FuzzLaneMatchesTyped(f *testing.F) {
+	for _, s := range laneSeeds {
+		for i := range revision.Tables {
+			f.Add([]byte(s.raw), uint8(i))
+		}
+	}
+	e := laneEdge()
+	f.Fuzz(func(t *testing.T, raw []byte, r uint8) {
+		rev := revision.Tables[int(r)%len(revision.Tables)].Revision
+		var v any
+		if mcpjson.Unmarshal(raw, &v) != nil {
+			return // the lane is offered only what jsonrpc.Decode read
+		}
+		got, taken := laneAnswer(t, e, rev, raw)
+		if !taken {
+			return
+		}
+		typed, err := typedAnswer(e, rev, raw)
+		if err != nil {
+			t.Fatalf("%s: %s: the lane took what the typed way refuses: %v", rev, raw, err)
+		}
+		if !sameJSON(t, got, typed) {
+			t.Fatalf("%s: %s:\nlane  %s\ntyped %s", rev, raw, got, typed)
+		}
+	})
+}
