@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/mcpx-dev/mcpx/generated/mcp"
@@ -113,24 +114,15 @@ var laneSeeds = []struct {
 
 // has reports whether rev declares what needs names.
 func has(rev mcp.Revision, needs string) bool {
-	t := revision.Lookup(rev)
+	declares := func(typ, member string) bool {
+		t, _ := revision.Lookup(rev).Type(typ)
+		return slices.Contains(t.Fields, member)
+	}
 	switch needs {
 	case "blockMeta":
-		tc, _ := t.Type("TextContent")
-		for _, f := range tc.Fields {
-			if f == "_meta" {
-				return true
-			}
-		}
-		return false
+		return declares("TextContent", "_meta")
 	case "structured":
-		r, _ := t.Type("CallToolResult")
-		for _, f := range r.Fields {
-			if f == "structuredContent" {
-				return true
-			}
-		}
-		return false
+		return declares("CallToolResult", "structuredContent")
 	case "modern":
 		return IsModern(rev)
 	}
