@@ -17,20 +17,19 @@ import (
 // made of what the typed way would write again unchanged, crosses as the
 // upstream wrote it. The typed way decodes it into the revision's types
 // (dropping what the revision does not declare), upgrades it to the hub,
-// downgrades it to the same revision and encodes it again: a third of
-// mcpx's own work on a small call (BENCHMARKS.md, thirteenth round).
+// downgrades it to the same revision and encodes it again: about a tenth
+// of mcpx's CPU on a small call (BENCHMARKS.md, thirteenth round).
 //
 // The lane takes only a result whose every member the revision declares,
 // checked against the generated tables: content of text blocks (no
 // annotations), isError a boolean, structuredContent an object, _meta
 // objects neither empty nor with reserved keys (io.modelcontextprotocol/…,
 // which the conversions drop or convert), resultType absent or
-// "complete". Anything
-// else (other blocks, whose URIs a namespace maps; a task or an
-// input_required answer; a member the revision lacks) goes the typed way. For a
-// 2026-07-28 client the lane writes the envelope the typed way writes:
-// resultType "complete", and mcpx's serverInfo in _meta in place of the
-// upstream's, its other keys kept.
+// "complete". Anything else (other blocks, whose URIs a namespace maps; a
+// task or an input_required answer; a member the revision lacks) goes the
+// typed way. For a 2026-07-28 client the lane writes the envelope the
+// typed way writes: resultType "complete", and mcpx's serverInfo in _meta
+// in place of the upstream's, its other keys kept.
 //
 // The edge opens the lane (taskCall) only for a call whose result goes
 // straight into the request's answer; a namespace that parks a call
