@@ -21,13 +21,13 @@ import (
 // of mcpx's CPU on a small call (BENCHMARKS.md, thirteenth round).
 //
 // The lane takes only a result whose every member the revision declares,
-// checked against the generated tables: content of text blocks (no
-// annotations), isError a boolean, structuredContent an object, _meta
+// checked against the generated tables: content of text, image and audio
+// blocks (no annotations), isError a boolean, structuredContent an object, _meta
 // objects neither empty nor with reserved keys (io.modelcontextprotocol/…,
 // which the conversions drop or convert), resultType absent or
-// "complete". Anything else (other blocks, whose URIs a namespace maps; a
-// task or an input_required answer; a member the revision lacks) goes the
-// typed way. For a 2026-07-28 client the lane writes the envelope the
+// "complete". Anything else (resource blocks, whose URIs a namespace
+// maps; a task or an input_required answer; a member the revision lacks)
+// goes the typed way. For a 2026-07-28 client the lane writes the envelope the
 // typed way writes: resultType "complete", and mcpx's serverInfo in _meta
 // in place of the upstream's, its other keys kept.
 //
@@ -135,25 +135,48 @@ func (l *resultLane) close(result any) (out *mcpjson.Buffer, lost bool) {
 }
 
 // laneShape is what the lane checks a result against in one revision:
-// the members of CallToolResult and of TextContent it declares, and how
-// it spells the serverInfo _meta key, which a 2026-07-28 result's
-// envelope replaces ("" in a legacy revision, where it is reserved as
-// any other).
+// the members of CallToolResult it declares, the blocks it takes by their
+// type (as written, quoted), and how it spells the serverInfo _meta key,
+// which a 2026-07-28 result's envelope replaces ("" in a legacy
+// revision, where it is reserved as any other).
 type laneShape struct {
-	result, text []string
-	serverInfo   string
+	result     []string
+	blocks     map[string]*blockShape
+	serverInfo string
+}
+
+// blockShape is a content block the lane takes: the members its type has
+// in the revision, and the string members it must have besides type.
+type blockShape struct {
+	fields, required []string
+}
+
+// laneBlocks are the blocks the lane takes, by type: the hub type and the
+// string members each must have. Resource blocks are not among them: a
+// namespace maps their URIs.
+var laneBlocks = []struct {
+	tag, hub string
+	required []string
+}{
+	{"text", "TextContent", []string{"text"}},
+	{"image", "ImageContent", []string{"data", "mimeType"}},
+	{"audio", "AudioContent", []string{"data", "mimeType"}},
 }
 
 // laneShapes are the revisions' shapes, from the generated tables.
 var laneShapes = sync.OnceValue(func() map[mcp.Revision]*laneShape {
 	shapes := make(map[mcp.Revision]*laneShape, len(revision.Tables))
 	for _, t := range revision.Tables {
-		res, ok1 := t.Type("CallToolResult")
-		text, ok2 := t.Type("TextContent")
-		if !ok1 || !ok2 {
+		res, ok := t.Type("CallToolResult")
+		if !ok {
 			continue
 		}
-		shape := &laneShape{result: res.Fields, text: text.Fields}
+		shape := &laneShape{result: res.Fields, blocks: map[string]*blockShape{}}
+		for _, b := range laneBlocks {
+			if typ, ok := t.Type(b.hub); ok {
+				shape.blocks[`"`+b.tag+`"`] = &blockShape{fields: typ.Fields, required: b.required}
+			}
+		}
 		if IsModern(t.Revision) {
 			shape.serverInfo = t.MetaKey(mcp.MetaKeyServerInfo)
 		}
@@ -181,7 +204,7 @@ func (s *laneShape) check(raw []byte) (r laneResult, ok bool) {
 		switch string(name) {
 		case "content":
 			content = true
-			return mcpjson.Elements(val, s.textBlock)
+			return mcpjson.Elements(val, s.block)
 		case "isError":
 			r.isError = string(val) == "true"
 			return r.isError || string(val) == "false"
@@ -198,27 +221,39 @@ func (s *laneShape) check(raw []byte) (r laneResult, ok bool) {
 	return r, ok && content
 }
 
-// textBlock reports whether val is a text block the lane takes: its type
-// "text" and its text a string, both there, _meta an object, nothing
-// else.
-func (s *laneShape) textBlock(val []byte) bool {
-	typ, text := false, false
-	return mcpjson.Members(val, func(name, v []byte) bool {
-		if !slices.Contains(s.text, string(name)) {
+// block reports whether val is a content block the lane takes: of a type
+// in s.blocks, its required members strings, _meta an object, nothing
+// else (no annotations).
+func (s *laneShape) block(val []byte) bool {
+	var typ []byte
+	mcpjson.Members(val, func(name, v []byte) bool {
+		if string(name) == "type" {
+			typ = v
 			return false
 		}
-		switch string(name) {
-		case "type":
-			typ = true
-			return string(v) == `"text"`
-		case "text":
-			text = true
-			return v[0] == '"'
-		case "_meta":
+		return true
+	})
+	b := s.blocks[string(typ)]
+	if b == nil {
+		return false
+	}
+	seen := 0 // a bit per required member
+	return mcpjson.Members(val, func(name, v []byte) bool {
+		if !slices.Contains(b.fields, string(name)) {
+			return false
+		}
+		if string(name) == "type" {
+			return true
+		}
+		if string(name) == "_meta" {
 			return plainMeta(v, "")
 		}
+		if i := slices.Index(b.required, string(name)); i >= 0 {
+			seen |= 1 << i
+			return v[0] == '"'
+		}
 		return false // annotations, or a member the lane does not know
-	}) && typ && text
+	}) && seen == 1<<len(b.required)-1
 }
 
 // reservedMeta is the prefix of the _meta keys the specification

@@ -71,8 +71,8 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 var laneSeeds = []struct {
 	raw string
 	// needs is what the result holds that not every revision declares:
-	// "blockMeta" (TextContent._meta), "structured" (structuredContent),
-	// "modern" (resultType, serverInfo).
+	// "blockMeta" (a block's _meta), "structured" (structuredContent),
+	// "modern" (resultType, serverInfo), "audio" (AudioContent).
 	needs string
 	taken bool
 }{
@@ -86,7 +86,18 @@ var laneSeeds = []struct {
 	{`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"9"},"x":true},"content":[{"type":"text","text":"x"}]}`, "modern", true},
 
 	{`{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}`, "", false},
-	{`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`, "", false},
+	{`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`, "", true},
+	{`{"content":[{"mimeType":"image/png","_meta":{"w":640},"data":"iVBORw0KGgo=","type":"image"}]}`, "blockMeta", true},
+	{`{"content":[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}]}`, "audio", true},
+	{`{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/gif"},{"type":"audio","data":"","mimeType":"audio/ogg"}],"isError":false}`, "audio", true},
+	{`{"content":[{"type":"image","data":"AAAA"}]}`, "", false},
+	{`{"content":[{"type":"image","mimeType":"image/png"}]}`, "", false},
+	{`{"content":[{"type":"image","data":1,"mimeType":"image/png"}]}`, "", false},
+	{`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png","text":"x"}]}`, "", false},
+	{`{"content":[{"type":"image","data":"AAAA","mimeType":"image/png","annotations":{}}]}`, "", false},
+	{`{"content":[{"type":"text","data":"AAAA","mimeType":"image/png"}]}`, "", false},
+	{`{"content":[{"type":"resource","resource":{"uri":"file:///a","text":"x"}}]}`, "", false},
+	{`{"content":[{"data":"AAAA","mimeType":"image/png"}]}`, "", false},
 	{`{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}`, "", false},
 	{`{"content":[{"type":"text","text":"x"}],"extra":1}`, "", false},
 	{`{"content":[{"type":"text","text":"x","extra":1}]}`, "", false},
@@ -125,6 +136,9 @@ func has(rev mcp.Revision, needs string) bool {
 		return declares("CallToolResult", "structuredContent")
 	case "modern":
 		return IsModern(rev)
+	case "audio":
+		_, ok := revision.Lookup(rev).Type("AudioContent")
+		return ok
 	}
 	return true
 }
