@@ -252,7 +252,7 @@ var failures = map[string]func(m *member, params any, err error) error{
 // (mcpx:// URIs; see uris.go): the only code a routed method may need.
 var post = map[string]func(m *member, params, res any) (any, error){
 	mcp.MethodToolsCall: rewrite(func(m *member, _ any, r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
-		if r.Content != nil && (m.root || !hasURIs(r.Content)) {
+		if r.Content != nil && !m.mapsAny(r.Content) {
 			return r, nil // nothing to map: the result as it came (a lane's stand-in among them, edge/lane.go)
 		}
 		out := *r

@@ -43,7 +43,7 @@ func (m *member) outURI(uri string) string {
 // Blocks with no URI to expose (text, say) are returned as they are, not
 // copied.
 func (m *member) mapBlocks(blocks []mcp.ContentBlock) []mcp.ContentBlock {
-	if m.root || blocks == nil || !hasURIs(blocks) {
+	if !m.mapsAny(blocks) {
 		return blocks
 	}
 	out := make([]mcp.ContentBlock, len(blocks))
@@ -51,6 +51,12 @@ func (m *member) mapBlocks(blocks []mcp.ContentBlock) []mcp.ContentBlock {
 		out[i] = mcp.ContentBlock{Value: m.mapBlock(b.Value)}
 	}
 	return out
+}
+
+// mapsAny reports whether mapBlocks changes any of blocks: a URI to
+// expose, outside the root namespace.
+func (m *member) mapsAny(blocks []mcp.ContentBlock) bool {
+	return !m.root && blocks != nil && hasURIs(blocks)
 }
 
 // hasURIs reports whether a block is one mapBlock changes.
