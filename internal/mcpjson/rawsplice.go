@@ -285,3 +285,16 @@ func rawLiteral(b []byte, i int, lit string) int {
 	}
 	return i + len(lit)
 }
+
+// Canonical reports whether b is one JSON value that [Marshal] writes
+// as it is, for a json.RawMessage: valid, compact, no byte it escapes.
+// It may say false of such a value; never true of another.
+func Canonical(b []byte) bool { return canonicalRaw(b) }
+
+// PlainString reports whether [Marshal] writes s as its bytes between
+// quotes: no quote, backslash or control character, none of <, > and &,
+// valid UTF-8 without U+2028 or U+2029.
+func PlainString(s string) bool {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	return plainRaw(b) && bytes.IndexByte(b, '"') < 0 && bytes.IndexByte(b, '\\') < 0
+}

@@ -171,3 +171,17 @@ func BenchmarkPlainRaw(b *testing.B) {
 		}
 	}
 }
+
+// TestPlainString: PlainString says true exactly where Marshal writes the
+// string as its bytes between quotes.
+func TestPlainString(t *testing.T) {
+	for _, s := range []string{"", "echo", "up__echo", "échо", "a b/c", "\x7f", "a\"b", `a\b`, "a\nb", "a<b", "a>b", "a&b", "a\u2028b", "a\u2029b", "\xff", "\xed\xa0\x80"} {
+		b, err := Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := string(b) == `"`+s+`"`; PlainString(s) != want {
+			t.Errorf("PlainString(%q) = %v, want %v (Marshal writes %s)", s, !want, want, b)
+		}
+	}
+}

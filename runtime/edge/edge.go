@@ -549,6 +549,11 @@ func decodeParams(rev mcp.Revision, name string, raw json.RawMessage) (any, erro
 // 64 kB arguments were, after jsonrpc.Decode had (mcpjson.UnmarshalRead).
 func decodeParamsOf(rev mcp.Revision, name string, m *jsonrpc.Message) (any, error) {
 	if m.ParamsDecoded() {
+		if name == "CallToolRequestParams" {
+			if p, ok := scanCallParams(m.Params); ok {
+				return p, nil
+			}
+		}
 		return decodeParamsWith(mcpjson.UnmarshalRead, rev, name, m.Params)
 	}
 	return decodeParams(rev, name, m.Params)

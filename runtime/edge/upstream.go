@@ -572,6 +572,11 @@ func (d *Dialect) encode(rev mcp.Revision, params any) (json.RawMessage, error) 
 	if params == nil {
 		return nil, nil
 	}
+	if p, ok := params.(*mcp.CallToolRequestParams); ok {
+		if raw, ok := writeCallParams(rev, p); ok {
+			return raw, nil
+		}
+	}
 	wire, err := convert.Downgrade(rev, params)
 	if err != nil {
 		return nil, err
