@@ -48,10 +48,11 @@ func scanCallParams(raw []byte) (p *mcp.CallToolRequestParams, ok bool) {
 			}
 			bit, p.Meta = hasMeta, make(mcp.Meta, 4)
 			if !mcpjson.Members(val, func(k, v []byte) bool {
-				if _, twice := p.Meta[string(k)]; twice {
+				key := metaKey(k)
+				if _, twice := p.Meta[key]; twice {
 					return false
 				}
-				p.Meta[string(k)] = v
+				p.Meta[key] = v
 				return true
 			}) {
 				return false
@@ -66,6 +67,24 @@ func scanCallParams(raw []byte) (p *mcp.CallToolRequestParams, ok bool) {
 		return true
 	})
 	return p, ok
+}
+
+// metaKey is the _meta key k: for the keys most requests carry, the
+// constant, not a string allocated for each request.
+func metaKey(k []byte) string {
+	switch string(k) {
+	case mcp.MetaKeyProtocolVersion:
+		return mcp.MetaKeyProtocolVersion
+	case mcp.MetaKeyClientCapabilities:
+		return mcp.MetaKeyClientCapabilities
+	case mcp.MetaKeyClientInfo:
+		return mcp.MetaKeyClientInfo
+	case mcp.MetaKeyLogLevel:
+		return mcp.MetaKeyLogLevel
+	case "progressToken":
+		return "progressToken"
+	}
+	return string(k)
 }
 
 // writeCallParams is Dialect.encode of p in rev: the bytes the typed
