@@ -104,8 +104,10 @@ load:
 # Issue 17's targets table (BENCHMARKS.md, "Issue 17"): BENCH_RUNS runs of
 # the gateway benchmarks it reads (procs at c=32, oneproc at c=1, 64 kB
 # echoed through processes, a 1 MB result and the small call in memory),
-# raw output in BENCH_OUT, then the table, each ratio within its run.
+# raw output in BENCH_OUT, then the table, each ratio within its run;
+# BENCH_TIME is each benchmark's -test.benchtime (longer runs swing less).
 BENCH_RUNS ?= 5
+BENCH_TIME ?= 1s
 BENCH_OUT  ?= /tmp/mcpx-bench-gateway.txt
 bench-gateway:
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
@@ -113,9 +115,9 @@ bench-gateway:
 	$(GO) build -o "$$dir/gwtable" ./bench/gwtable && \
 	cd bench && for i in $$(seq $(BENCH_RUNS)); do \
 		echo "=== run $$i ($$(cut -d' ' -f1-3 /proc/loadavg) load)"; \
-		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/procs/./c32/' -test.benchtime=1s || exit 1; \
-		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/oneproc/./c1/' -test.benchtime=1s || exit 1; \
-		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway(Large|Result|Work|WorkLarge)$$' -test.benchmem -test.benchtime=1s || exit 1; \
+		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/procs/./c32/' -test.benchtime=$(BENCH_TIME) || exit 1; \
+		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway$$/oneproc/./c1/' -test.benchtime=$(BENCH_TIME) || exit 1; \
+		"$$dir/bench.test" -test.run='^$$' -test.bench='^BenchmarkGateway(Large|Result|Work|WorkLarge)$$' -test.benchmem -test.benchtime=$(BENCH_TIME) || exit 1; \
 	done > $(BENCH_OUT) && "$$dir/gwtable" < $(BENCH_OUT)
 
 # An A/B of two commits on this machine (scripts/bench-ab): each side's
