@@ -48,7 +48,7 @@ func scanCallParams(raw []byte) (p *mcp.CallToolRequestParams, ok bool) {
 			}
 			bit, p.Meta = hasMeta, make(mcp.Meta, 4)
 			if !mcpjson.Members(val, func(k, v []byte) bool {
-				key := metaKey(k)
+				key := MetaKey(k)
 				if _, twice := p.Meta[key]; twice {
 					return false
 				}
@@ -69,9 +69,10 @@ func scanCallParams(raw []byte) (p *mcp.CallToolRequestParams, ok bool) {
 	return p, ok
 }
 
-// metaKey is the _meta key k: for the keys most requests carry, the
-// constant, not a string allocated for each request.
-func metaKey(k []byte) string {
+// MetaKey is the _meta key k as a string: for the reserved keys every
+// 2026-07-28 request has, and the progress token's, the constant, not a
+// string allocated for each request.
+func MetaKey(k []byte) string {
 	switch string(k) {
 	case mcp.MetaKeyProtocolVersion:
 		return mcp.MetaKeyProtocolVersion

@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpx-dev/mcpx/generated/mcp"
 	"github.com/mcpx-dev/mcpx/internal/mcpjson"
+	"github.com/mcpx-dev/mcpx/runtime/edge"
 )
 
 // peekDecoder reads a request's params for readPeek, kept in a pool: the
@@ -103,7 +103,7 @@ func (p *peek) scanMeta(val []byte) bool {
 		p.Meta = make(map[string]json.RawMessage)
 	}
 	return mcpjson.Members(val, func(key, v []byte) bool {
-		p.Meta[metaKey(key)] = v
+		p.Meta[edge.MetaKey(key)] = v
 		return true
 	})
 }
@@ -193,29 +193,10 @@ func (p *peek) decodeMeta(dec *jsontext.Decoder) bool {
 		if err != nil {
 			return false
 		}
-		p.Meta[metaKey(key)] = json.RawMessage(v)
+		p.Meta[edge.MetaKey(key)] = json.RawMessage(v)
 	}
 	_, err := dec.ReadToken() // '}'
 	return err == nil
-}
-
-// metaKey is the _meta key k as a string: the reserved keys every
-// 2026-07-28 request has (and the progress token's) are the constants,
-// not a string made for each request.
-func metaKey(k []byte) string {
-	switch string(k) {
-	case mcp.MetaKeyProtocolVersion:
-		return mcp.MetaKeyProtocolVersion
-	case mcp.MetaKeyClientCapabilities:
-		return mcp.MetaKeyClientCapabilities
-	case mcp.MetaKeyLogLevel:
-		return mcp.MetaKeyLogLevel
-	case mcp.MetaKeyClientInfo:
-		return mcp.MetaKeyClientInfo
-	case "progressToken":
-		return "progressToken"
-	}
-	return string(k)
 }
 
 // unquoted is the JSON string raw (a member's name) unquoted: a slice
