@@ -13,27 +13,33 @@ import (
 	"github.com/mcpx-dev/mcpx/runtime/server"
 )
 
-// The result lane: a tools/call result of the client's own revision,
-// made of what the typed way would write again unchanged, crosses as the
-// upstream wrote it. The typed way decodes it into the revision's types
-// (dropping what the revision does not declare), upgrades it to the hub,
-// downgrades it to the same revision and encodes it again: about a tenth
-// of mcpx's CPU on a small call (BENCHMARKS.md, thirteenth round).
+// The result lane: a tools/call result made of what the typed way would
+// write again unchanged, from the upstream's revision to the client's,
+// crosses as the upstream wrote it. The typed way decodes it into the
+// upstream revision's types (dropping what that revision does not
+// declare), upgrades it to the hub, downgrades it to the client's
+// revision (dropping what that one does not declare) and encodes it
+// again: about a tenth of mcpx's CPU on a small call (BENCHMARKS.md,
+// thirteenth round).
 //
-// The lane takes only a result whose every member the revision declares,
+// The lane takes only a result whose every member both revisions declare
+// (the same one, or two: a 2025-11-25 upstream and a 2025-06-18 client),
 // checked against the generated tables: content of text, image and audio
-// blocks (no annotations), isError a boolean, structuredContent an object, _meta
-// objects neither empty nor with reserved keys (io.modelcontextprotocol/…,
-// which the conversions drop or convert), resultType absent or
-// "complete". Anything else (resource blocks, whose URIs a namespace
-// maps; a task or an input_required answer; a member the revision lacks)
-// goes the typed way. For a 2026-07-28 client the lane writes the envelope the
-// typed way writes: resultType "complete", and mcpx's serverInfo in _meta
-// in place of the upstream's, its other keys kept.
+// blocks (no annotations), isError a boolean, structuredContent an
+// object, _meta objects neither empty nor with reserved keys
+// (io.modelcontextprotocol/…, which the conversions drop or convert; the
+// upstream's serverInfo only when both revisions are modern), resultType
+// absent or "complete". Anything else (resource blocks, whose URIs a
+// namespace maps; a task or an input_required answer; a member either
+// revision lacks) goes the typed way. For a 2026-07-28 client the lane
+// writes the envelope the typed way writes: resultType "complete", and
+// mcpx's serverInfo in _meta in place of the upstream's, its other keys
+// kept.
 //
 // The edge opens the lane (taskCall) only for a call whose result goes
 // straight into the request's answer; a namespace that parks a call
-// closes it (server.WithoutResultLane).
+// closes it (server.WithoutResultLane), as the gateway does with a
+// 2026-07-28 client's call to an upstream that may ask by request.
 
 // resultLane is one request's lane, a server.ResultLane. The zero value
 // is closed.
@@ -82,14 +88,14 @@ func (d *Dialect) LaneResult(ctx context.Context, raw json.RawMessage) *mcp.Call
 	return l.take(d.rev, raw)
 }
 
-// take is LaneResult's, for a result in rev.
+// take is LaneResult's, for a result in rev, the upstream's.
 func (l *resultLane) take(rev mcp.Revision, raw json.RawMessage) *mcp.CallToolResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.open || rev != l.rev || l.out != nil {
+	if !l.open || l.out != nil {
 		return nil
 	}
-	shape := laneShapeOf(rev)
+	shape := laneShapeOf(rev, l.rev)
 	if shape == nil {
 		return nil
 	}
@@ -98,7 +104,7 @@ func (l *resultLane) take(rev mcp.Revision, raw json.RawMessage) *mcp.CallToolRe
 		return nil
 	}
 	out := mcpjson.NewBuffer()
-	if IsModern(rev) {
+	if IsModern(l.rev) {
 		shape.writeEnveloped(out, raw, r.meta, l.e.serverInfo())
 	} else {
 		out.Write(raw)
@@ -134,15 +140,20 @@ func (l *resultLane) close(result any) (out *mcpjson.Buffer, lost bool) {
 	return nil, true
 }
 
-// laneShape is what the lane checks a result against in one revision:
-// the members of CallToolResult it declares, the blocks it takes by their
-// type (as written, quoted), and how it spells the serverInfo _meta key,
-// which a 2026-07-28 result's envelope replaces ("" in a legacy
-// revision, where it is reserved as any other).
+// laneShape is what the lane checks a result against for an upstream's
+// revision and a client's: the members of CallToolResult both declare,
+// the blocks both have, taken by their type (as written, quoted), and the
+// serverInfo _meta key, which a 2026-07-28 answer's envelope writes and
+// the upstream's _meta may hold when both revisions are modern ("" for a
+// legacy client, where it is reserved as any other).
 type laneShape struct {
 	result     []string
 	blocks     map[string]*blockShape
 	serverInfo string
+	// upServerInfo is the key of the upstream's serverInfo the lane
+	// takes (and the envelope replaces): serverInfo when the upstream
+	// spells it so, else "" (a legacy upstream's is reserved).
+	upServerInfo string
 }
 
 // blockShape is a content block the lane takes: the members its type has
@@ -163,29 +174,65 @@ var laneBlocks = []struct {
 	{"audio", "AudioContent", []string{"data", "mimeType"}},
 }
 
-// laneShapes are the revisions' shapes, from the generated tables.
-var laneShapes = sync.OnceValue(func() map[mcp.Revision]*laneShape {
-	shapes := make(map[mcp.Revision]*laneShape, len(revision.Tables))
-	for _, t := range revision.Tables {
-		res, ok := t.Type("CallToolResult")
-		if !ok {
-			continue
-		}
-		shape := &laneShape{result: res.Fields, blocks: map[string]*blockShape{}}
-		for _, b := range laneBlocks {
-			if typ, ok := t.Type(b.hub); ok {
-				shape.blocks[`"`+b.tag+`"`] = &blockShape{fields: typ.Fields, required: b.required}
+// lanePair is an upstream's revision and a client's.
+type lanePair struct{ up, client mcp.Revision }
+
+// laneShapes are the shapes of every pair of revisions, from the
+// generated tables.
+var laneShapes = sync.OnceValue(func() map[lanePair]*laneShape {
+	shapes := make(map[lanePair]*laneShape, len(revision.Tables)*len(revision.Tables))
+	for _, up := range revision.Tables {
+		for _, client := range revision.Tables {
+			if shape := newLaneShape(up, client); shape != nil {
+				shapes[lanePair{up.Revision, client.Revision}] = shape
 			}
 		}
-		if IsModern(t.Revision) {
-			shape.serverInfo = t.MetaKey(mcp.MetaKeyServerInfo)
-		}
-		shapes[t.Revision] = shape
 	}
 	return shapes
 })
 
-func laneShapeOf(rev mcp.Revision) *laneShape { return laneShapes()[rev] }
+// newLaneShape is the shape of a result from an upstream of up's
+// revision to a client of client's; nil when either lacks
+// CallToolResult.
+func newLaneShape(up, client *revision.Table) *laneShape {
+	upRes, ok1 := up.Type("CallToolResult")
+	clientRes, ok2 := client.Type("CallToolResult")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	shape := &laneShape{result: common(upRes.Fields, clientRes.Fields), blocks: map[string]*blockShape{}}
+	for _, b := range laneBlocks {
+		upTyp, ok1 := up.Type(b.hub)
+		clientTyp, ok2 := client.Type(b.hub)
+		if ok1 && ok2 {
+			shape.blocks[`"`+b.tag+`"`] = &blockShape{fields: common(upTyp.Fields, clientTyp.Fields), required: b.required}
+		}
+	}
+	if IsModern(client.Revision) {
+		shape.serverInfo = client.MetaKey(mcp.MetaKeyServerInfo)
+		if IsModern(up.Revision) && up.MetaKey(mcp.MetaKeyServerInfo) == shape.serverInfo {
+			shape.upServerInfo = shape.serverInfo
+		}
+	}
+	return shape
+}
+
+// common is the members in both a and b, in a's order.
+func common(a, b []string) []string {
+	var both []string
+	for _, f := range a {
+		if slices.Contains(b, f) {
+			both = append(both, f)
+		}
+	}
+	return both
+}
+
+// laneShapeOf is the shape of a result from an upstream of revision up
+// to a client of revision client; nil for none.
+func laneShapeOf(up, client mcp.Revision) *laneShape {
+	return laneShapes()[lanePair{up, client}]
+}
 
 // laneResult is what check learnt of a result.
 type laneResult struct {
@@ -212,7 +259,7 @@ func (s *laneShape) check(raw []byte) (r laneResult, ok bool) {
 			return val[0] == '{'
 		case "_meta":
 			r.meta = val
-			return plainMeta(val, s.serverInfo)
+			return plainMeta(val, s.upServerInfo)
 		case "resultType":
 			return string(val) == `"complete"`
 		}

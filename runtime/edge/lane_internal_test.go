@@ -17,34 +17,36 @@ func laneEdge() *Edge {
 	return &Edge{Server: &server.Server{Info: mcp.Implementation{Name: "mcpx", Version: "lane-test"}}}
 }
 
-// typedAnswer is what the typed way answers a client of rev for raw, an
-// upstream's tools/call result in rev: decoded into rev's types and the
-// hub's, then encoded for the client (a namespace with nothing to map
-// hands the result back as it is).
-func typedAnswer(e *Edge, rev mcp.Revision, raw []byte) (json.RawMessage, error) {
-	res, err := testDialect(rev).Result(mcp.MethodToolsCall, raw)
+// typedAnswer is what the typed way answers a client of revision client
+// for raw, an upstream's tools/call result in revision up: decoded into
+// up's types, upgraded to the hub's, then downgraded and encoded for the
+// client (a namespace with nothing to map hands the result back as it
+// is).
+func typedAnswer(e *Edge, up, client mcp.Revision, raw []byte) (json.RawMessage, error) {
+	res, err := testDialect(up).Result(mcp.MethodToolsCall, raw)
 	if err != nil {
 		return nil, err
 	}
-	return e.encodeResult(rev, res)
+	return e.encodeResult(client, res)
 }
 
-// laneAnswer is what the lane answers for raw, or false when it leaves raw
+// laneAnswer is what the lane answers a client of revision client for
+// raw, an upstream's result in revision up, or false when it leaves raw
 // to the typed way.
-func laneAnswer(t *testing.T, e *Edge, rev mcp.Revision, raw []byte) ([]byte, bool) {
+func laneAnswer(t *testing.T, e *Edge, up, client mcp.Revision, raw []byte) ([]byte, bool) {
 	t.Helper()
 	var l resultLane
-	l.openFor(e, rev)
-	stand := l.take(rev, raw)
+	l.openFor(e, client)
+	stand := l.take(up, raw)
 	if stand == nil {
 		if out, lost := l.close(nil); out != nil || lost {
-			t.Fatalf("%s: the lane refused %s, yet kept an answer", rev, raw)
+			t.Fatalf("%s to %s: the lane refused %s, yet kept an answer", up, client, raw)
 		}
 		return nil, false
 	}
 	out, lost := l.close(stand)
 	if out == nil || lost {
-		t.Fatalf("%s: the lane took %s and lost it", rev, raw)
+		t.Fatalf("%s to %s: the lane took %s and lost it", up, client, raw)
 	}
 	defer out.Free()
 	return bytes.Clone(out.Bytes()), true
@@ -65,9 +67,9 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// laneSeeds are upstream results the lane takes in every revision that
-// has their members (ok lists them), and others it must leave to the
-// typed way.
+// laneSeeds are upstream results the lane takes between every two
+// revisions that both have their members (needs names them), and others
+// it must leave to the typed way.
 var laneSeeds = []struct {
 	raw string
 	// needs is what the result holds that not every revision declares:
@@ -143,38 +145,42 @@ func has(rev mcp.Revision, needs string) bool {
 	return true
 }
 
-// TestLaneMatchesTyped: in every revision, the lane takes the results it
-// should and answers each as the typed way does (the same JSON value), and
-// leaves the others, including every result with a member the revision
-// lacks, to the typed way.
+// TestLaneMatchesTyped: from an upstream of every revision to a client
+// of every revision, the lane takes the results it should and answers
+// each as the typed way does (the same JSON value), and leaves the
+// others, including every result with a member either revision lacks,
+// to the typed way.
 func TestLaneMatchesTyped(t *testing.T) {
 	e := laneEdge()
-	for _, tb := range revision.Tables {
-		rev := tb.Revision
-		for _, s := range laneSeeds {
-			want := s.taken && has(rev, s.needs)
-			got, taken := laneAnswer(t, e, rev, []byte(s.raw))
-			if taken != want {
-				t.Errorf("%s: %s: taken %v, want %v", rev, s.raw, taken, want)
-				continue
-			}
-			if !taken {
-				continue
-			}
-			typed, err := typedAnswer(e, rev, []byte(s.raw))
-			if err != nil {
-				t.Errorf("%s: %s: the lane took what the typed way refuses: %v", rev, s.raw, err)
-				continue
-			}
-			if !sameJSON(t, got, typed) {
-				t.Errorf("%s: %s:\nlane  %s\ntyped %s", rev, s.raw, got, typed)
+	for _, upt := range revision.Tables {
+		for _, clientt := range revision.Tables {
+			up, client := upt.Revision, clientt.Revision
+			for _, s := range laneSeeds {
+				want := s.taken && has(up, s.needs) && has(client, s.needs)
+				got, taken := laneAnswer(t, e, up, client, []byte(s.raw))
+				if taken != want {
+					t.Errorf("%s to %s: %s: taken %v, want %v", up, client, s.raw, taken, want)
+					continue
+				}
+				if !taken {
+					continue
+				}
+				typed, err := typedAnswer(e, up, client, []byte(s.raw))
+				if err != nil {
+					t.Errorf("%s to %s: %s: the lane took what the typed way refuses: %v", up, client, s.raw, err)
+					continue
+				}
+				if !sameJSON(t, got, typed) {
+					t.Errorf("%s to %s: %s:\nlane  %s\ntyped %s", up, client, s.raw, got, typed)
+				}
 			}
 		}
 	}
 }
 
-// TestLaneOnce: a lane takes one result, for its own revision, while it
-// is open; and an answer other than its stand-in is lost, not answered.
+// TestLaneOnce: a lane takes one result while it is open, none with a
+// member its client's revision lacks; and an answer other than its
+// stand-in is lost, not answered.
 func TestLaneOnce(t *testing.T) {
 	e := laneEdge()
 	raw := []byte(`{"content":[{"type":"text","text":"x"}]}`)
@@ -184,8 +190,9 @@ func TestLaneOnce(t *testing.T) {
 	}
 	var l resultLane
 	l.openFor(e, mcp.Rev20251125)
-	if l.take(mcp.Rev20260728, raw) != nil {
-		t.Error("a 2025-11-25 client's lane took a 2026-07-28 result")
+	modern := []byte(`{"content":[{"type":"text","text":"x"}],"resultType":"complete"}`)
+	if l.take(mcp.Rev20260728, modern) != nil {
+		t.Error("a 2025-11-25 client's lane took a 2026-07-28 result with resultType")
 	}
 	stand := l.take(mcp.Rev20251125, raw)
 	if stand == nil || l.take(mcp.Rev20251125, raw) != nil {
@@ -204,31 +211,61 @@ func TestLaneOnce(t *testing.T) {
 	}
 }
 
-// FuzzLaneMatchesTyped: whatever the lane takes, in any revision, the
-// typed way takes too and answers with the same JSON value.
+// FuzzLaneMatchesTyped: whatever the lane takes, from an upstream of any
+// revision to a client of any, the typed way takes too and answers with
+// the same JSON value.
 func FuzzLaneMatchesTyped(f *testing.F) {
+	n := len(revision.Tables)
 	for _, s := range laneSeeds {
-		for i := range revision.Tables {
+		for i := range n * n {
 			f.Add([]byte(s.raw), uint8(i))
 		}
 	}
 	e := laneEdge()
 	f.Fuzz(func(t *testing.T, raw []byte, r uint8) {
-		rev := revision.Tables[int(r)%len(revision.Tables)].Revision
+		pair := int(r) % (n * n)
+		up, client := revision.Tables[pair/n].Revision, revision.Tables[pair%n].Revision
 		var v any
 		if mcpjson.Unmarshal(raw, &v) != nil {
 			return // the lane is offered only what jsonrpc.Decode read
 		}
-		got, taken := laneAnswer(t, e, rev, raw)
+		got, taken := laneAnswer(t, e, up, client, raw)
 		if !taken {
 			return
 		}
-		typed, err := typedAnswer(e, rev, raw)
+		typed, err := typedAnswer(e, up, client, raw)
 		if err != nil {
-			t.Fatalf("%s: %s: the lane took what the typed way refuses: %v", rev, raw, err)
+			t.Fatalf("%s to %s: %s: the lane took what the typed way refuses: %v", up, client, raw, err)
 		}
 		if !sameJSON(t, got, typed) {
-			t.Fatalf("%s: %s:\nlane  %s\ntyped %s", rev, raw, got, typed)
+			t.Fatalf("%s to %s: %s:\nlane  %s\ntyped %s", up, client, raw, got, typed)
+		}
+	})
+}
+
+// BenchmarkLane: a small text result from a 2025-11-25 upstream to a
+// 2025-06-18 client, the typed way and through the lane, side by side.
+func BenchmarkLane(b *testing.B) {
+	e := laneEdge()
+	raw := []byte(`{"content":[{"type":"text","text":"{\"text\":\"hello, world\"}"}],"isError":false}`)
+	b.Run("typed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := typedAnswer(e, mcp.Rev20251125, mcp.Rev20250618, raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("lane", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var l resultLane
+			l.openFor(e, mcp.Rev20250618)
+			out, _ := l.close(l.take(mcp.Rev20251125, raw))
+			if out == nil {
+				b.Fatal("the lane refused the result")
+			}
+			out.Free()
 		}
 	})
 }

@@ -1,8 +1,12 @@
 package gatewaytest
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -55,6 +59,79 @@ func TestResultLane(t *testing.T) {
 		var content []struct{ Type, Text string }
 		if json.Unmarshal(r["content"], &content) != nil || len(content) != 1 || content[0].Text != "crossed as written" {
 			t.Errorf("%s: content %s", tool, r["content"])
+		}
+	}
+}
+
+// TestResultLaneAcrossRevisions: the lane between two revisions. A
+// 2025-11-25 upstream answers a 2025-06-18 client's tools/call with text
+// blocks: the result crosses as the upstream wrote it; an annotated one
+// goes the typed way (re-encoded). (A 2026-07-28 client's call to a
+// legacy upstream is parked, for the questions the upstream may ask by
+// request, and a parked call has no lane.)
+func TestResultLaneAcrossRevisions(t *testing.T) {
+	const asWritten = `{"content" : [ {"text" : "crossed as written", "type" : "text"} ], "_meta" : {"k":"v"}}`
+	const annotated = `{"content":[{"type":"text","text":"crossed as written","annotations":{"priority":0.5}}],"_meta":{"k":"v"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var m rawCall
+		if json.NewDecoder(r.Body).Decode(&m) != nil || m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		reply := rawReply{w: w, id: m.ID}
+		switch {
+		case m.Method == "initialize":
+			reply.result(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"up","version":"1"}}`)
+		case m.Method == "tools/list":
+			reply.result(`{"tools":[{"name":"plain","inputSchema":{"type":"object"}},{"name":"annotated","inputSchema":{"type":"object"}}]}`)
+		case m.Method == "tools/call" && m.Params.Name == "plain":
+			reply.result(asWritten)
+		case m.Method == "tools/call" && m.Params.Name == "annotated":
+			reply.result(annotated)
+		default:
+			reply.error(-32601, "no "+m.Method+" here")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	gw, _ := readyGateway(t, "lane.json", `{"mcpServers": {"up": {"url": "`+srv.URL+`"}}}`, "", nil)
+	r, w := serveStdio(t, gw, "2025-06-18")
+	t.Cleanup(func() { w.Close(); r.Close() })
+	lines := bufio.NewScanner(r)
+	send := func(msg string) string {
+		if _, err := io.WriteString(w, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(msg, `"method":"notifications/`) {
+			return ""
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s: %v", msg, lines.Err())
+		}
+		return lines.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, tool := range []string{"plain", "annotated"} {
+		raw := send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__%s","arguments":{}}}`, i+1, tool))
+		if lane := strings.Contains(raw, `{"text" : "crossed as written"`); lane != (tool == "plain") {
+			t.Errorf("%s: crossed as written %v, want %v: %s", tool, lane, tool == "plain", raw)
+		}
+		var m struct {
+			Result struct {
+				Meta    map[string]json.RawMessage `json:"_meta"`
+				Content []struct{ Type, Text string }
+			}
+		}
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatalf("%s: %v in %s", tool, err, raw)
+		}
+		if len(m.Result.Meta) != 1 || string(m.Result.Meta["k"]) != `"v"` || len(m.Result.Content) != 1 || m.Result.Content[0].Text != "crossed as written" {
+			t.Errorf("%s: %s", tool, raw)
 		}
 	}
 }
