@@ -11,6 +11,22 @@ import (
 	"testing"
 )
 
+// laneTools answers m when it calls the tool "plain" (text in the
+// upstream's own spacing, which only the lane keeps) or "annotated" (the
+// same text with an annotation, which goes the typed way), each result
+// with _meta meta; false for any other request.
+func laneTools(m *rawCall, reply rawReply, meta string) bool {
+	switch {
+	case m.Method == "tools/call" && m.Params.Name == "plain":
+		reply.result(`{"content" : [ {"text" : "crossed as written", "type" : "text"} ], "_meta" : ` + meta + `}`)
+	case m.Method == "tools/call" && m.Params.Name == "annotated":
+		reply.result(`{"content":[{"type":"text","text":"crossed as written","annotations":{"priority":0.5}}],"_meta":` + meta + `}`)
+	default:
+		return false
+	}
+	return true
+}
+
 // TestResultLane: through the gateway, a 2026-07-28 client's tools/call
 // of a 2026-07-28 upstream's tool answered with text blocks crosses as
 // the upstream wrote it (runtime/edge/lane.go: the upstream's spacing
@@ -19,19 +35,13 @@ import (
 // "complete"); one with an annotation goes the typed way (re-encoded).
 // Both are the same answer to the client.
 func TestResultLane(t *testing.T) {
-	const asWritten = `{"content" : [ {"text" : "crossed as written", "type" : "text"} ], "_meta" : {"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"},"k":"v"}}`
-	const annotated = `{"content":[{"type":"text","text":"crossed as written","annotations":{"priority":0.5}}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"},"k":"v"}}`
 	url := rawModernUpstream(t, func(_ *http.Request, m *rawCall, reply rawReply) {
 		switch {
 		case m.Method == "server/discover":
 			reply.result(discoverResult("up", `{"tools":{}}`))
 		case m.Method == "tools/list":
 			reply.result(toolsResult("plain", "annotated"))
-		case m.Method == "tools/call" && m.Params.Name == "plain":
-			reply.result(asWritten)
-		case m.Method == "tools/call" && m.Params.Name == "annotated":
-			reply.result(annotated)
-		default:
+		case !laneTools(m, reply, `{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"},"k":"v"}`):
 			reply.error(-32601, "no "+m.Method+" here")
 		}
 	})
@@ -70,8 +80,6 @@ func TestResultLane(t *testing.T) {
 // legacy upstream is parked, for the questions the upstream may ask by
 // request, and a parked call has no lane.)
 func TestResultLaneAcrossRevisions(t *testing.T) {
-	const asWritten = `{"content" : [ {"text" : "crossed as written", "type" : "text"} ], "_meta" : {"k":"v"}}`
-	const annotated = `{"content":[{"type":"text","text":"crossed as written","annotations":{"priority":0.5}}],"_meta":{"k":"v"}}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -89,11 +97,7 @@ func TestResultLaneAcrossRevisions(t *testing.T) {
 			reply.result(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"up","version":"1"}}`)
 		case m.Method == "tools/list":
 			reply.result(`{"tools":[{"name":"plain","inputSchema":{"type":"object"}},{"name":"annotated","inputSchema":{"type":"object"}}]}`)
-		case m.Method == "tools/call" && m.Params.Name == "plain":
-			reply.result(asWritten)
-		case m.Method == "tools/call" && m.Params.Name == "annotated":
-			reply.result(annotated)
-		default:
+		case !laneTools(&m, reply, `{"k":"v"}`):
 			reply.error(-32601, "no "+m.Method+" here")
 		}
 	}))
