@@ -200,12 +200,12 @@ func newLaneShape(up, client *revision.Table) *laneShape {
 	if !ok1 || !ok2 {
 		return nil
 	}
-	shape := &laneShape{result: common(upRes.Fields, clientRes.Fields), blocks: map[string]*blockShape{}}
+	shape := &laneShape{result: fieldsInBoth(upRes.Fields, clientRes.Fields), blocks: map[string]*blockShape{}}
 	for _, b := range laneBlocks {
 		upTyp, ok1 := up.Type(b.hub)
 		clientTyp, ok2 := client.Type(b.hub)
 		if ok1 && ok2 {
-			shape.blocks[`"`+b.tag+`"`] = &blockShape{fields: common(upTyp.Fields, clientTyp.Fields), required: b.required}
+			shape.blocks[`"`+b.tag+`"`] = &blockShape{fields: fieldsInBoth(upTyp.Fields, clientTyp.Fields), required: b.required}
 		}
 	}
 	if IsModern(client.Revision) {
@@ -217,8 +217,8 @@ func newLaneShape(up, client *revision.Table) *laneShape {
 	return shape
 }
 
-// common is the members in both a and b, in a's order.
-func common(a, b []string) []string {
+// fieldsInBoth is the members in both a and b, in a's order.
+func fieldsInBoth(a, b []string) []string {
 	var both []string
 	for _, f := range a {
 		if slices.Contains(b, f) {
